@@ -1,0 +1,187 @@
+// Builds the Fastify app: the platform pipeline (errors, parsing, auth, rate limits,
+// idempotency, OpenAPI), then each module's routes. Request order for every route:
+// rate limit → authenticate → authorize → validate → handler (transaction) → present.
+import cookie from '@fastify/cookie';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type RawReplyDefaultExpression,
+  type RawRequestDefaultExpression,
+  type RawServerDefault,
+} from 'fastify';
+import type { Deps } from './deps.js';
+import apiKeyRoutes from './modules/api-keys/routes.js';
+import { apiKeyResolver } from './modules/api-keys/service.js';
+import authRoutes from './modules/auth/routes.js';
+import { userResolver } from './modules/auth/service.js';
+import eventRoutes, { Envelope } from './modules/events/routes.js';
+import meRoutes from './modules/me/routes.js';
+import systemRoutes from './modules/system/routes.js';
+import workspaceRoutes from './modules/workspace/routes.js';
+import { registerAuth } from './platform/http/auth.js';
+import { type Access, SCOPES } from './platform/http/context.js';
+import { installIdempotency } from './platform/http/idempotency.js';
+import { installRateLimit } from './platform/http/rate-limit.js';
+import { ErrorSchema } from './platform/http/schemas.js';
+import { genReqId, installErrors, installJsonParser, installNotFound, installRequestLog, installValidation } from './platform/http/setup.js';
+
+export type App = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+/** Every module's routes, in the order the reference lists them. */
+const MODULES: Array<(app: App, deps: Deps) => Promise<void>> = [
+  systemRoutes,
+  authRoutes,
+  meRoutes,
+  workspaceRoutes,
+  apiKeyRoutes,
+  eventRoutes,
+];
+
+export const JSON_BODY_LIMIT = 1024 * 1024;
+
+/** One row of the route table: what a test walks to check every route's access and input handling. */
+export interface RouteEntry {
+  method: string;
+  url: string;
+  access: Access;
+  schema: { body?: unknown; querystring?: unknown; params?: unknown };
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    routeTable: RouteEntry[];
+  }
+}
+
+function securityOf(a: Access): Array<Record<string, string[]>> | undefined {
+  switch (a.kind) {
+    case 'public':
+      return [];
+    case 'user':
+      return [{ accessToken: [] }];
+    case 'identity':
+      return [{ accessToken: [] }, { apiKey: [] }];
+    case 'workspace':
+      return a.scopes === null ? [{ accessToken: [], workspace: [] }] : [{ accessToken: [], workspace: [] }, { apiKey: a.scopes }];
+  }
+}
+
+export async function buildApp(deps: Deps): Promise<App> {
+  const app = Fastify({
+    loggerInstance: deps.log,
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId,
+    requestIdHeader: false,
+    bodyLimit: JSON_BODY_LIMIT,
+    trustProxy: process.env.TRUST_PROXY === 'true',
+    routerOptions: { maxParamLength: 200 },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const routeTable: RouteEntry[] = [];
+  app.decorate('routeTable', routeTable);
+  installValidation(app);
+  installJsonParser(app);
+  installErrors(app);
+  installNotFound(app);
+  installRequestLog(app);
+  app.addHook('onSend', async (req, reply, payload) => {
+    reply.header('x-request-id', req.id);
+    return payload;
+  });
+
+  // Every route must say who may call it; a route without access fails the start.
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith('/docs')) {
+      route.config = { ...(route.config ?? {}), access: { kind: 'public' }, rateLimited: false } as typeof route.config;
+      return;
+    }
+    const a = route.config?.access;
+    if (!a) throw new Error(`route ${route.method} ${route.url} declares no access`);
+    for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
+      if (method === 'HEAD') continue;
+      routeTable.push({
+        method,
+        url: route.url,
+        access: a,
+        schema: {
+          body: route.schema?.body,
+          querystring: route.schema?.querystring,
+          params: route.schema?.params,
+        },
+      });
+    }
+    route.schema = {
+      ...(route.schema ?? {}),
+      security: securityOf(a),
+      response: { ...((route.schema?.response as object) ?? {}), '4XX': ErrorSchema, '5XX': ErrorSchema },
+      ...(a.kind === 'workspace'
+        ? { 'x-access': { min_role: a.role, api_key_scopes: a.scopes } }
+        : { 'x-access': { kind: a.kind } }),
+    } as typeof route.schema;
+  });
+
+  await app.register(cookie);
+  registerAuth(app, { apiKey: apiKeyResolver(deps), accessToken: userResolver(deps) });
+  await installRateLimit(app, { perMinute: deps.config.rateLimitPerMinute, redis: deps.redis });
+  installIdempotency(app, deps.database);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Help desk API',
+        version: '1.0.0',
+        description:
+          'Tickets, messages, contacts, labels, automations, a realtime gateway and signed webhooks. ' +
+          'Errors are `{status, code, detail, errors?}`. Lists are cursor pages `{data, next_cursor}`.',
+      },
+      servers: [{ url: deps.config.publicUrl }],
+      components: {
+        securitySchemes: {
+          accessToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Access token (15 minutes) from /v1/auth/login.' },
+          workspace: { type: 'apiKey', in: 'header', name: 'SVC-Workspace', description: 'The workspace id, with an access token.' },
+          apiKey: {
+            type: 'http',
+            scheme: 'bearer',
+            description: `API key (svc_live_…). Scopes: ${SCOPES.join(', ')}.`,
+          },
+          visitor: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Visitor <svc_vis_…> (chat widget).' },
+        },
+      },
+      webhooks: {
+        event: {
+          post: {
+            summary: 'An event delivered to a webhook endpoint (the envelope without topics)',
+            parameters: [
+              { name: 'SVC-Signature', in: 'header', required: true, schema: { type: 'string' }, description: 't=<unix>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">' },
+              { name: 'SVC-Event-Id', in: 'header', required: true, schema: { type: 'string' } },
+              { name: 'SVC-Event-Type', in: 'header', required: true, schema: { type: 'string' } },
+            ],
+            requestBody: { content: { 'application/json': { schema: Envelope as object } } },
+            responses: { '200': { description: 'Any 2xx acknowledges the delivery.' } },
+          },
+        },
+      } as never,
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, uiConfig: { url: '/v1/openapi.json' } as never });
+
+  app.get(
+    '/v1/openapi.json',
+    { config: { access: { kind: 'public' }, rateLimited: false }, schema: { hide: true } },
+    async () => app.swagger(),
+  );
+
+  for (const mod of MODULES) await mod(app, deps);
+  return app;
+}

@@ -1,0 +1,203 @@
+// Every setting of the service, read and validated in one place (gaps.md "Running it").
+// A bad value stops the start with one line naming the variable; secrets that are not
+// given are generated once and kept in DATA_DIR so restarts keep sessions and keys valid.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+export interface Config {
+  port: number;
+  host: string;
+  publicUrl: string;
+  databaseUrl: string | null;
+  dataDir: string;
+  natsUrl: string | null;
+  redisUrl: string | null;
+  secretKey: string;
+  inboundSecret: string;
+  /** Generated secrets (printed once at start so the operator can copy them). */
+  generated: { secretKey: boolean; inboundSecret: boolean };
+  eventRetentionMs: number;
+  checkOrigins: string[];
+  webhookAllowPrivate: boolean;
+  challenge: { kind: 'none' | 'turnstile' | 'hcaptcha'; secret: string | null };
+  ai: {
+    provider: 'openai' | 'anthropic' | null;
+    baseUrl: string | null;
+    apiKey: string | null;
+    model: string | null;
+    fastModel: string | null;
+  };
+  stripe: { secretKey: string | null; webhookSecret: string | null; apiBase: string | null };
+  smtpUrl: string | null;
+  rateLimitPerMinute: number;
+  attachmentMaxMb: number;
+  logLevel: string;
+  /** PGlite only: keep the database in memory instead of DATA_DIR (tests). */
+  memoryDatabase: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable}: ${message}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function str(env: Env, name: string): string | null {
+  const v = env[name];
+  return v === undefined || v.trim() === '' ? null : v.trim();
+}
+
+function int(env: Env, name: string, dflt: number, min: number, max: number): number {
+  const v = str(env, name);
+  if (v === null) return dflt;
+  if (!/^\d+$/.test(v)) throw new ConfigError(name, `must be a whole number, got "${v}"`);
+  const n = Number(v);
+  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function bool(env: Env, name: string, dflt: boolean): boolean {
+  const v = str(env, name);
+  if (v === null) return dflt;
+  if (/^(true|1|yes)$/i.test(v)) return true;
+  if (/^(false|0|no)$/i.test(v)) return false;
+  throw new ConfigError(name, `must be true or false, got "${v}"`);
+}
+
+function url(env: Env, name: string, protocols: string[]): string | null {
+  const v = str(env, name);
+  if (v === null) return null;
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    throw new ConfigError(name, 'is not a valid URL');
+  }
+  if (!protocols.includes(u.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.map((p) => p.replace(':', '')).join(' or ')}`);
+  }
+  return v;
+}
+
+/** Parses durations such as `7d`, `36h`, `90m`, `45s`. */
+export function parseDuration(text: string): number | null {
+  const m = /^(\d+)\s*(s|m|h|d)$/.exec(text.trim());
+  if (!m) return null;
+  const n = Number(m[1]);
+  const unit = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 's' | 'm' | 'h' | 'd'];
+  return n > 0 ? n * unit : null;
+}
+
+/** A secret from the environment, or one generated once and stored under DATA_DIR. */
+function secret(
+  env: Env,
+  name: string,
+  dataDir: string,
+  file: string,
+  minBytes: number,
+): { value: string; generated: boolean } {
+  const v = str(env, name);
+  if (v !== null) {
+    if (Buffer.byteLength(v) < minBytes) throw new ConfigError(name, `must be at least ${minBytes} bytes long`);
+    return { value: v, generated: false };
+  }
+  const dir = join(dataDir, 'secrets');
+  const path = join(dir, file);
+  if (existsSync(path)) {
+    const stored = readFileSync(path, 'utf8').trim();
+    if (Buffer.byteLength(stored) >= minBytes) return { value: stored, generated: false };
+  }
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const value = randomBytes(32).toString('base64url');
+  writeFileSync(path, value + '\n', { mode: 0o600 });
+  return { value, generated: true };
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = int(env, 'PORT', 3000, 0, 65535);
+  const host = str(env, 'HOST') ?? '127.0.0.1';
+  const publicUrl = (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
+  const dataDir = resolve(str(env, 'DATA_DIR') ?? './data');
+  const natsUrl = url(env, 'NATS_URL', ['nats:', 'tls:', 'ws:', 'wss:']);
+  const redisUrl = url(env, 'REDIS_URL', ['redis:', 'rediss:']);
+
+  const retentionText = str(env, 'EVENT_RETENTION') ?? '7d';
+  const eventRetentionMs = parseDuration(retentionText);
+  if (eventRetentionMs === null) throw new ConfigError('EVENT_RETENTION', `must look like 7d, 36h or 90m, got "${retentionText}"`);
+
+  const originsText = str(env, 'CHECK_ORIGINS');
+  const checkOrigins = (originsText ? originsText.split(',') : [publicUrl]).map((o) => o.trim()).filter(Boolean);
+  for (const o of checkOrigins) {
+    try {
+      const u = new URL(o);
+      if (u.origin !== o.replace(/\/+$/, '')) throw new Error();
+    } catch {
+      throw new ConfigError('CHECK_ORIGINS', `"${o}" is not an origin such as https://help.example.com`);
+    }
+  }
+
+  const challengeKind = (str(env, 'CHALLENGE') ?? 'none').toLowerCase();
+  if (!['none', 'turnstile', 'hcaptcha'].includes(challengeKind)) {
+    throw new ConfigError('CHALLENGE', `must be none, turnstile or hcaptcha, got "${challengeKind}"`);
+  }
+  const challengeSecret = str(env, 'CHALLENGE_SECRET');
+  if (challengeKind !== 'none' && !challengeSecret) {
+    throw new ConfigError('CHALLENGE_SECRET', `is required when CHALLENGE=${challengeKind}`);
+  }
+
+  const aiProvider = str(env, 'AI_PROVIDER');
+  if (aiProvider !== null && aiProvider !== 'openai' && aiProvider !== 'anthropic') {
+    throw new ConfigError('AI_PROVIDER', `must be openai or anthropic, got "${aiProvider}"`);
+  }
+
+  const memoryDatabase = bool(env, 'DATABASE_IN_MEMORY', false);
+  if (!memoryDatabase) mkdirSync(dataDir, { recursive: true });
+  const secretKey = secret(env, 'SECRET_KEY', dataDir, 'secret_key', 32);
+  const inboundSecret = secret(env, 'INBOUND_SECRET', dataDir, 'inbound_secret', 16);
+
+  const logLevel = str(env, 'LOG_LEVEL') ?? 'info';
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of fatal, error, warn, info, debug, trace, silent`);
+  }
+
+  return {
+    port,
+    host,
+    publicUrl,
+    databaseUrl,
+    dataDir,
+    natsUrl,
+    redisUrl,
+    secretKey: secretKey.value,
+    inboundSecret: inboundSecret.value,
+    generated: { secretKey: secretKey.generated, inboundSecret: inboundSecret.generated },
+    eventRetentionMs,
+    checkOrigins,
+    webhookAllowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+    challenge: { kind: challengeKind as Config['challenge']['kind'], secret: challengeSecret },
+    ai: {
+      provider: aiProvider as Config['ai']['provider'],
+      baseUrl: url(env, 'AI_BASE_URL', ['http:', 'https:']),
+      apiKey: str(env, 'AI_API_KEY'),
+      model: str(env, 'AI_MODEL'),
+      fastModel: str(env, 'AI_FAST_MODEL'),
+    },
+    stripe: {
+      secretKey: str(env, 'STRIPE_SECRET_KEY'),
+      webhookSecret: str(env, 'STRIPE_WEBHOOK_SECRET'),
+      apiBase: url(env, 'STRIPE_API_BASE', ['http:', 'https:']),
+    },
+    smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
+    rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 700, 1, 10_000_000),
+    attachmentMaxMb: int(env, 'ATTACHMENT_MAX_MB', 25, 1, 1024),
+    logLevel,
+    memoryDatabase,
+  };
+}

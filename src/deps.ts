@@ -1,0 +1,24 @@
+// The platform services every module receives. Built once by runtime.ts.
+import type { FastifyBaseLogger } from 'fastify';
+import type { Redis } from 'ioredis';
+import type { Config } from './config.js';
+import type { EventBus } from './platform/bus/index.js';
+import type { TokenSigner } from './platform/crypto/tokens.js';
+import type { Database } from './platform/db/index.js';
+import type { Writer } from './platform/db/tx.js';
+import type { EventPublisher } from './platform/events/publisher.js';
+import type { Pager } from './platform/http/pagination.js';
+import type { Jobs } from './platform/jobs/index.js';
+
+export interface Deps {
+  config: Config;
+  database: Database;
+  writer: Writer;
+  publisher: EventPublisher;
+  bus: EventBus;
+  jobs: Jobs;
+  pager: Pager;
+  tokens: TokenSigner;
+  redis: Redis | null;
+  log: FastifyBaseLogger;
+}

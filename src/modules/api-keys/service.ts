@@ -1,0 +1,155 @@
+// API keys: `svc_live_` + 32 random bytes; only a hash is stored; shown once.
+import type { Static } from '@sinclair/typebox';
+import type { Deps } from '../../deps.js';
+import { isUuid, newId, randomSecret } from '../../platform/crypto/random.js';
+import { hashSecret } from '../../platform/crypto/tokens.js';
+import type { CredentialResolver } from '../../platform/http/auth.js';
+import { type RequestContext, type Scope, SCOPES } from '../../platform/http/context.js';
+import { forbidden, invalid, notFound } from '../../platform/http/errors.js';
+import type { Page, PageQueryInput } from '../../platform/http/pagination.js';
+import { iso } from '../../platform/http/schemas.js';
+import { recordAudit } from '../audit/service.js';
+import type { ApiKey, CreateApiKeyBody } from './schemas.js';
+
+export type ApiKeyView = Static<typeof ApiKey>;
+
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+function baseQuery(deps: Deps, workspaceId: string) {
+  return deps.database.db
+    .selectFrom('api_keys as k')
+    .leftJoin('users as u', 'u.id', 'k.created_by')
+    .select([
+      'k.id',
+      'k.name',
+      'k.prefix',
+      'k.scopes',
+      'k.expires_at',
+      'k.last_used_at',
+      'k.created_at',
+      'u.id as u_id',
+      'u.name as u_name',
+      'u.email as u_email',
+      'u.avatar_url as u_avatar_url',
+    ])
+    .where('k.workspace_id', '=', workspaceId);
+}
+
+type Row = Awaited<ReturnType<ReturnType<typeof baseQuery>['executeTakeFirstOrThrow']>>;
+
+const present = (r: Row): ApiKeyView => ({
+  id: r.id,
+  name: r.name,
+  prefix: r.prefix,
+  scopes: r.scopes as Scope[],
+  created_by: r.u_id ? { id: r.u_id, name: r.u_name!, email: r.u_email!, avatar_url: r.u_avatar_url } : null,
+  expires_at: iso(r.expires_at),
+  last_used_at: iso(r.last_used_at),
+  created_at: iso(r.created_at)!,
+});
+
+export async function listApiKeys(deps: Deps, ctx: RequestContext, q: PageQueryInput): Promise<Page<ApiKeyView>> {
+  const limit = q.limit ?? 50;
+  const list = `api-keys:${ctx.workspaceId}`;
+  const after = deps.pager.decode(list, q.cursor, 2);
+  let query = baseQuery(deps, ctx.workspaceId);
+  if (after) {
+    query = query.where((eb) =>
+      eb.or([
+        eb('k.created_at', '<', new Date(String(after[0]))),
+        eb.and([eb('k.created_at', '=', new Date(String(after[0]))), eb('k.id', '<', String(after[1]))]),
+      ]),
+    );
+  }
+  const rows = await query.orderBy('k.created_at', 'desc').orderBy('k.id', 'desc').limit(limit + 1).execute();
+  return deps.pager.page(list, rows, limit, (r) => [iso(r.created_at), r.id], present);
+}
+
+export async function createApiKey(
+  deps: Deps,
+  ctx: RequestContext,
+  input: Static<typeof CreateApiKeyBody>,
+): Promise<ApiKeyView & { key: string }> {
+  const scopes = input.scopes as Scope[];
+  // A key can hand out no more than it holds itself.
+  if (ctx.scopes && scopes.some((s) => !ctx.scopes!.includes(s))) {
+    throw forbidden('An API key can only create keys with scopes it has itself.');
+  }
+  let expiresAt: Date | null = null;
+  if (input.expires_at !== undefined) {
+    expiresAt = new Date(input.expires_at);
+    if (Number.isNaN(expiresAt.getTime()) || expiresAt.getTime() <= Date.now()) {
+      throw invalid('body.expires_at', 'must be a time in the future');
+    }
+  }
+  const name = input.name.trim();
+  if (name === '') throw invalid('body.name', 'must not be blank');
+  const secret = randomSecret('svc_live_');
+  const id = newId();
+  const createdBy = ctx.actor.type === 'user' ? ctx.actor.userId : ctx.actor.createdBy;
+  await deps.writer.run(ctx.workspaceId, async (u) => {
+    await u.trx
+      .insertInto('api_keys')
+      .values({
+        workspace_id: ctx.workspaceId,
+        id,
+        name,
+        prefix: secret.slice(0, 'svc_live_'.length + 6),
+        key_hash: hashSecret(secret),
+        scopes: SCOPES.filter((s) => scopes.includes(s)),
+        created_by: createdBy,
+        expires_at: expiresAt,
+      })
+      .execute();
+    await recordAudit(u.trx, ctx, { action: 'api_key.created', entityType: 'api_key', entityId: id, data: { name, scopes } });
+  });
+  const row = await baseQuery(deps, ctx.workspaceId).where('k.id', '=', id).executeTakeFirstOrThrow();
+  return { ...present(row), key: secret };
+}
+
+export async function deleteApiKey(deps: Deps, ctx: RequestContext, id: string): Promise<void> {
+  if (!isUuid(id)) throw notFound('API key not found.');
+  await deps.writer.run(ctx.workspaceId, async (u) => {
+    const gone = await u.trx
+      .deleteFrom('api_keys')
+      .where('workspace_id', '=', ctx.workspaceId)
+      .where('id', '=', id)
+      .returning(['id', 'name'])
+      .executeTakeFirst();
+    if (!gone) throw notFound('API key not found.');
+    await recordAudit(u.trx, ctx, { action: 'api_key.deleted', entityType: 'api_key', entityId: id, data: { name: gone.name } });
+  });
+}
+
+/** An API key secret → its context. Unknown, deleted or expired keys give null. */
+export function apiKeyResolver(deps: Deps): CredentialResolver['apiKey'] {
+  return async (secret, ip) => {
+    if (!/^svc_live_[A-Za-z0-9_-]{43}$/.test(secret)) return null;
+    const db = deps.database.db;
+    const k = await db
+      .selectFrom('api_keys')
+      .select(['workspace_id', 'id', 'scopes', 'created_by', 'expires_at', 'last_used_at'])
+      .where('key_hash', '=', hashSecret(secret))
+      .executeTakeFirst();
+    if (!k) return null;
+    const now = Date.now();
+    if (k.expires_at && k.expires_at.getTime() <= now) return null;
+    if (!k.last_used_at || now - k.last_used_at.getTime() > LAST_USED_RESOLUTION_MS) {
+      // Recorded to the minute, off the request's path.
+      db.updateTable('api_keys')
+        .set({ last_used_at: new Date(now) })
+        .where('workspace_id', '=', k.workspace_id)
+        .where('id', '=', k.id)
+        .execute()
+        .catch(() => {});
+    }
+    return {
+      workspaceId: k.workspace_id,
+      actor: { type: 'api_key', apiKeyId: k.id, createdBy: k.created_by },
+      role: null,
+      scopes: k.scopes as Scope[],
+      teams: [],
+      ip,
+    };
+  };
+}

@@ -1,0 +1,66 @@
+// GET /v1/me: who is calling, and the workspaces they can use.
+import { Type } from '@sinclair/typebox';
+import type { App } from '../../app.js';
+import type { Deps } from '../../deps.js';
+import { access } from '../../platform/http/context.js';
+import { notFound } from '../../platform/http/errors.js';
+import { Nullable, Role } from '../../platform/http/schemas.js';
+import { ScopeSchema } from '../api-keys/schemas.js';
+import { getUser } from '../auth/service.js';
+import { workspacesOfUser } from '../workspace/service.js';
+
+const Me = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  email: Nullable(Type.String()),
+  avatar_url: Nullable(Type.String()),
+  avatar_source: Nullable(Type.String()),
+  mfa_enabled: Type.Boolean(),
+  /** user: a signed-in person; api_key: the key itself (its id and name; no email). */
+  kind: Type.Union([Type.Literal('user'), Type.Literal('api_key')]),
+  scopes: Nullable(Type.Array(ScopeSchema)),
+  workspaces: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), slug: Type.String(), role: Nullable(Role) })),
+});
+
+export default async function meRoutes(app: App, deps: Deps) {
+  app.get(
+    '/v1/me',
+    {
+      config: { access: access.identity() },
+      schema: { tags: ['me'], summary: 'The signed-in user (or API key) and its workspaces', response: { 200: Me } },
+    },
+    async (req) => {
+      const actor = req.ctx?.actor;
+      if (actor?.type === 'api_key') {
+        const { ctx } = req;
+        const row = await deps.database.db
+          .selectFrom('api_keys as k')
+          .innerJoin('workspaces as w', 'w.id', 'k.workspace_id')
+          .select(['k.id', 'k.name', 'w.id as w_id', 'w.name as w_name', 'w.slug as w_slug'])
+          .where('k.workspace_id', '=', ctx.workspaceId)
+          .where('k.id', '=', actor.apiKeyId)
+          .executeTakeFirst();
+        if (!row) throw notFound();
+        return {
+          id: row.id,
+          name: row.name,
+          email: null,
+          avatar_url: null,
+          avatar_source: null,
+          mfa_enabled: false,
+          kind: 'api_key' as const,
+          scopes: ctx.scopes,
+          workspaces: [{ id: row.w_id, name: row.w_name, slug: row.w_slug, role: null }],
+        };
+      }
+      const [user, workspaces] = await Promise.all([getUser(deps, req.user.userId), workspacesOfUser(deps, req.user.userId)]);
+      if (!user) throw notFound();
+      return {
+        ...user,
+        kind: 'user' as const,
+        scopes: null,
+        workspaces: workspaces.map((w) => ({ id: w.id, name: w.name, slug: w.slug, role: w.role as 'owner' })),
+      };
+    },
+  );
+}

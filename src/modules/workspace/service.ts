@@ -1,0 +1,158 @@
+// Workspaces: create (caller becomes owner), read, change settings.
+import type { Static } from '@sinclair/typebox';
+import type { Selectable } from 'kysely';
+import type { Deps } from '../../deps.js';
+import { newId, randomSecret } from '../../platform/crypto/random.js';
+import type { WorkspacesTable } from '../../platform/db/schema.js';
+import { EVENT_SEQ } from '../../platform/events/outbox.js';
+import type { RequestContext, UserContext } from '../../platform/http/context.js';
+import { conflict, invalid, notFound } from '../../platform/http/errors.js';
+import { iso } from '../../platform/http/schemas.js';
+import type { PatchWorkspaceBody, Workspace, WorkspaceSettings } from './schemas.js';
+
+export type WorkspaceView = Static<typeof Workspace>;
+type Settings = Static<typeof WorkspaceSettings>;
+
+export const DEFAULT_SETTINGS: Settings = {
+  brand_color: '#2563eb',
+  timezone: 'UTC',
+  help_center_enabled: false,
+  help_center_title: '',
+  csat_enabled: false,
+  auto_assign: 'none',
+  gravatar: false,
+  domain_logos: true,
+  label_creation: 'all',
+  auto_close_days: 4,
+  ai: { assistant: false },
+};
+
+const IMAGE_SLOTS = ['help_center_logo', 'help_center_favicon', 'widget_avatar', 'widget_launcher'] as const;
+
+export function presentWorkspace(w: Selectable<WorkspacesTable>): WorkspaceView {
+  const stored = (w.settings ?? {}) as Partial<Settings>;
+  const images = (w.images ?? {}) as Record<string, string | null>;
+  return {
+    id: w.id,
+    name: w.name,
+    slug: w.slug,
+    widget_key: w.widget_key,
+    settings: { ...DEFAULT_SETTINGS, ...stored, ai: { ...DEFAULT_SETTINGS.ai, ...(stored.ai ?? {}) } },
+    avatar_url: w.avatar_url,
+    avatar_source: w.avatar_source,
+    images: Object.fromEntries(IMAGE_SLOTS.map((s) => [s, images[s] ?? null])) as WorkspaceView['images'],
+    created_at: iso(w.created_at)!,
+  };
+}
+
+export function isTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function slugify(name: string): string {
+  const s = name
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40)
+    .replace(/-+$/g, '');
+  return s || 'workspace';
+}
+
+export async function createWorkspace(
+  deps: Deps,
+  user: UserContext,
+  input: { name: string; slug?: string },
+): Promise<WorkspaceView> {
+  const name = input.name.trim();
+  if (name === '') throw invalid('body.name', 'must not be blank');
+  const explicit = input.slug !== undefined;
+  const base = input.slug ?? slugify(name);
+  const id = newId();
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const slug = attempt === 0 ? base : `${base.slice(0, 40)}-${randomSecret('', 3).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`;
+    const created = await deps.writer.run(id, async (u) => {
+      const row = await u.trx
+        .insertInto('workspaces')
+        .values({ id, name, slug, widget_key: randomSecret('wk_', 12), avatar_url: null, avatar_source: null })
+        .onConflict((oc) => oc.column('slug').doNothing())
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) return null;
+      await u.trx.insertInto('workspace_counters').values({ workspace_id: id, name: EVENT_SEQ }).execute();
+      await u.trx.insertInto('members').values({ workspace_id: id, user_id: user.userId, role: 'owner' }).execute();
+      const member = await u.trx
+        .selectFrom('users')
+        .select(['id', 'name', 'email', 'avatar_url', 'avatar_source'])
+        .where('id', '=', user.userId)
+        .executeTakeFirstOrThrow();
+      u.emit({
+        type: 'member.added',
+        topics: [`user:${user.userId}`],
+        data: { member: { user: member, role: 'owner', created_at: iso(row.created_at) } },
+      });
+      return presentWorkspace(row);
+    });
+    if (created) return created;
+    if (explicit) throw conflict('This slug is taken.');
+  }
+  throw conflict('Could not find a free slug; send one.');
+}
+
+export async function getWorkspace(deps: Deps, ctx: RequestContext): Promise<WorkspaceView> {
+  const w = await deps.database.db.selectFrom('workspaces').selectAll().where('id', '=', ctx.workspaceId).executeTakeFirst();
+  if (!w) throw notFound('Workspace not found.');
+  return presentWorkspace(w);
+}
+
+export async function updateWorkspace(
+  deps: Deps,
+  ctx: RequestContext,
+  input: Static<typeof PatchWorkspaceBody>,
+): Promise<WorkspaceView> {
+  if (input.settings?.timezone !== undefined && !isTimeZone(input.settings.timezone)) {
+    throw invalid('body.settings.timezone', 'is not an IANA time zone name');
+  }
+  if (input.name !== undefined && input.name.trim() === '') throw invalid('body.name', 'must not be blank');
+  return deps.writer.run(ctx.workspaceId, async (u) => {
+    const current = await u.trx
+      .selectFrom('workspaces')
+      .selectAll()
+      .where('id', '=', ctx.workspaceId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!current) throw notFound('Workspace not found.');
+    const stored = (current.settings ?? {}) as Partial<Settings>;
+    const patch = input.settings ?? {};
+    const settings = { ...stored, ...patch, ...(patch.ai ? { ai: { ...(stored.ai ?? {}), ...patch.ai } } : {}) };
+    const row = await u.trx
+      .updateTable('workspaces')
+      .set({
+        ...(input.name !== undefined ? { name: input.name.trim() } : {}),
+        settings: JSON.stringify(settings),
+        updated_at: new Date(),
+      })
+      .where('id', '=', ctx.workspaceId)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const view = presentWorkspace(row);
+    u.emit({ type: 'workspace.updated', data: { workspace: view } });
+    return view;
+  });
+}
+
+export async function workspacesOfUser(deps: Deps, userId: string) {
+  return deps.database.db
+    .selectFrom('members as m')
+    .innerJoin('workspaces as w', 'w.id', 'm.workspace_id')
+    .select(['w.id', 'w.name', 'w.slug', 'm.role'])
+    .where('m.user_id', '=', userId)
+    .orderBy('w.name')
+    .execute();
+}

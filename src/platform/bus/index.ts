@@ -1,0 +1,24 @@
+// The event bus between processes: committed envelopes go out here, and the gateway,
+// the webhook dispatcher and other reactors read them. In-process by default; NATS when
+// NATS_URL is set, so every process of a scaled-out deployment sees every event.
+import type { EventEnvelope } from '../events/envelope.js';
+
+export type BusHandler = (event: EventEnvelope) => void;
+
+export interface EventBus {
+  readonly kind: 'memory' | 'nats';
+  publish(events: EventEnvelope[]): Promise<void>;
+  subscribe(handler: BusHandler): () => void;
+  /** Resolves when the bus is reachable (readiness). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function openBus(natsUrl: string | null): Promise<EventBus> {
+  if (!natsUrl) {
+    const { MemoryBus } = await import('./memory.js');
+    return new MemoryBus();
+  }
+  const { NatsBus } = await import('./nats.js');
+  return NatsBus.connect(natsUrl);
+}

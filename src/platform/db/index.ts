@@ -1,0 +1,80 @@
+// The database: Kysely over node-postgres (DATABASE_URL set) or the embedded PGlite
+// (persisted in DATA_DIR, or in memory for tests). Same SQL, same migrations.
+import { join } from 'node:path';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { Mutex, PgliteDialect, pgliteExecute } from './pglite-dialect.js';
+import type { DB } from './schema.js';
+
+export type { DB } from './schema.js';
+
+export interface Database {
+  kind: 'postgres' | 'pglite';
+  db: Kysely<DB>;
+  /** Raw SQL for libraries that bring their own (pg-boss); shares the pool or the embedded session. */
+  executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  databaseUrl: string | null;
+  dataDir: string;
+  memory?: boolean;
+  poolSize?: number;
+}
+
+// int8 (counts, seq) as JS numbers: every such value stays far below 2^53.
+const INT8 = 20;
+const parseInt8 = (v: string) => Number(v);
+
+export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
+  if (opts.databaseUrl) {
+    const pool = new pg.Pool({
+      connectionString: opts.databaseUrl,
+      max: opts.poolSize ?? 16,
+      types: {
+        getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+          oid === INT8 ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+      },
+    });
+    // An idle client losing its server must not crash the process; the next query reconnects.
+    pool.on('error', () => {});
+    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    return {
+      kind: 'postgres',
+      db,
+      executeSql: async (text, values) => {
+        const r = await pool.query(text, values ?? []);
+        return { rows: r.rows };
+      },
+      ping: async () => {
+        await sql`select 1`.execute(db);
+      },
+      close: async () => {
+        await db.destroy();
+      },
+    };
+  }
+
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { pg_trgm } = await import('@electric-sql/pglite/contrib/pg_trgm');
+  const client = await PGlite.create({
+    ...(opts.memory ? {} : { dataDir: join(opts.dataDir, 'pglite') }),
+    extensions: { pg_trgm },
+    parsers: { [INT8]: parseInt8 },
+  });
+  const mutex = new Mutex();
+  const db = new Kysely<DB>({ dialect: new PgliteDialect(client, mutex) });
+  return {
+    kind: 'pglite',
+    db,
+    executeSql: (text, values) => mutex.run(() => pgliteExecute(client, text, values ?? [])),
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: async () => {
+      await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,36 @@
+// Forward-only SQL migrations (src/platform/db/migrations/NNNN_name.sql), the same files
+// for PGlite and PostgreSQL. Kysely's migrator takes an advisory lock, so two processes
+// starting at once apply each migration exactly once.
+import { readdir, readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
+
+const dir = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
+
+class SqlFileProvider implements MigrationProvider {
+  async getMigrations(): Promise<Record<string, Migration>> {
+    const files = (await readdir(dir)).filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f)).sort();
+    const out: Record<string, Migration> = {};
+    for (const f of files) {
+      const text = await readFile(join(dir, f), 'utf8');
+      out[f.replace(/\.sql$/, '')] = {
+        up: async (db: Kysely<unknown>) => {
+          await sql.raw(text).execute(db);
+        },
+      };
+    }
+    return out;
+  }
+}
+
+export async function migrateToLatest(db: Kysely<unknown>): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: new SqlFileProvider() });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error');
+    const cause = error instanceof Error ? error.message : String(error);
+    throw new Error(`migration ${failed?.migrationName ?? '(unknown)'} failed: ${cause}`);
+  }
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

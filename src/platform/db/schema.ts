@@ -1,0 +1,126 @@
+// Row types of every table, for Kysely. Columns with a database default are `Generated`.
+import type { ColumnType, Generated } from 'kysely';
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null, Date | string | null>;
+/** A timestamp column with a database default. */
+type DefaultTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+/** jsonb: written as JSON text (or a value), read back parsed. */
+type Json<T = Record<string, unknown>> = ColumnType<T, string | T, string | T>;
+type DefaultJson<T = Record<string, unknown>> = ColumnType<T, string | T | undefined, string | T>;
+type NullableJson<T = Record<string, unknown>> = ColumnType<T | null, string | T | null, string | T | null>;
+
+export interface UsersTable {
+  id: string;
+  email: string;
+  name: string;
+  password_hash: string;
+  avatar_url: string | null;
+  avatar_source: string | null;
+  mfa_secret: string | null;
+  mfa_enabled: Generated<boolean>;
+  created_at: DefaultTimestamp;
+  updated_at: DefaultTimestamp;
+}
+
+export interface WorkspacesTable {
+  id: string;
+  name: string;
+  slug: string;
+  widget_key: string;
+  settings: DefaultJson;
+  avatar_url: string | null;
+  avatar_source: string | null;
+  images: DefaultJson;
+  created_at: DefaultTimestamp;
+  updated_at: DefaultTimestamp;
+}
+
+export interface MembersTable {
+  workspace_id: string;
+  user_id: string;
+  role: string;
+  created_at: DefaultTimestamp;
+}
+
+export interface SessionsTable {
+  id: string;
+  user_id: string;
+  refresh_hash: string;
+  native: Generated<boolean>;
+  created_at: DefaultTimestamp;
+  last_used_at: DefaultTimestamp;
+  revoked_at: NullableTimestamp;
+}
+
+export interface ApiKeysTable {
+  workspace_id: string;
+  id: string;
+  name: string;
+  prefix: string;
+  key_hash: string;
+  scopes: string[];
+  created_by: string | null;
+  expires_at: NullableTimestamp;
+  last_used_at: NullableTimestamp;
+  created_at: DefaultTimestamp;
+}
+
+export interface WorkspaceCountersTable {
+  workspace_id: string;
+  name: string;
+  value: Generated<number>;
+}
+
+export interface EventsTable {
+  workspace_id: string;
+  seq: number;
+  id: string;
+  type: string;
+  visibility: 'agents' | 'public';
+  topics: string[];
+  team_id: string | null;
+  data: Json;
+  occurred_at: Timestamp;
+  published: Generated<boolean>;
+}
+
+export interface IdempotencyKeysTable {
+  caller: string;
+  key: string;
+  workspace_id: string | null;
+  route: string;
+  body_hash: string;
+  state: 'running' | 'done';
+  status_code: number | null;
+  headers: NullableJson<Record<string, string>>;
+  body: string | null;
+  locked_until: Timestamp;
+  created_at: DefaultTimestamp;
+}
+
+export interface AuditLogsTable {
+  workspace_id: string;
+  id: string;
+  actor_type: string;
+  actor_user_id: string | null;
+  actor_api_key_id: string | null;
+  action: string;
+  entity_type: string;
+  entity_id: string | null;
+  data: DefaultJson;
+  ip: string | null;
+  created_at: DefaultTimestamp;
+}
+
+export interface DB {
+  users: UsersTable;
+  workspaces: WorkspacesTable;
+  members: MembersTable;
+  sessions: SessionsTable;
+  api_keys: ApiKeysTable;
+  workspace_counters: WorkspaceCountersTable;
+  events: EventsTable;
+  idempotency_keys: IdempotencyKeysTable;
+  audit_logs: AuditLogsTable;
+}

@@ -1,0 +1,35 @@
+// Events older than EVENT_RETENTION are pruned, workspace by workspace (the index
+// leads with workspace_id), in bounded batches so a big backlog never holds long locks.
+
+import type { Database } from '../db/index.js';
+
+export async function pruneEvents(database: Database, retentionMs: number, batch = 5000): Promise<number> {
+  const db = database.db;
+  const cutoff = new Date(Date.now() - retentionMs);
+  const workspaces = await db.selectFrom('workspaces').select('id').execute();
+  let total = 0;
+  for (const { id } of workspaces) {
+    for (;;) {
+      const r = await db
+        .deleteFrom('events')
+        .where('workspace_id', '=', id)
+        .where(
+          'seq',
+          'in',
+          db
+            .selectFrom('events')
+            .select('seq')
+            .where('workspace_id', '=', id)
+            .where('occurred_at', '<', cutoff)
+            .orderBy('seq')
+            .limit(batch),
+        )
+        .executeTakeFirst();
+      const n = Number(r.numDeletedRows ?? 0);
+      total += n;
+      if (n < batch) break;
+    }
+  }
+  return total;
+}
+

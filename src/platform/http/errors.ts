@@ -1,0 +1,81 @@
+// One closed catalogue of error codes with their statuses. Handlers throw these;
+// the error handler turns every failure into the spec's body {status, code, detail, errors?}.
+
+export const ERROR_CODES = {
+  bad_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  assistant_off: 403,
+  approval_invalid: 403,
+  not_found: 404,
+  ai_disabled: 404,
+  billing_disabled: 404,
+  method_not_allowed: 405,
+  ai_balance_empty: 402,
+  plan_limit: 402,
+  conflict: 409,
+  too_many_accounts: 409,
+  payment_method_required: 409,
+  assistant_busy: 409,
+  approval_not_pending: 409,
+  idempotency_in_progress: 409,
+  too_large: 413,
+  unsupported_media_type: 415,
+  validation_failed: 422,
+  field_required: 422,
+  unknown_label: 422,
+  unsupported_image: 422,
+  image_too_large: 422,
+  top_up_unavailable: 422,
+  recharge_too_small: 422,
+  idempotency_key_reused: 422,
+  rate_limited: 429,
+  internal_error: 500,
+  ai_unsupported: 501,
+  unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface FieldError {
+  location: string;
+  message: string;
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    readonly detail: string,
+    readonly errors?: FieldError[],
+    readonly headers?: Record<string, string>,
+  ) {
+    super(detail);
+    this.status = ERROR_CODES[code];
+  }
+
+  toBody(): ErrorBody {
+    return {
+      status: this.status,
+      code: this.code,
+      detail: this.detail,
+      ...(this.errors && this.errors.length > 0 ? { errors: this.errors } : {}),
+    };
+  }
+}
+
+export interface ErrorBody {
+  status: number;
+  code: string;
+  detail: string;
+  errors?: FieldError[];
+}
+
+export const unauthorized = (detail = 'Missing or invalid credentials.') => new ApiError('unauthorized', detail);
+export const forbidden = (detail = 'Your role or key scopes do not allow this.') => new ApiError('forbidden', detail);
+export const notFound = (detail = 'Not found.') => new ApiError('not_found', detail);
+export const conflict = (detail: string) => new ApiError('conflict', detail);
+export const badRequest = (detail: string) => new ApiError('bad_request', detail);
+export const invalid = (location: string, message: string) =>
+  new ApiError('validation_failed', `${location}: ${message}`, [{ location, message }]);
+export const tooLarge = (detail: string) => new ApiError('too_large', detail);

@@ -1,0 +1,48 @@
+// Per-credential rate limits (gaps.md "Rate limits"): RATE_LIMIT_PER_MINUTE requests a
+// minute for each API key, signed-in session or (unauthenticated) IP address; writes
+// count double. Counters live in Redis when REDIS_URL is set, so every process shares them.
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
+import { ApiError } from './errors.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** false: not counted (health checks, documents). */
+    rateLimited?: boolean;
+  }
+}
+
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+function bucketOf(req: FastifyRequest): string {
+  const a = req.auth;
+  if (a?.kind === 'key') return `k:${a.ctx.actor.type === 'api_key' ? a.ctx.actor.apiKeyId : ''}`;
+  if (a?.kind === 'user') return `s:${a.user.sessionId}`;
+  return `ip:${req.ip}`;
+}
+
+export async function installRateLimit(app: FastifyInstance, opts: { perMinute: number; redis: Redis | null }) {
+  await app.register(rateLimit, {
+    global: false,
+    ...(opts.redis ? { redis: opts.redis, nameSpace: 'svc-rl:' } : {}),
+    skipOnError: true, // a Redis outage must not take the API down with it
+  });
+  const limiter = app.createRateLimit({ max: opts.perMinute, timeWindow: 60_000, keyGenerator: bucketOf });
+
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.routeOptions.config.rateLimited === false) return;
+    let r = await limiter(req);
+    if (!r.isAllowed && WRITES.has(req.method) && !r.isExceeded) r = await limiter(req);
+    if (r.isAllowed) return;
+    const reset = String(Math.max(0, r.ttlInSeconds));
+    reply.header('ratelimit-limit', String(r.max));
+    reply.header('ratelimit-remaining', String(r.remaining));
+    reply.header('ratelimit-reset', reset);
+    if (r.isExceeded) {
+      throw new ApiError('rate_limited', `Too many requests: at most ${r.max} a minute. Retry in ${reset} s.`, undefined, {
+        'retry-after': reset,
+      });
+    }
+  });
+}

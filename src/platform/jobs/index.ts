@@ -1,0 +1,90 @@
+// The durable job queue: pg-boss on the service's own database (PostgreSQL, or the
+// embedded PGlite through the same session), for retries and timers that must survive
+// a crash or a restart (webhook deliveries, email, SLA timers, maintenance).
+import PgBoss from 'pg-boss';
+import type { Database } from '../db/index.js';
+
+export interface JobLogger {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface JobOptions {
+  /** Run at (or after) this time. */
+  startAfter?: Date;
+  /** Retries after the first failure (exponential backoff). */
+  retryLimit?: number;
+  retryDelaySeconds?: number;
+  /** At most one queued job per key. */
+  singletonKey?: string;
+}
+
+export type JobHandler<T> = (data: T, job: { id: string; retryCount: number }) => Promise<void>;
+
+export class Jobs {
+  readonly #boss: PgBoss;
+  readonly #queues = new Set<string>();
+  #started = false;
+
+  constructor(
+    database: Database,
+    private readonly log: JobLogger,
+  ) {
+    this.#boss = new PgBoss({
+      db: { executeSql: (text, values) => database.executeSql(text, values) },
+      schema: 'pgboss',
+      // Maintenance every few minutes is plenty; polling stays at the default 2 s.
+      maintenanceIntervalSeconds: 300,
+      archiveCompletedAfterSeconds: 3600,
+    });
+    this.#boss.on('error', (err) => this.log.error({ err: String(err) }, 'job queue error'));
+  }
+
+  async start(): Promise<void> {
+    await this.#boss.start();
+    this.#started = true;
+  }
+
+  async ensureQueue(name: string): Promise<void> {
+    if (this.#queues.has(name)) return;
+    await this.#boss.createQueue(name);
+    this.#queues.add(name);
+  }
+
+  async send<T extends object>(name: string, data: T, opts: JobOptions = {}): Promise<string | null> {
+    await this.ensureQueue(name);
+    return this.#boss.send(name, data, {
+      ...(opts.startAfter ? { startAfter: opts.startAfter } : {}),
+      retryLimit: opts.retryLimit ?? 5,
+      retryDelay: opts.retryDelaySeconds ?? 10,
+      retryBackoff: true,
+      ...(opts.singletonKey ? { singletonKey: opts.singletonKey } : {}),
+    });
+  }
+
+  async work<T extends object>(name: string, handler: JobHandler<T>, pollingIntervalSeconds = 2): Promise<void> {
+    await this.ensureQueue(name);
+    await this.#boss.work<T>(name, { pollingIntervalSeconds, batchSize: 1 }, async (jobs) => {
+      for (const job of jobs) {
+        try {
+          await handler(job.data, { id: job.id, retryCount: (job as { retryCount?: number }).retryCount ?? 0 });
+        } catch (err) {
+          this.log.warn({ job: name, id: job.id, err: err instanceof Error ? err.message : String(err) }, 'job failed');
+          throw err;
+        }
+      }
+    });
+  }
+
+  /** A recurring job (cron syntax, UTC); one run per tick across all processes. */
+  async schedule(name: string, cron: string): Promise<void> {
+    await this.ensureQueue(name);
+    await this.#boss.schedule(name, cron);
+  }
+
+  async stop(): Promise<void> {
+    if (!this.#started) return;
+    this.#started = false;
+    await this.#boss.stop({ graceful: true, wait: true, timeout: 10_000, close: false });
+  }
+}

@@ -1,0 +1,105 @@
+// Wires the platform together: config → database → migrations → bus → jobs → app.
+// Used by main.ts (the service), the gateway entry, and the tests (same code path).
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import { type App, buildApp } from './app.js';
+import type { Config } from './config.js';
+import type { Deps } from './deps.js';
+import { openBus } from './platform/bus/index.js';
+import { TokenSigner } from './platform/crypto/tokens.js';
+import { openDatabase } from './platform/db/index.js';
+import { migrateToLatest } from './platform/db/migrate.js';
+import { Writer } from './platform/db/tx.js';
+import { EventPublisher } from './platform/events/publisher.js';
+import { pruneEvents } from './platform/events/retention.js';
+import { pruneIdempotencyKeys } from './platform/http/idempotency.js';
+import { Pager } from './platform/http/pagination.js';
+import { Jobs } from './platform/jobs/index.js';
+
+export interface Runtime {
+  deps: Deps;
+  app: App;
+  /** Listens on config.port (0 = any free port); returns the base URL. */
+  listen(): Promise<string>;
+  /** Graceful: stop accepting, drain requests and jobs, close the database. */
+  stop(): Promise<void>;
+}
+
+export const MAINTENANCE_JOB = 'maintenance.prune';
+
+export async function createRuntime(config: Config, opts: { logger?: pino.Logger; jobs?: boolean } = {}): Promise<Runtime> {
+  const log =
+    opts.logger ??
+    pino({
+      level: config.logLevel,
+      base: { pid: process.pid },
+      redact: { paths: ['*.authorization', '*.password', '*.token', '*.secret'], censor: '[redacted]' },
+    });
+
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    memory: config.memoryDatabase,
+  });
+  const closers: Array<() => Promise<unknown>> = [() => database.close()];
+  try {
+    await migrateToLatest(database.db as never);
+    const bus = await openBus(config.natsUrl);
+    closers.unshift(() => bus.close());
+    const redis = config.redisUrl
+      ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false })
+      : null;
+    if (redis) {
+      redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
+      closers.unshift(() => redis.quit().catch(() => redis.disconnect()));
+    }
+    const publisher = new EventPublisher(database, bus, log);
+    const jobs = new Jobs(database, log);
+    const deps: Deps = {
+      config,
+      database,
+      writer: new Writer(database.db, publisher),
+      publisher,
+      bus,
+      jobs,
+      pager: new Pager(config.secretKey),
+      tokens: new TokenSigner(config.secretKey),
+      redis,
+      log,
+    };
+    const app = await buildApp(deps);
+    await app.ready();
+
+    publisher.start();
+    closers.unshift(() => publisher.stop());
+    if (opts.jobs !== false) {
+      await jobs.start();
+      closers.unshift(() => jobs.stop());
+      await jobs.work(MAINTENANCE_JOB, async () => {
+        const events = await pruneEvents(database, config.eventRetentionMs);
+        const keys = await pruneIdempotencyKeys(database);
+        if (events + keys > 0) log.info({ events, idempotency_keys: keys }, 'pruned');
+      });
+      await jobs.schedule(MAINTENANCE_JOB, '17 * * * *');
+    }
+
+    let stopped = false;
+    return {
+      deps,
+      app,
+      async listen() {
+        const address = await app.listen({ port: config.port, host: config.host });
+        return address;
+      },
+      async stop() {
+        if (stopped) return;
+        stopped = true;
+        await app.close();
+        for (const close of closers) await close().catch(() => {});
+      },
+    };
+  } catch (err) {
+    for (const close of closers) await close().catch(() => {});
+    throw err;
+  }
+}

@@ -1,0 +1,147 @@
+// Test harness: a real service (real database, real bus, real job queue) listening on a
+// free port, and a small HTTP client. DATABASE_URL set → that PostgreSQL; unset → an
+// in-memory embedded database per test file.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { loadConfig } from '../src/config.js';
+import { createRuntime, type Runtime } from '../src/runtime.js';
+
+export const onPostgres = Boolean(process.env.DATABASE_URL);
+export const TEST_SECRET_KEY = 'test-secret-key-0123456789-abcdefghijklmnop';
+
+export interface Service {
+  rt: Runtime;
+  url: string;
+  api: Api;
+  logs: string[];
+  stop(): Promise<void>;
+}
+
+export async function startService(env: Record<string, string> = {}, opts: { jobs?: boolean } = {}): Promise<Service> {
+  const config = loadConfig({
+    DATABASE_URL: process.env.DATABASE_URL,
+    DATABASE_IN_MEMORY: 'true',
+    DATA_DIR: mkdtempSync(join(tmpdir(), 'svc-test-')),
+    SECRET_KEY: TEST_SECRET_KEY,
+    INBOUND_SECRET: 'test-inbound-secret-0123456789',
+    PORT: '0',
+    RATE_LIMIT_PER_MINUTE: '100000',
+    LOG_LEVEL: 'info',
+    ...env,
+  });
+  const logs: string[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void logs.push(line) });
+  const rt = await createRuntime(config, { logger, ...opts });
+  const url = (await rt.listen()).replace('[::1]', '127.0.0.1');
+  return { rt, url, api: new Api(url), logs, stop: () => rt.stop() };
+}
+
+export interface Res<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+  text: string;
+}
+
+export interface ReqOpts {
+  token?: string;
+  workspace?: string;
+  body?: unknown;
+  /** Sent as is (no JSON encoding). */
+  raw?: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+export class Api {
+  constructor(readonly url: string) {}
+
+  async req<T = any>(method: string, path: string, o: ReqOpts = {}): Promise<Res<T>> {
+    const headers: Record<string, string> = { ...(o.headers ?? {}) };
+    if (o.token) headers.authorization = `Bearer ${o.token}`;
+    if (o.workspace) headers['svc-workspace'] = o.workspace;
+    let body: string | Buffer | undefined;
+    if (o.raw !== undefined) body = o.raw;
+    else if (o.body !== undefined) body = JSON.stringify(o.body);
+    if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
+      headers['content-type'] = 'application/json';
+    }
+    const r = await fetch(this.url + path, { method, headers, body });
+    const text = await r.text();
+    let parsed: any = text;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      // not JSON
+    }
+    return { status: r.status, body: parsed, headers: r.headers, text };
+  }
+
+  get = <T = any>(path: string, o?: ReqOpts) => this.req<T>('GET', path, o);
+  post = <T = any>(path: string, body?: unknown, o: ReqOpts = {}) => this.req<T>('POST', path, { ...o, body });
+  patch = <T = any>(path: string, body?: unknown, o: ReqOpts = {}) => this.req<T>('PATCH', path, { ...o, body });
+  delete = <T = any>(path: string, o?: ReqOpts) => this.req<T>('DELETE', path, o);
+}
+
+let counter = 0;
+export const unique = (prefix = 'x') => `${prefix}-${process.pid}-${Date.now().toString(36)}-${++counter}`;
+
+export interface Person {
+  token: string;
+  userId: string;
+  email: string;
+  password: string;
+}
+
+export async function signUp(api: Api, name = 'Agent Smith'): Promise<Person> {
+  const email = `${unique('user')}@example.com`;
+  const password = 'correct horse battery';
+  const r = await api.post('/v1/auth/register', { email, password, name });
+  if (r.status !== 201) throw new Error(`register failed: ${r.status} ${r.text}`);
+  return { token: r.body.access_token, userId: r.body.user.id, email, password };
+}
+
+export interface Tenant {
+  owner: Person;
+  workspaceId: string;
+  /** Request options for the owner in this workspace. */
+  as: ReqOpts;
+}
+
+export async function newTenant(api: Api, name = 'Acme Support'): Promise<Tenant> {
+  const owner = await signUp(api, 'Olivia Owner');
+  const r = await api.post('/v1/workspaces', { name }, { token: owner.token });
+  if (r.status !== 201) throw new Error(`workspace failed: ${r.status} ${r.text}`);
+  return { owner, workspaceId: r.body.id, as: { token: owner.token, workspace: r.body.id } };
+}
+
+export async function newApiKey(api: Api, t: Tenant, scopes: string[], extra: Record<string, unknown> = {}) {
+  const r = await api.post('/v1/api-keys', { name: unique('key'), scopes, ...extra }, t.as);
+  if (r.status !== 201) throw new Error(`api key failed: ${r.status} ${r.text}`);
+  return r.body as { id: string; key: string; prefix: string };
+}
+
+export const ALL_SCOPES = [
+  'tickets:read',
+  'tickets:write',
+  'contacts:read',
+  'contacts:write',
+  'kb:read',
+  'kb:write',
+  'settings:read',
+  'settings:write',
+  'realtime',
+];
+
+/** Expect the spec's error body. */
+export function isErrorBody(b: any, status: number, code?: string): boolean {
+  return (
+    b !== null &&
+    typeof b === 'object' &&
+    b.status === status &&
+    typeof b.code === 'string' &&
+    (code === undefined || b.code === code) &&
+    typeof b.detail === 'string'
+  );
+}
