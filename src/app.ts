@@ -6,9 +6,9 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, {
-  LogController,
   type FastifyBaseLogger,
   type FastifyInstance,
+  LogController,
   type RawReplyDefaultExpression,
   type RawRequestDefaultExpression,
   type RawServerDefault,
@@ -27,7 +27,14 @@ import { type Access, SCOPES } from './platform/http/context.js';
 import { installIdempotency } from './platform/http/idempotency.js';
 import { installRateLimit } from './platform/http/rate-limit.js';
 import { ErrorSchema } from './platform/http/schemas.js';
-import { genReqId, installErrors, installJsonParser, installNotFound, installRequestLog, installValidation } from './platform/http/setup.js';
+import {
+  genReqId,
+  installErrors,
+  installJsonParser,
+  installNotFound,
+  installRequestLog,
+  installValidation,
+} from './platform/http/setup.js';
 
 export type App = FastifyInstance<
   RawServerDefault,
@@ -72,7 +79,9 @@ function securityOf(a: Access): Array<Record<string, string[]>> | undefined {
     case 'identity':
       return [{ accessToken: [] }, { apiKey: [] }];
     case 'workspace':
-      return a.scopes === null ? [{ accessToken: [], workspace: [] }] : [{ accessToken: [], workspace: [] }, { apiKey: a.scopes }];
+      return a.scopes === null
+        ? [{ accessToken: [], workspace: [] }]
+        : [{ accessToken: [], workspace: [] }, { apiKey: a.scopes }];
   }
 }
 
@@ -148,14 +157,29 @@ export async function buildApp(deps: Deps): Promise<App> {
       servers: [{ url: deps.config.publicUrl }],
       components: {
         securitySchemes: {
-          accessToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Access token (15 minutes) from /v1/auth/login.' },
-          workspace: { type: 'apiKey', in: 'header', name: 'SVC-Workspace', description: 'The workspace id, with an access token.' },
+          accessToken: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description: 'Access token (15 minutes) from /v1/auth/login.',
+          },
+          workspace: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'SVC-Workspace',
+            description: 'The workspace id, with an access token.',
+          },
           apiKey: {
             type: 'http',
             scheme: 'bearer',
             description: `API key (svc_live_…). Scopes: ${SCOPES.join(', ')}.`,
           },
-          visitor: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Visitor <svc_vis_…> (chat widget).' },
+          visitor: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'Authorization',
+            description: 'Visitor <svc_vis_…> (chat widget).',
+          },
         },
       },
       webhooks: {
@@ -163,7 +187,13 @@ export async function buildApp(deps: Deps): Promise<App> {
           post: {
             summary: 'An event delivered to a webhook endpoint (the envelope without topics)',
             parameters: [
-              { name: 'SVC-Signature', in: 'header', required: true, schema: { type: 'string' }, description: 't=<unix>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">' },
+              {
+                name: 'SVC-Signature',
+                in: 'header',
+                required: true,
+                schema: { type: 'string' },
+                description: 't=<unix>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">',
+              },
               { name: 'SVC-Event-Id', in: 'header', required: true, schema: { type: 'string' } },
               { name: 'SVC-Event-Type', in: 'header', required: true, schema: { type: 'string' } },
             ],
@@ -174,7 +204,11 @@ export async function buildApp(deps: Deps): Promise<App> {
       } as never,
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, uiConfig: { url: '/v1/openapi.json' } as never });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: true,
+    uiConfig: { url: '/v1/openapi.json' } as never,
+  });
 
   app.get(
     '/v1/openapi.json',

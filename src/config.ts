@@ -130,7 +130,8 @@ export function loadConfig(env: Env = process.env): Config {
 
   const retentionText = str(env, 'EVENT_RETENTION') ?? '7d';
   const eventRetentionMs = parseDuration(retentionText);
-  if (eventRetentionMs === null) throw new ConfigError('EVENT_RETENTION', `must look like 7d, 36h or 90m, got "${retentionText}"`);
+  if (eventRetentionMs === null)
+    throw new ConfigError('EVENT_RETENTION', `must look like 7d, 36h or 90m, got "${retentionText}"`);
 
   const originsText = str(env, 'CHECK_ORIGINS');
   const checkOrigins = (originsText ? originsText.split(',') : [publicUrl]).map((o) => o.trim()).filter(Boolean);

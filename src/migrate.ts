@@ -10,6 +10,8 @@ try {
   await database.close();
   process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
 } catch (err) {
-  process.stderr.write(`${err instanceof ConfigError ? 'configuration error' : 'migration failed'}: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(
+    `${err instanceof ConfigError ? 'configuration error' : 'migration failed'}: ${err instanceof Error ? err.message : String(err)}\n`,
+  );
   process.exit(1);
 }

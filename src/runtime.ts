@@ -27,7 +27,10 @@ export interface Runtime {
 
 export const MAINTENANCE_JOB = 'maintenance.prune';
 
-export async function createRuntime(config: Config, opts: { logger?: pino.Logger; jobs?: boolean } = {}): Promise<Runtime> {
+export async function createRuntime(
+  config: Config,
+  opts: { logger?: pino.Logger; jobs?: boolean } = {},
+): Promise<Runtime> {
   const log =
     opts.logger ??
     pino({

@@ -3,7 +3,17 @@
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenSigner } from '../src/platform/crypto/tokens.js';
-import { ALL_SCOPES, isErrorBody, newApiKey, newTenant, type Service, signUp, startService, TEST_SECRET_KEY, unique } from './helpers.js';
+import {
+  ALL_SCOPES,
+  isErrorBody,
+  newApiKey,
+  newTenant,
+  type Service,
+  signUp,
+  startService,
+  TEST_SECRET_KEY,
+  unique,
+} from './helpers.js';
 
 let svc: Service;
 beforeAll(async () => {
@@ -28,7 +38,11 @@ describe('register and login', () => {
     expect(cookie).toMatch(/Path=\/v1\/auth/);
 
     // Email is unique ignoring case.
-    const dup = await api.post('/v1/auth/register', { email: email.toUpperCase(), password: 'long enough pw', name: 'Again' });
+    const dup = await api.post('/v1/auth/register', {
+      email: email.toUpperCase(),
+      password: 'long enough pw',
+      name: 'Again',
+    });
     expect(dup.status).toBe(409);
     expect(isErrorBody(dup.body, 409, 'conflict')).toBe(true);
 
@@ -61,7 +75,10 @@ describe('register and login', () => {
   it('answers a wrong password and an unknown email the same way', async () => {
     const p = await signUp(svc.api);
     const wrong = await svc.api.post('/v1/auth/login', { email: p.email, password: 'not the password' });
-    const unknown = await svc.api.post('/v1/auth/login', { email: `${unique('nobody')}@example.com`, password: 'whatever12345' });
+    const unknown = await svc.api.post('/v1/auth/login', {
+      email: `${unique('nobody')}@example.com`,
+      password: 'whatever12345',
+    });
     expect(wrong.status).toBe(401);
     expect(unknown.status).toBe(401);
     expect(wrong.body).toEqual(unknown.body);
@@ -108,7 +125,10 @@ describe('access tokens', () => {
     const none = await svc.api.get('/v1/workspace', { token: a.owner.token });
     expect(none.status).toBe(404);
     const foreign = await svc.api.get('/v1/workspace', { token: a.owner.token, workspace: b.workspaceId });
-    const missing = await svc.api.get('/v1/workspace', { token: a.owner.token, workspace: '00000000-0000-4000-8000-000000000000' });
+    const missing = await svc.api.get('/v1/workspace', {
+      token: a.owner.token,
+      workspace: '00000000-0000-4000-8000-000000000000',
+    });
     const garbage = await svc.api.get('/v1/workspace', { token: a.owner.token, workspace: "1' or '1'='1" });
     for (const r of [foreign, missing, garbage]) {
       expect(r.status).toBe(404);
@@ -120,7 +140,11 @@ describe('access tokens', () => {
 describe('API keys', () => {
   it('creates a key shown once, lists it without the secret, and revokes it at once', async () => {
     const t = await newTenant(svc.api);
-    const created = await svc.api.post('/v1/api-keys', { name: 'Zapier', scopes: ['tickets:read', 'settings:read'] }, t.as);
+    const created = await svc.api.post(
+      '/v1/api-keys',
+      { name: 'Zapier', scopes: ['tickets:read', 'settings:read'] },
+      t.as,
+    );
     expect(created.status).toBe(201);
     expect(created.body.key).toMatch(/^svc_live_[A-Za-z0-9_-]{43}$/);
     expect(created.body.prefix).toBe(created.body.key.slice(0, 15));
@@ -178,7 +202,11 @@ describe('API keys', () => {
 
   it('refuses an expired key, a past expiry, empty or unknown scopes', async () => {
     const t = await newTenant(svc.api);
-    const past = await svc.api.post('/v1/api-keys', { name: 'old', scopes: ['realtime'], expires_at: '2001-01-01T00:00:00Z' }, t.as);
+    const past = await svc.api.post(
+      '/v1/api-keys',
+      { name: 'old', scopes: ['realtime'], expires_at: '2001-01-01T00:00:00Z' },
+      t.as,
+    );
     expect(past.status).toBe(422);
     expect(past.body.errors[0].location).toBe('body.expires_at');
     const empty = await svc.api.post('/v1/api-keys', { name: 'none', scopes: [] }, t.as);
@@ -186,7 +214,9 @@ describe('API keys', () => {
     const unknown = await svc.api.post('/v1/api-keys', { name: 'x', scopes: ['admin:everything'] }, t.as);
     expect(unknown.status).toBe(422);
 
-    const soon = await newApiKey(svc.api, t, ['settings:read'], { expires_at: new Date(Date.now() + 60_000).toISOString() });
+    const soon = await newApiKey(svc.api, t, ['settings:read'], {
+      expires_at: new Date(Date.now() + 60_000).toISOString(),
+    });
     expect((await svc.api.get('/v1/workspace', { token: soon.key })).status).toBe(200);
     await svc.rt.deps.database.db
       .updateTable('api_keys')

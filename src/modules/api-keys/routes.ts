@@ -15,7 +15,12 @@ export default async function apiKeyRoutes(app: App, deps: Deps) {
     '/v1/api-keys',
     {
       config: { access: who },
-      schema: { tags: ['api-keys'], summary: 'List API keys', querystring: PageQuerySchema, response: { 200: PageOf(ApiKey) } },
+      schema: {
+        tags: ['api-keys'],
+        summary: 'List API keys',
+        querystring: PageQuerySchema,
+        response: { 200: PageOf(ApiKey) },
+      },
     },
     async (req) => listApiKeys(deps, req.ctx, req.query),
   );

@@ -4,7 +4,7 @@ import type { Deps } from '../../deps.js';
 import { isUuid, newId, randomSecret } from '../../platform/crypto/random.js';
 import { hashSecret } from '../../platform/crypto/tokens.js';
 import type { CredentialResolver } from '../../platform/http/auth.js';
-import { type RequestContext, type Scope, SCOPES } from '../../platform/http/context.js';
+import { type RequestContext, SCOPES, type Scope } from '../../platform/http/context.js';
 import { forbidden, invalid, notFound } from '../../platform/http/errors.js';
 import type { Page, PageQueryInput } from '../../platform/http/pagination.js';
 import { iso } from '../../platform/http/schemas.js';
@@ -61,7 +61,11 @@ export async function listApiKeys(deps: Deps, ctx: RequestContext, q: PageQueryI
       ]),
     );
   }
-  const rows = await query.orderBy('k.created_at', 'desc').orderBy('k.id', 'desc').limit(limit + 1).execute();
+  const rows = await query
+    .orderBy('k.created_at', 'desc')
+    .orderBy('k.id', 'desc')
+    .limit(limit + 1)
+    .execute();
   return deps.pager.page(list, rows, limit, (r) => [iso(r.created_at), r.id], present);
 }
 
@@ -101,7 +105,12 @@ export async function createApiKey(
         expires_at: expiresAt,
       })
       .execute();
-    await recordAudit(u.trx, ctx, { action: 'api_key.created', entityType: 'api_key', entityId: id, data: { name, scopes } });
+    await recordAudit(u.trx, ctx, {
+      action: 'api_key.created',
+      entityType: 'api_key',
+      entityId: id,
+      data: { name, scopes },
+    });
   });
   const row = await baseQuery(deps, ctx.workspaceId).where('k.id', '=', id).executeTakeFirstOrThrow();
   return { ...present(row), key: secret };
@@ -117,7 +126,12 @@ export async function deleteApiKey(deps: Deps, ctx: RequestContext, id: string):
       .returning(['id', 'name'])
       .executeTakeFirst();
     if (!gone) throw notFound('API key not found.');
-    await recordAudit(u.trx, ctx, { action: 'api_key.deleted', entityType: 'api_key', entityId: id, data: { name: gone.name } });
+    await recordAudit(u.trx, ctx, {
+      action: 'api_key.deleted',
+      entityType: 'api_key',
+      entityId: id,
+      data: { name: gone.name },
+    });
   });
 }
 

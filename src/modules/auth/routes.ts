@@ -3,8 +3,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
 import { access } from '../../platform/http/context.js';
-import { type IssuedSession, login, register } from './service.js';
 import { LoginBody, RegisterBody, Session } from './schemas.js';
+import { type IssuedSession, login, register } from './service.js';
 
 /** Native clients (SVC-Client: ios/<version>, no Origin) get the refresh token in the body. */
 export const isNative = (req: FastifyRequest): boolean =>

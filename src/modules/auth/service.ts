@@ -3,8 +3,8 @@
 import type { Static } from '@sinclair/typebox';
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.js';
-import { newId, randomSecret } from '../../platform/crypto/random.js';
 import { hashPassword, verifyAgainstDummy, verifyPassword } from '../../platform/crypto/passwords.js';
+import { newId, randomSecret } from '../../platform/crypto/random.js';
 import { hashSecret, TOKEN_TTL_SECONDS } from '../../platform/crypto/tokens.js';
 import type { CredentialResolver } from '../../platform/http/auth.js';
 import type { Role } from '../../platform/http/context.js';
@@ -61,7 +61,10 @@ export async function register(
 ): Promise<IssuedSession> {
   const email = input.email.trim();
   const name = input.name.trim();
-  if (name === '') throw new ApiError('validation_failed', 'body.name must not be blank', [{ location: 'body.name', message: 'must not be blank' }]);
+  if (name === '')
+    throw new ApiError('validation_failed', 'body.name must not be blank', [
+      { location: 'body.name', message: 'must not be blank' },
+    ]);
   const passwordHash = await hashPassword(input.password);
   const id = newId();
   const row = await deps.database.db
@@ -105,7 +108,9 @@ export function userResolver(deps: Deps): CredentialResolver['accessToken'] {
             .executeTakeFirst()
         : await db
             .selectFrom('sessions as s')
-            .leftJoin('members as m', (j) => j.onRef('m.user_id', '=', 's.user_id').on('m.workspace_id', '=', workspaceId))
+            .leftJoin('members as m', (j) =>
+              j.onRef('m.user_id', '=', 's.user_id').on('m.workspace_id', '=', workspaceId),
+            )
             .select(['s.user_id', 's.revoked_at', 'm.role'])
             .where('s.id', '=', claims.sid)
             .executeTakeFirst();

@@ -30,7 +30,11 @@ export default async function eventRoutes(app: App, deps: Deps) {
         summary: 'Replay events after a seq (stand-ins for what you may not see)',
         querystring: Type.Object(
           {
-            since: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Last seq you have; 0 for none.' }),
+            since: Type.Integer({
+              minimum: 0,
+              maximum: Number.MAX_SAFE_INTEGER,
+              description: 'Last seq you have; 0 for none.',
+            }),
             limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
           },
           { additionalProperties: false },

@@ -1,8 +1,8 @@
 // Replay of the outbox (GET /v1/events), filtered by what the caller may see.
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.js';
-import { EVENT_SEQ } from '../../platform/events/outbox.js';
 import { publicEnvelope, standIn } from '../../platform/events/envelope.js';
+import { EVENT_SEQ } from '../../platform/events/outbox.js';
 import { rowToEnvelope } from '../../platform/events/publisher.js';
 import { canSee } from '../../platform/events/visibility.js';
 import type { RequestContext } from '../../platform/http/context.js';

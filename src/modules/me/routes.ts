@@ -19,7 +19,9 @@ const Me = Type.Object({
   /** user: a signed-in person; api_key: the key itself (its id and name; no email). */
   kind: Type.Union([Type.Literal('user'), Type.Literal('api_key')]),
   scopes: Nullable(Type.Array(ScopeSchema)),
-  workspaces: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), slug: Type.String(), role: Nullable(Role) })),
+  workspaces: Type.Array(
+    Type.Object({ id: Type.String(), name: Type.String(), slug: Type.String(), role: Nullable(Role) }),
+  ),
 });
 
 export default async function meRoutes(app: App, deps: Deps) {
@@ -53,7 +55,10 @@ export default async function meRoutes(app: App, deps: Deps) {
           workspaces: [{ id: row.w_id, name: row.w_name, slug: row.w_slug, role: null }],
         };
       }
-      const [user, workspaces] = await Promise.all([getUser(deps, req.user.userId), workspacesOfUser(deps, req.user.userId)]);
+      const [user, workspaces] = await Promise.all([
+        getUser(deps, req.user.userId),
+        workspacesOfUser(deps, req.user.userId),
+      ]);
       if (!user) throw notFound();
       return {
         ...user,

@@ -13,7 +13,10 @@ export default async function systemRoutes(app: App, deps: Deps) {
 
   app.get(
     '/healthz',
-    { config: open, schema: { tags: ['system'], summary: 'Liveness', response: { 200: Type.Object({ status: Type.Literal('ok') }) } } },
+    {
+      config: open,
+      schema: { tags: ['system'], summary: 'Liveness', response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
+    },
     async () => ({ status: 'ok' as const }),
   );
 
@@ -38,7 +41,12 @@ export default async function systemRoutes(app: App, deps: Deps) {
       ];
       if (errors.length === 0) return { status: 'ok' as const, database: 'ok' as const, bus: 'ok' as const };
       reply.code(503);
-      return { status: 503, code: 'unavailable', detail: `Not ready: ${errors.map((e) => e.location).join(' and ')} unreachable.`, errors };
+      return {
+        status: 503,
+        code: 'unavailable',
+        detail: `Not ready: ${errors.map((e) => e.location).join(' and ')} unreachable.`,
+        errors,
+      };
     },
   );
 }

@@ -10,7 +10,12 @@ export default async function workspaceRoutes(app: App, deps: Deps) {
     '/v1/workspaces',
     {
       config: { access: access.user() },
-      schema: { tags: ['workspace'], summary: 'Create a workspace (you become its owner)', body: CreateWorkspaceBody, response: { 201: Workspace } },
+      schema: {
+        tags: ['workspace'],
+        summary: 'Create a workspace (you become its owner)',
+        body: CreateWorkspaceBody,
+        response: { 201: Workspace },
+      },
     },
     async (req, reply) => {
       const w = await createWorkspace(deps, req.user, req.body);

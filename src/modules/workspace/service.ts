@@ -76,7 +76,12 @@ export async function createWorkspace(
   const base = input.slug ?? slugify(name);
   const id = newId();
   for (let attempt = 0; attempt < 5; attempt++) {
-    const slug = attempt === 0 ? base : `${base.slice(0, 40)}-${randomSecret('', 3).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`;
+    const slug =
+      attempt === 0
+        ? base
+        : `${base.slice(0, 40)}-${randomSecret('', 3)
+            .toLowerCase()
+            .replace(/[^a-z0-9]/g, 'x')}`;
     const created = await deps.writer.run(id, async (u) => {
       const row = await u.trx
         .insertInto('workspaces')
@@ -106,7 +111,11 @@ export async function createWorkspace(
 }
 
 export async function getWorkspace(deps: Deps, ctx: RequestContext): Promise<WorkspaceView> {
-  const w = await deps.database.db.selectFrom('workspaces').selectAll().where('id', '=', ctx.workspaceId).executeTakeFirst();
+  const w = await deps.database.db
+    .selectFrom('workspaces')
+    .selectAll()
+    .where('id', '=', ctx.workspaceId)
+    .executeTakeFirst();
   if (!w) throw notFound('Workspace not found.');
   return presentWorkspace(w);
 }

@@ -29,7 +29,10 @@ export class TokenSigner {
     this.#key = new Uint8Array(hkdfSync('sha256', secretKey, 'svc-jwt', 'jwt signing key v1', 32));
   }
 
-  async sign(claims: TokenClaims, ttlSeconds = TOKEN_TTL_SECONDS[claims.purpose]): Promise<{ token: string; expiresAt: Date }> {
+  async sign(
+    claims: TokenClaims,
+    ttlSeconds = TOKEN_TTL_SECONDS[claims.purpose],
+  ): Promise<{ token: string; expiresAt: Date }> {
     const now = Math.floor(Date.now() / 1000);
     const token = await new SignJWT({ ...claims })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })

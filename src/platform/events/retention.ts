@@ -3,10 +3,17 @@
 
 import type { Database } from '../db/index.js';
 
-export async function pruneEvents(database: Database, retentionMs: number, batch = 5000): Promise<number> {
+export async function pruneEvents(
+  database: Database,
+  retentionMs: number,
+  opts: { workspaceIds?: string[]; batch?: number } = {},
+): Promise<number> {
   const db = database.db;
+  const batch = opts.batch ?? 5000;
   const cutoff = new Date(Date.now() - retentionMs);
-  const workspaces = await db.selectFrom('workspaces').select('id').execute();
+  const workspaces = opts.workspaceIds
+    ? opts.workspaceIds.map((id) => ({ id }))
+    : await db.selectFrom('workspaces').select('id').execute();
   let total = 0;
   for (const { id } of workspaces) {
     for (;;) {
@@ -32,4 +39,3 @@ export async function pruneEvents(database: Database, retentionMs: number, batch
   }
   return total;
 }
-

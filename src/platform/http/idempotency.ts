@@ -35,7 +35,11 @@ export function installIdempotency(app: FastifyInstance, database: Database): vo
     if (typeof header !== 'string' || !KEY_RE.test(header)) {
       throw invalid('header.idempotency-key', 'must be 1 to 255 printable ASCII characters');
     }
-    const caller = req.ctx ? callerKey(req.ctx) : `u:${req.user.userId}:`;
+    // The caller: the API key, or the signed-in user in the selected workspace (SVC-Workspace,
+    // also on routes that do not need one).
+    const auth = req.auth;
+    const selected = req.ctx ?? (auth.kind === 'user' ? auth.ctx : null);
+    const caller = selected ? callerKey(selected) : `u:${req.user.userId}:`;
     const route = `${req.method} ${req.url.split('?')[0]}`;
     const bodyHash = sha256(`${req.url}\n${req.rawBody ?? ''}`);
     const now = Date.now();
@@ -87,7 +91,8 @@ export function installIdempotency(app: FastifyInstance, database: Database): vo
           .where('locked_until', '=', row.locked_until)
           .returning('key')
           .executeTakeFirst();
-        if (!taken) throw new ApiError('idempotency_in_progress', 'A request with this Idempotency-Key is still running.');
+        if (!taken)
+          throw new ApiError('idempotency_in_progress', 'A request with this Idempotency-Key is still running.');
         req.idempotency = { caller, key: header, replayed: false };
         return;
       }

@@ -40,9 +40,14 @@ export async function installRateLimit(app: FastifyInstance, opts: { perMinute: 
     reply.header('ratelimit-remaining', String(r.remaining));
     reply.header('ratelimit-reset', reset);
     if (r.isExceeded) {
-      throw new ApiError('rate_limited', `Too many requests: at most ${r.max} a minute. Retry in ${reset} s.`, undefined, {
-        'retry-after': reset,
-      });
+      throw new ApiError(
+        'rate_limited',
+        `Too many requests: at most ${r.max} a minute. Retry in ${reset} s.`,
+        undefined,
+        {
+          'retry-after': reset,
+        },
+      );
     }
   });
 }

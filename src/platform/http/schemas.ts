@@ -29,7 +29,12 @@ export function PageOf<T extends TSchema>(item: T) {
   return Type.Object({ data: Type.Array(item), next_cursor: Nullable(Type.String()) });
 }
 
-export const Role = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('agent'), Type.Literal('viewer')]);
+export const Role = Type.Union([
+  Type.Literal('owner'),
+  Type.Literal('admin'),
+  Type.Literal('agent'),
+  Type.Literal('viewer'),
+]);
 
 export const UserRef = Type.Object({
   id: Type.String(),
@@ -39,7 +44,8 @@ export const UserRef = Type.Object({
 });
 
 /** Strict object: unknown fields are refused (422) rather than silently dropped. */
-export const Body = <T extends Record<string, TSchema>>(props: T) => Type.Object(props, { additionalProperties: false });
+export const Body = <T extends Record<string, TSchema>>(props: T) =>
+  Type.Object(props, { additionalProperties: false });
 
 export const iso = (d: Date | string | null | undefined): string | null =>
   d === null || d === undefined ? null : (d instanceof Date ? d : new Date(d)).toISOString();

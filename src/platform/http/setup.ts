@@ -83,9 +83,11 @@ export function installJsonParser(app: FastifyInstance): void {
     }
     const bad = findUnstorable(parsed, 'body');
     if (bad) {
-      done(new ApiError('validation_failed', `${bad}: contains a NUL character or invalid Unicode`, [
-        { location: bad, message: 'contains a NUL character or invalid Unicode' },
-      ]));
+      done(
+        new ApiError('validation_failed', `${bad}: contains a NUL character or invalid Unicode`, [
+          { location: bad, message: 'contains a NUL character or invalid Unicode' },
+        ]),
+      );
       return;
     }
     done(null, parsed);
@@ -113,7 +115,10 @@ function describe(e: ErrorObject): string {
   return e.message ?? 'is invalid';
 }
 
-export function toErrorBody(err: FastifyError | ApiError | Error): { body: ErrorBody; headers?: Record<string, string> } {
+export function toErrorBody(err: FastifyError | ApiError | Error): {
+  body: ErrorBody;
+  headers?: Record<string, string>;
+} {
   if (err instanceof ApiError) return { body: err.toBody(), ...(err.headers ? { headers: err.headers } : {}) };
   const fe = err as FastifyError & { validation?: ErrorObject[]; validationContext?: string };
   if (fe.validation) {
@@ -205,7 +210,9 @@ export function installRequestLog(app: FastifyInstance): void {
         route: req.routeOptions.url,
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 10) / 10,
-        ...(auth && (auth.kind === 'key' || auth.kind === 'user') && auth.ctx ? { workspace: auth.ctx.workspaceId } : {}),
+        ...(auth && (auth.kind === 'key' || auth.kind === 'user') && auth.ctx
+          ? { workspace: auth.ctx.workspaceId }
+          : {}),
       },
       'request',
     );
