@@ -67,6 +67,7 @@ export interface RouteEntry {
 declare module 'fastify' {
   interface FastifyInstance {
     routeTable: RouteEntry[];
+    beginShutdown(): void;
   }
 }
 
@@ -103,8 +104,14 @@ export async function buildApp(deps: Deps): Promise<App> {
   installErrors(app);
   installNotFound(app);
   installRequestLog(app);
+  // While shutting down, answers in flight close their connection so the drain can finish.
+  let closing = false;
+  app.decorate('beginShutdown', () => {
+    closing = true;
+  });
   app.addHook('onSend', async (req, reply, payload) => {
     reply.header('x-request-id', req.id);
+    if (closing) reply.header('connection', 'close');
     return payload;
   });
 

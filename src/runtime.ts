@@ -97,7 +97,12 @@ export async function createRuntime(
       async stop() {
         if (stopped) return;
         stopped = true;
+        app.beginShutdown();
+        // Requests in flight get to finish; connections still open after 10 s are cut.
+        const cut = setTimeout(() => app.server.closeAllConnections(), 10_000);
+        cut.unref();
         await app.close();
+        clearTimeout(cut);
         for (const close of closers) await close().catch(() => {});
       },
     };

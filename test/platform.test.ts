@@ -1,0 +1,334 @@
+// Configuration, the real process (npm start), migrations, the job queue and graceful shutdown.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, parseDuration } from '../src/config.js';
+import { openDatabase } from '../src/platform/db/index.js';
+import { migrateToLatest } from '../src/platform/db/migrate.js';
+import { onPostgres, type Service, startService } from './helpers.js';
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'svc-platform-'));
+
+describe('configuration', () => {
+  it('has the defaults of gaps.md "Running it" and generates secrets once', () => {
+    const dir = tmp();
+    const c = loadConfig({ DATA_DIR: dir });
+    expect(c).toMatchObject({
+      port: 3000,
+      host: '127.0.0.1',
+      publicUrl: 'http://localhost:3000',
+      databaseUrl: null,
+      natsUrl: null,
+      redisUrl: null,
+      eventRetentionMs: 7 * 86_400_000,
+      checkOrigins: ['http://localhost:3000'],
+      webhookAllowPrivate: false,
+      challenge: { kind: 'none', secret: null },
+      smtpUrl: null,
+      rateLimitPerMinute: 700,
+      attachmentMaxMb: 25,
+    });
+    expect(c.generated).toEqual({ secretKey: true, inboundSecret: true });
+    expect(Buffer.byteLength(c.secretKey)).toBeGreaterThanOrEqual(32);
+    const again = loadConfig({ DATA_DIR: dir });
+    expect(again.secretKey).toBe(c.secretKey);
+    expect(again.inboundSecret).toBe(c.inboundSecret);
+    expect(again.generated).toEqual({ secretKey: false, inboundSecret: false });
+    expect(readFileSync(join(dir, 'secrets', 'secret_key'), 'utf8').trim()).toBe(c.secretKey);
+  });
+
+  it('reads every setting', () => {
+    const c = loadConfig({
+      DATA_DIR: tmp(),
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      PUBLIC_URL: 'https://help.example.com/',
+      DATABASE_URL: 'postgres://u@db:5432/hd',
+      NATS_URL: 'nats://nats:4222',
+      REDIS_URL: 'redis://redis:6379',
+      SECRET_KEY: 'k'.repeat(40),
+      INBOUND_SECRET: 'inbound-secret-123456',
+      EVENT_RETENTION: '36h',
+      CHECK_ORIGINS: 'https://a.example.com, https://b.example.com',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      CHALLENGE: 'turnstile',
+      CHALLENGE_SECRET: 'cs',
+      AI_PROVIDER: 'openai',
+      AI_BASE_URL: 'http://127.0.0.1:9999/v1',
+      AI_API_KEY: 'sk',
+      AI_MODEL: 'm',
+      AI_FAST_MODEL: 'f',
+      STRIPE_SECRET_KEY: 'sk_test',
+      STRIPE_WEBHOOK_SECRET: 'whsec',
+      STRIPE_API_BASE: 'http://127.0.0.1:12111',
+      SMTP_URL: 'smtp://127.0.0.1:2525',
+    });
+    expect(c).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      publicUrl: 'https://help.example.com',
+      eventRetentionMs: 36 * 3_600_000,
+      checkOrigins: ['https://a.example.com', 'https://b.example.com'],
+      webhookAllowPrivate: true,
+      challenge: { kind: 'turnstile', secret: 'cs' },
+      ai: { provider: 'openai', baseUrl: 'http://127.0.0.1:9999/v1', apiKey: 'sk', model: 'm', fastModel: 'f' },
+      stripe: { secretKey: 'sk_test', webhookSecret: 'whsec', apiBase: 'http://127.0.0.1:12111' },
+      smtpUrl: 'smtp://127.0.0.1:2525',
+      generated: { secretKey: false, inboundSecret: false },
+    });
+  });
+
+  it('names the variable of a bad value', () => {
+    const bad: Array<[Record<string, string>, string]> = [
+      [{ PORT: 'eighty' }, 'PORT'],
+      [{ PORT: '70000' }, 'PORT'],
+      [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+      [{ SECRET_KEY: 'short' }, 'SECRET_KEY'],
+      [{ EVENT_RETENTION: 'a week' }, 'EVENT_RETENTION'],
+      [{ CHECK_ORIGINS: 'not an origin' }, 'CHECK_ORIGINS'],
+      [{ WEBHOOK_ALLOW_PRIVATE: 'maybe' }, 'WEBHOOK_ALLOW_PRIVATE'],
+      [{ CHALLENGE: 'recaptcha' }, 'CHALLENGE'],
+      [{ CHALLENGE: 'hcaptcha' }, 'CHALLENGE_SECRET'],
+      [{ AI_PROVIDER: 'skynet' }, 'AI_PROVIDER'],
+      [{ REDIS_URL: 'http://x' }, 'REDIS_URL'],
+    ];
+    for (const [env, variable] of bad) {
+      let err: unknown;
+      try {
+        loadConfig({ DATA_DIR: tmp(), ...env });
+      } catch (e) {
+        err = e;
+      }
+      expect(err, JSON.stringify(env)).toBeInstanceOf(ConfigError);
+      expect((err as ConfigError).variable).toBe(variable);
+      expect((err as ConfigError).message.startsWith(`${variable}: `)).toBe(true);
+    }
+    expect(parseDuration('7d')).toBe(604_800_000);
+    expect(parseDuration('0d')).toBeNull();
+  });
+});
+
+function startProcess(env: Record<string, string>, args = ['src/main.ts']) {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d) => {
+    out += d;
+  });
+  child.stderr!.on('data', (d) => {
+    err += d;
+  });
+  const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
+  return { child, exited, out: () => out, err: () => err };
+}
+
+const freePort = () => 20_000 + Math.floor(Math.random() * 20_000);
+
+describe('the process', () => {
+  const children: ChildProcess[] = [];
+  afterAll(() => {
+    for (const c of children) c.kill('SIGKILL');
+  });
+
+  it('starts with no settings, says where it listens and the inbound secret, and stops cleanly on SIGTERM', async () => {
+    const dir = tmp();
+    const port = freePort();
+    const p = startProcess({ DATA_DIR: dir, PORT: String(port), DATABASE_URL: '' });
+    children.push(p.child);
+    await expect
+      .poll(
+        () =>
+          fetch(`http://127.0.0.1:${port}/healthz`).then(
+            (r) => r.status,
+            () => 0,
+          ),
+        { timeout: 60_000, interval: 250 },
+      )
+      .toBe(200);
+    const secret = readFileSync(join(dir, 'secrets', 'inbound_secret'), 'utf8').trim();
+    expect(p.out()).toContain(`http://127.0.0.1:${port}`);
+    expect(p.out()).toContain(secret);
+    expect(existsSync(join(dir, 'pglite'))).toBe(true);
+    // Data survives a restart.
+    const reg = await fetch(`http://127.0.0.1:${port}/v1/auth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'persist@example.com', password: 'long enough pw', name: 'P' }),
+    });
+    expect(reg.status).toBe(201);
+    p.child.kill('SIGTERM');
+    expect(await p.exited).toBe(0);
+
+    const again = startProcess({ DATA_DIR: dir, PORT: String(port), DATABASE_URL: '' });
+    children.push(again.child);
+    await expect
+      .poll(
+        () =>
+          fetch(`http://127.0.0.1:${port}/healthz`).then(
+            (r) => r.status,
+            () => 0,
+          ),
+        { timeout: 60_000, interval: 250 },
+      )
+      .toBe(200);
+    const login = await fetch(`http://127.0.0.1:${port}/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'persist@example.com', password: 'long enough pw' }),
+    });
+    expect(login.status).toBe(200);
+    again.child.kill('SIGTERM');
+    expect(await again.exited).toBe(0);
+  }, 150_000);
+
+  it('refuses to start on a bad setting with one line naming the variable', async () => {
+    const p = startProcess({ DATA_DIR: tmp(), PORT: 'abc' });
+    children.push(p.child);
+    expect(await p.exited).toBe(1);
+    const lines = p
+      .err()
+      .trim()
+      .split('\n')
+      .filter((l) => !l.startsWith('npm warn'));
+    expect(lines).toEqual(['configuration error: PORT: must be a whole number, got "abc"']);
+  });
+
+  it('finishes a request in flight before exiting on SIGTERM', async () => {
+    const port = freePort();
+    const p = startProcess({ DATA_DIR: tmp(), PORT: String(port), DATABASE_URL: process.env.DATABASE_URL ?? '' });
+    children.push(p.child);
+    await expect
+      .poll(
+        () =>
+          fetch(`http://127.0.0.1:${port}/healthz`).then(
+            (r) => r.status,
+            () => 0,
+          ),
+        { timeout: 60_000, interval: 250 },
+      )
+      .toBe(200);
+    // A request whose headers have arrived and whose body is still coming when SIGTERM lands.
+    const body = JSON.stringify({
+      email: `inflight-${Date.now()}@example.com`,
+      password: 'long enough pw',
+      name: 'In Flight',
+    });
+    const req = request({
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: '/v1/auth/register',
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    });
+    const answer = new Promise<number>((res, rej) => {
+      req.on('response', (r) => {
+        r.resume();
+        res(r.statusCode ?? 0);
+      });
+      req.on('error', rej);
+    });
+    req.write(body.slice(0, 10));
+    await new Promise((r) => setTimeout(r, 300));
+    p.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    req.end(body.slice(10));
+    expect(await answer).toBe(201);
+    expect(await p.exited).toBe(0);
+  }, 120_000);
+});
+
+describe('migrations', () => {
+  it('applies each migration once, also when several processes start at once', async () => {
+    if (onPostgres) {
+      const dbs = await Promise.all(
+        [1, 2, 3].map(() => openDatabase({ databaseUrl: process.env.DATABASE_URL!, dataDir: tmp() })),
+      );
+      try {
+        const results = await Promise.all(dbs.map((d) => migrateToLatest(d.db as never)));
+        // Already applied by earlier test files or by one of the three: nothing twice.
+        expect(results.flat().length).toBeLessThanOrEqual(1);
+        const rows = await dbs[0]!.db
+          .selectFrom('kysely_migration' as never)
+          .select('name' as never)
+          .execute();
+        expect(rows.length).toBeGreaterThan(0);
+        expect(new Set(rows.map((r: any) => r.name)).size).toBe(rows.length);
+      } finally {
+        for (const d of dbs) await d.close();
+      }
+    } else {
+      const d = await openDatabase({ databaseUrl: null, dataDir: tmp(), memory: true });
+      try {
+        const first = await migrateToLatest(d.db as never);
+        expect(first[0]).toBe('0001_foundation');
+        expect(await migrateToLatest(d.db as never)).toEqual([]);
+      } finally {
+        await d.close();
+      }
+    }
+  });
+
+  it('runs as npm run migrate', async () => {
+    const dir = tmp();
+    const p = startProcess({ DATA_DIR: dir, DATABASE_URL: process.env.DATABASE_URL ?? '' }, ['src/migrate.ts']);
+    expect(await p.exited).toBe(0);
+    expect(p.out()).toMatch(/applied: 0001_foundation|database is up to date/);
+  }, 60_000);
+});
+
+describe('job queue', () => {
+  let svc: Service;
+  beforeAll(async () => {
+    svc = await startService();
+  });
+  afterAll(async () => svc?.stop());
+
+  it('runs a job, retries a failing one, and honours startAfter', async () => {
+    const { jobs } = svc.rt.deps;
+    const queue = `test-${process.pid}-${Date.now()}`;
+    const done: string[] = [];
+    let failures = 0;
+    await jobs.work<{ n: string }>(
+      queue,
+      async (data) => {
+        if (data.n === 'flaky' && failures++ === 0) throw new Error('first try fails');
+        done.push(data.n);
+      },
+      0.5,
+    );
+    await jobs.send(queue, { n: 'now' });
+    await jobs.send(queue, { n: 'flaky' }, { retryLimit: 2, retryDelaySeconds: 1 });
+    await jobs.send(queue, { n: 'later' }, { startAfter: new Date(Date.now() + 2500) });
+    await expect.poll(() => done.includes('now'), { timeout: 15_000 }).toBe(true);
+    expect(done).not.toContain('later');
+    await expect.poll(() => done.includes('flaky'), { timeout: 20_000 }).toBe(true);
+    expect(failures).toBe(2);
+    await expect.poll(() => done.includes('later'), { timeout: 20_000 }).toBe(true);
+  }, 60_000);
+
+  // The embedded database of the tests lives in memory, so a restart needs PostgreSQL.
+  it.runIf(onPostgres)(
+    'keeps queued jobs across a restart',
+    async () => {
+      const queue = `test-restart-${process.pid}-${Date.now()}`;
+      const first = await startService({}, { jobs: true });
+      await first.rt.deps.jobs.send(queue, { n: 1 }, { startAfter: new Date(Date.now() + 1000) });
+      await first.stop();
+      const second = await startService({}, { jobs: true });
+      try {
+        const got: number[] = [];
+        await second.rt.deps.jobs.work<{ n: number }>(queue, async (d) => void got.push(d.n), 0.5);
+        await expect.poll(() => got, { timeout: 20_000 }).toEqual([1]);
+      } finally {
+        await second.stop();
+      }
+    },
+    60_000,
+  );
+});
