@@ -12,7 +12,7 @@ export const isNative = (req: FastifyRequest): boolean =>
 
 const REFRESH_COOKIE_MAX_AGE = 60 * 24 * 3600;
 
-export function sendSession(req: FastifyRequest, reply: FastifyReply, s: IssuedSession, native: boolean) {
+export function sendSession(reply: FastifyReply, s: IssuedSession, native: boolean) {
   if (!native) {
     reply.setCookie(`svc_rt_${s.user.id}`, s.refreshToken, {
       httpOnly: true,
@@ -48,7 +48,7 @@ export default async function authRoutes(app: App, deps: Deps) {
       const native = isNative(req);
       const s = await register(deps, req.body, native);
       reply.code(201);
-      return sendSession(req, reply, s, native);
+      return sendSession(reply, s, native);
     },
   );
 
@@ -66,7 +66,7 @@ export default async function authRoutes(app: App, deps: Deps) {
     async (req, reply) => {
       const native = isNative(req);
       const s = await login(deps, req.body, native);
-      return sendSession(req, reply, s, native);
+      return sendSession(reply, s, native);
     },
   );
 }

@@ -1,6 +1,6 @@
 // Workspaces: create (caller becomes owner), read, change settings.
 import type { Static } from '@sinclair/typebox';
-import type { Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { newId, randomSecret } from '../../platform/crypto/random.js';
 import type { WorkspacesTable } from '../../platform/db/schema.js';
@@ -129,27 +129,23 @@ export async function updateWorkspace(
     throw invalid('body.settings.timezone', 'is not an IANA time zone name');
   }
   if (input.name !== undefined && input.name.trim() === '') throw invalid('body.name', 'must not be blank');
+  const patch = input.settings ?? {};
+  const { ai, ...flat } = patch;
   return deps.writer.run(ctx.workspaceId, async (u) => {
-    const current = await u.trx
-      .selectFrom('workspaces')
-      .selectAll()
-      .where('id', '=', ctx.workspaceId)
-      .forUpdate()
-      .executeTakeFirst();
-    if (!current) throw notFound('Workspace not found.');
-    const stored = (current.settings ?? {}) as Partial<Settings>;
-    const patch = input.settings ?? {};
-    const settings = { ...stored, ...patch, ...(patch.ai ? { ai: { ...(stored.ai ?? {}), ...patch.ai } } : {}) };
+    // A partial merge in one statement: top-level keys replace, `ai` merges key by key.
     const row = await u.trx
       .updateTable('workspaces')
       .set({
         ...(input.name !== undefined ? { name: input.name.trim() } : {}),
-        settings: JSON.stringify(settings),
+        settings: ai
+          ? sql`(settings || ${JSON.stringify(flat)}::jsonb) || jsonb_build_object('ai', coalesce(settings->'ai', '{}'::jsonb) || ${JSON.stringify(ai)}::jsonb)`
+          : sql`settings || ${JSON.stringify(flat)}::jsonb`,
         updated_at: new Date(),
       })
       .where('id', '=', ctx.workspaceId)
       .returningAll()
-      .executeTakeFirstOrThrow();
+      .executeTakeFirst();
+    if (!row) throw notFound('Workspace not found.');
     const view = presentWorkspace(row);
     u.emit({ type: 'workspace.updated', data: { workspace: view } });
     return view;

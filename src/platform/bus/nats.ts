@@ -1,4 +1,4 @@
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, type NatsConnection } from 'nats';
 import type { EventEnvelope } from '../events/envelope.js';
 import type { BusHandler, EventBus } from './index.js';
 import { dispatch } from './memory.js';

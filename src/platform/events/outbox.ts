@@ -1,6 +1,7 @@
 // Appending to the outbox inside the caller's transaction. seq comes from the
-// workspace's counter row; its row lock serialises the workspace's writers, so it is
-// taken as the very last step before COMMIT and held for as short a time as possible.
+// workspace's counter row; its row lock serialises the workspace's writers, so the
+// counter bump and the event rows are one statement, issued as the very last step
+// before COMMIT: the lock is held for that statement and the COMMIT, nothing more.
 import { sql, type Transaction } from 'kysely';
 import { newId } from '../crypto/random.js';
 import type { DB } from '../db/schema.js';
@@ -14,42 +15,40 @@ export async function appendEvents(
   drafts: EventDraft[],
 ): Promise<EventEnvelope[]> {
   if (drafts.length === 0) return [];
-  const { value: last } = await trx
-    .updateTable('workspace_counters')
-    .set({ value: sql`value + ${drafts.length}` })
-    .where('workspace_id', '=', workspaceId)
-    .where('name', '=', EVENT_SEQ)
-    .returning('value')
-    .executeTakeFirstOrThrow();
-  const first = last - drafts.length + 1;
   // One clock reading per transaction: its events share occurred_at and stay in seq order.
   const occurredAt = new Date().toISOString();
-  const envelopes = drafts.map<EventEnvelope>((d, i) => ({
+  const rows = drafts.map((d) => ({
     id: newId(),
-    seq: first + i,
-    workspace_id: workspaceId,
     type: d.type,
     visibility: d.visibility ?? 'agents',
     topics: [`workspace:${workspaceId}`, ...(d.topics ?? [])],
-    data: d.data,
-    occurred_at: occurredAt,
     team_id: d.teamId ?? null,
+    data: d.data,
   }));
-  await trx
-    .insertInto('events')
-    .values(
-      envelopes.map((e) => ({
-        workspace_id: e.workspace_id,
-        seq: e.seq,
-        id: e.id,
-        type: e.type,
-        visibility: e.visibility,
-        topics: e.topics,
-        team_id: e.team_id ?? null,
-        data: JSON.stringify(e.data),
-        occurred_at: e.occurred_at,
-      })),
+  const n = rows.length;
+  const inserted = await sql<{ seq: number; ord: number }>`
+    WITH c AS (
+      UPDATE workspace_counters SET value = value + ${n}
+       WHERE workspace_id = ${workspaceId} AND name = ${EVENT_SEQ}
+       RETURNING value
     )
-    .execute();
-  return envelopes;
+    INSERT INTO events (workspace_id, seq, id, type, visibility, topics, team_id, data, occurred_at)
+    SELECT ${workspaceId}::uuid, c.value - ${n} + x.ord, (x.e->>'id')::uuid, x.e->>'type', x.e->>'visibility',
+           ARRAY(SELECT jsonb_array_elements_text(x.e->'topics')), (x.e->>'team_id')::uuid, x.e->'data',
+           ${occurredAt}::timestamptz
+      FROM c, jsonb_array_elements(${JSON.stringify(rows)}::jsonb) WITH ORDINALITY AS x(e, ord)
+    RETURNING seq`.execute(trx);
+  if (inserted.rows.length !== n) throw new Error('workspace event counter missing');
+  const first = Math.min(...inserted.rows.map((r) => Number(r.seq)));
+  return rows.map<EventEnvelope>((r, i) => ({
+    id: r.id,
+    seq: first + i,
+    workspace_id: workspaceId,
+    type: r.type,
+    visibility: r.visibility,
+    topics: r.topics,
+    data: r.data,
+    occurred_at: occurredAt,
+    team_id: r.team_id,
+  }));
 }
