@@ -7,6 +7,17 @@ export function Nullable<T extends TSchema>(schema: T) {
   if (typeof base.type === 'string') {
     return Type.Unsafe<Static<T> | null>({ ...schema, type: [base.type, 'null'] });
   }
+  // A union of literals of one type (an enum such as Role): the type array, with null among the values.
+  const branches = (schema as unknown as { anyOf?: Array<{ type?: unknown; const?: unknown }> }).anyOf;
+  const type = branches?.[0]?.type;
+  if (typeof type === 'string' && branches!.every((b) => 'const' in b && b.type === type)) {
+    const { anyOf: _, ...rest } = Object.fromEntries(Object.entries(schema));
+    return Type.Unsafe<Static<T> | null>({
+      ...rest,
+      type: [type, 'null'],
+      enum: [...branches!.map((b) => b.const), null],
+    });
+  }
   return Type.Union([schema, Type.Null()]);
 }
 
