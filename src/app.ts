@@ -16,8 +16,8 @@ import Fastify, {
 import type { Deps } from './deps.js';
 import apiKeyRoutes from './modules/api-keys/routes.js';
 import { apiKeyResolver } from './modules/api-keys/service.js';
+import { userResolver } from './modules/auth/resolver.js';
 import authRoutes from './modules/auth/routes.js';
-import { userResolver } from './modules/auth/service.js';
 import eventRoutes, { Envelope } from './modules/events/routes.js';
 import meRoutes from './modules/me/routes.js';
 import systemRoutes from './modules/system/routes.js';

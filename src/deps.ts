@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import type { EventBus } from './platform/bus/index.js';
+import type { SecretBox } from './platform/crypto/secrets.js';
 import type { TokenSigner } from './platform/crypto/tokens.js';
 import type { Database } from './platform/db/index.js';
 import type { Writer } from './platform/db/tx.js';
@@ -19,6 +20,7 @@ export interface Deps {
   jobs: Jobs;
   pager: Pager;
   tokens: TokenSigner;
+  secrets: SecretBox;
   redis: Redis | null;
   log: FastifyBaseLogger;
 }

@@ -6,6 +6,7 @@ import { type App, buildApp } from './app.js';
 import type { Config } from './config.js';
 import type { Deps } from './deps.js';
 import { openBus } from './platform/bus/index.js';
+import { SecretBox } from './platform/crypto/secrets.js';
 import { TokenSigner } from './platform/crypto/tokens.js';
 import { openDatabase } from './platform/db/index.js';
 import { migrateToLatest } from './platform/db/migrate.js';
@@ -67,6 +68,7 @@ export async function createRuntime(
       jobs,
       pager: new Pager(config.secretKey),
       tokens: new TokenSigner(config.secretKey),
+      secrets: new SecretBox(config.secretKey),
       redis,
       log,
     };

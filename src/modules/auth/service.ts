@@ -6,8 +6,6 @@ import type { Deps } from '../../deps.js';
 import { hashPassword, verifyAgainstDummy, verifyPassword } from '../../platform/crypto/passwords.js';
 import { newId, randomSecret } from '../../platform/crypto/random.js';
 import { hashSecret, TOKEN_TTL_SECONDS } from '../../platform/crypto/tokens.js';
-import type { CredentialResolver } from '../../platform/http/auth.js';
-import type { Role } from '../../platform/http/context.js';
 import { ApiError, conflict, unauthorized } from '../../platform/http/errors.js';
 import type { User } from './schemas.js';
 
@@ -91,44 +89,4 @@ export async function login(
   const ok = user ? await verifyPassword(user.password_hash, input.password) : await verifyAgainstDummy(input.password);
   if (!user || !ok) throw unauthorized('Wrong email or password.');
   return startSession(deps, user, native);
-}
-
-/** Access tokens → user (+ membership); the session must still be live. One query. */
-export function userResolver(deps: Deps): CredentialResolver['accessToken'] {
-  return async (token, workspaceId, ip) => {
-    const claims = await deps.tokens.verify(token, 'access');
-    if (!claims || typeof claims.sid !== 'string') return null;
-    const db = deps.database.db;
-    const row =
-      workspaceId === null
-        ? await db
-            .selectFrom('sessions')
-            .select(['user_id', 'revoked_at', sql<string | null>`null`.as('role')])
-            .where('id', '=', claims.sid)
-            .executeTakeFirst()
-        : await db
-            .selectFrom('sessions as s')
-            .leftJoin('members as m', (j) =>
-              j.onRef('m.user_id', '=', 's.user_id').on('m.workspace_id', '=', workspaceId),
-            )
-            .select(['s.user_id', 's.revoked_at', 'm.role'])
-            .where('s.id', '=', claims.sid)
-            .executeTakeFirst();
-    if (!row || row.revoked_at !== null || row.user_id !== claims.sub) return null;
-    const user = { userId: row.user_id, sessionId: claims.sid, ip };
-    const role = (row.role as Role | null) ?? null;
-    return {
-      user,
-      member: role
-        ? {
-            workspaceId: workspaceId!,
-            actor: { type: 'user', userId: row.user_id, sessionId: claims.sid },
-            role,
-            scopes: null,
-            teams: [],
-            ip,
-          }
-        : null,
-    };
-  };
 }

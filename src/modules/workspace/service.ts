@@ -85,7 +85,15 @@ export async function createWorkspace(
     const created = await deps.writer.run(id, async (u) => {
       const row = await u.trx
         .insertInto('workspaces')
-        .values({ id, name, slug, widget_key: randomSecret('wk_', 12), avatar_url: null, avatar_source: null })
+        .values({
+          id,
+          name,
+          slug,
+          widget_key: randomSecret('wk_', 12),
+          widget_secret_enc: deps.secrets.seal(randomSecret('', 32), `widget:${id}`),
+          avatar_url: null,
+          avatar_source: null,
+        })
         .onConflict((oc) => oc.column('slug').doNothing())
         .returningAll()
         .executeTakeFirst();

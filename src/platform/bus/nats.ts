@@ -1,9 +1,10 @@
 import { connect, type NatsConnection } from 'nats';
 import type { EventEnvelope } from '../events/envelope.js';
-import type { BusHandler, EventBus } from './index.js';
-import { dispatch } from './memory.js';
+import type { BusHandler, ControlHandler, ControlMessage, EventBus } from './index.js';
+import { dispatch, runControl } from './memory.js';
 
 const SUBJECT = 'svc.events';
+const CONTROL = 'svc.control';
 
 /**
  * Core NATS pub/sub. Durability is the outbox's job (a sweeper republishes whatever was
@@ -12,6 +13,7 @@ const SUBJECT = 'svc.events';
 export class NatsBus implements EventBus {
   readonly kind = 'nats' as const;
   readonly #handlers = new Set<BusHandler>();
+  readonly #control = new Set<ControlHandler>();
   readonly #encoder = new TextEncoder();
   readonly #decoder = new TextDecoder();
 
@@ -28,6 +30,18 @@ export class NatsBus implements EventBus {
         for (const h of this.#handlers) dispatch(h, e);
       }
     })().catch(() => {});
+    const control = nc.subscribe(CONTROL);
+    (async () => {
+      for await (const m of control) {
+        let msg: ControlMessage;
+        try {
+          msg = JSON.parse(this.#decoder.decode(m.data)) as ControlMessage;
+        } catch {
+          continue;
+        }
+        for (const h of this.#control) runControl(h, msg);
+      }
+    })().catch(() => {});
   }
 
   static async connect(url: string): Promise<NatsBus> {
@@ -37,6 +51,15 @@ export class NatsBus implements EventBus {
 
   async publish(events: EventEnvelope[]): Promise<void> {
     for (const e of events) this.nc.publish(`${SUBJECT}.${e.workspace_id}`, this.#encoder.encode(JSON.stringify(e)));
+  }
+
+  async publishControl(msg: ControlMessage): Promise<void> {
+    this.nc.publish(CONTROL, this.#encoder.encode(JSON.stringify(msg)));
+  }
+
+  subscribeControl(handler: ControlHandler): () => void {
+    this.#control.add(handler);
+    return () => this.#control.delete(handler);
   }
 
   subscribe(handler: BusHandler): () => void {
@@ -50,6 +73,7 @@ export class NatsBus implements EventBus {
 
   async close(): Promise<void> {
     this.#handlers.clear();
+    this.#control.clear();
     await this.nc.drain().catch(() => {});
   }
 }

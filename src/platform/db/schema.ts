@@ -32,6 +32,7 @@ export interface WorkspacesTable {
   avatar_url: string | null;
   avatar_source: string | null;
   images: DefaultJson;
+  widget_secret_enc: string | null;
   created_at: DefaultTimestamp;
   updated_at: DefaultTimestamp;
 }
@@ -40,6 +41,44 @@ export interface MembersTable {
   workspace_id: string;
   user_id: string;
   role: string;
+  availability: ColumnType<
+    'online' | 'away' | 'offline',
+    'online' | 'away' | 'offline' | undefined,
+    'online' | 'away' | 'offline'
+  >;
+  max_open_tickets: number | null;
+  last_seen_at: NullableTimestamp;
+  created_at: DefaultTimestamp;
+  updated_at: DefaultTimestamp;
+}
+
+export interface TeamsTable {
+  workspace_id: string;
+  id: string;
+  name: string;
+  private: Generated<boolean>;
+  created_at: DefaultTimestamp;
+  updated_at: DefaultTimestamp;
+}
+
+export interface TeamMembersTable {
+  workspace_id: string;
+  team_id: string;
+  user_id: string;
+  created_at: DefaultTimestamp;
+}
+
+export interface InvitationsTable {
+  workspace_id: string;
+  id: string;
+  email: string;
+  role: 'admin' | 'agent' | 'viewer';
+  token_hash: string;
+  invited_by: string | null;
+  expires_at: Timestamp;
+  accepted_at: NullableTimestamp;
+  accepted_by: string | null;
+  revoked_at: NullableTimestamp;
   created_at: DefaultTimestamp;
 }
 
@@ -117,6 +156,9 @@ export interface DB {
   users: UsersTable;
   workspaces: WorkspacesTable;
   members: MembersTable;
+  teams: TeamsTable;
+  team_members: TeamMembersTable;
+  invitations: InvitationsTable;
   sessions: SessionsTable;
   api_keys: ApiKeysTable;
   workspace_counters: WorkspaceCountersTable;
