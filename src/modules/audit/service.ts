@@ -11,20 +11,26 @@ export interface AuditEntry {
   data?: Record<string, unknown>;
 }
 
-export async function recordAudit(trx: Transaction<DB>, ctx: RequestContext, entry: AuditEntry): Promise<void> {
+/** Who acted, in which workspace: a request's context, or a person/the system outside one. */
+export type AuditWho =
+  | RequestContext
+  | { workspaceId: string; actor: { type: 'system' } | { type: 'user'; userId: string }; ip: string | null };
+
+export async function recordAudit(trx: Transaction<DB>, who: AuditWho, entry: AuditEntry): Promise<void> {
+  const actor = who.actor;
   await trx
     .insertInto('audit_logs')
     .values({
-      workspace_id: ctx.workspaceId,
+      workspace_id: who.workspaceId,
       id: newId(),
-      actor_type: ctx.actor.type,
-      actor_user_id: ctx.actor.type === 'user' ? ctx.actor.userId : null,
-      actor_api_key_id: ctx.actor.type === 'api_key' ? ctx.actor.apiKeyId : null,
+      actor_type: actor.type,
+      actor_user_id: actor.type === 'user' ? actor.userId : null,
+      actor_api_key_id: actor.type === 'api_key' ? actor.apiKeyId : null,
       action: entry.action,
       entity_type: entry.entityType,
       entity_id: entry.entityId,
       data: JSON.stringify(entry.data ?? {}),
-      ip: ctx.ip,
+      ip: who.ip,
     })
     .execute();
 }
