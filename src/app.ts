@@ -5,6 +5,7 @@ import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -28,6 +29,7 @@ import { installIdempotency } from './platform/http/idempotency.js';
 import { installRateLimit } from './platform/http/rate-limit.js';
 import { ErrorSchema } from './platform/http/schemas.js';
 import {
+  frameworkErrors,
   genReqId,
   installErrors,
   installJsonParser,
@@ -92,6 +94,7 @@ export async function buildApp(deps: Deps): Promise<App> {
     logController: new LogController({ disableRequestLogging: true }),
     genReqId,
     requestIdHeader: false,
+    frameworkErrors,
     bodyLimit: JSON_BODY_LIMIT,
     trustProxy: process.env.TRUST_PROXY === 'true',
     routerOptions: { maxParamLength: 200 },
@@ -204,7 +207,7 @@ export async function buildApp(deps: Deps): Promise<App> {
               { name: 'SVC-Event-Id', in: 'header', required: true, schema: { type: 'string' } },
               { name: 'SVC-Event-Type', in: 'header', required: true, schema: { type: 'string' } },
             ],
-            requestBody: { content: { 'application/json': { schema: Envelope as object } } },
+            requestBody: { content: { 'application/json': { schema: Type.Omit(Envelope, ['topics']) as object } } },
             responses: { '200': { description: 'Any 2xx acknowledges the delivery.' } },
           },
         },

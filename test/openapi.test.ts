@@ -148,9 +148,8 @@ describe('GET /v1/openapi.json', () => {
       expect.arrayContaining(['id', 'seq', 'workspace_id', 'type', 'visibility', 'data', 'occurred_at']),
     );
     expect(envelope.properties.seq.type).toBe('integer');
-    // BUG: interface.md "Webhooks (outbound)" sends "the envelope without topics", but the documented
-    // webhook body (src/app.ts, the events Envelope) lists `topics` as a required field — reported.
-    // The assertion `expect(envelope.properties).not.toHaveProperty('topics')` is left out until fixed.
+    // Deliveries carry the envelope without topics.
+    expect(envelope.properties).not.toHaveProperty('topics');
     const headers = (post.parameters ?? []).filter((p: any) => p.in === 'header').map((p: any) => p.name);
     expect(headers).toEqual(expect.arrayContaining(['SVC-Signature', 'SVC-Event-Id', 'SVC-Event-Type']));
   });

@@ -221,3 +221,15 @@ export function installRequestLog(app: FastifyInstance): void {
 }
 
 export const genReqId = () => randomUUID();
+
+/**
+ * Errors Fastify raises before routing (an undecodable URL, a parameter over the router's
+ * length limit): the same error body as everything else, never the raw path echoed back.
+ */
+export function frameworkErrors(err: FastifyError, _req: FastifyRequest, reply: FastifyReply): void {
+  const body =
+    err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new ApiError('not_found', 'No such record.').toBody()
+      : badRequest('The URL could not be read.').toBody();
+  reply.code(body.status).type('application/json; charset=utf-8').send(JSON.stringify(body));
+}
