@@ -21,6 +21,7 @@ import { userResolver } from './modules/auth/resolver.js';
 import authRoutes from './modules/auth/routes.js';
 import eventRoutes, { Envelope } from './modules/events/routes.js';
 import meRoutes from './modules/me/routes.js';
+import realtimeRoutes from './modules/realtime/routes.js';
 import systemRoutes from './modules/system/routes.js';
 import workspaceRoutes from './modules/workspace/routes.js';
 import { registerAuth } from './platform/http/auth.js';
@@ -54,6 +55,7 @@ const MODULES: Array<(app: App, deps: Deps) => Promise<void>> = [
   workspaceRoutes,
   apiKeyRoutes,
   eventRoutes,
+  realtimeRoutes,
 ];
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
