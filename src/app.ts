@@ -154,7 +154,7 @@ export async function buildApp(deps: Deps): Promise<App> {
   await app.register(cookie);
   registerAuth(app, { apiKey: apiKeyResolver(deps), accessToken: userResolver(deps) });
   await installRateLimit(app, { perMinute: deps.config.rateLimitPerMinute, redis: deps.redis });
-  installIdempotency(app, deps.database);
+  installIdempotency(app, deps.database, deps.secrets);
 
   await app.register(swagger, {
     openapi: {

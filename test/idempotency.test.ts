@@ -29,6 +29,10 @@ describe('Idempotency-Key', () => {
     expect(again.headers.get('content-type')).toBe(first.headers.get('content-type'));
     expect(again.text).toBe(first.text);
     expect(await keyCount(t.workspaceId)).toBe(1);
+    // The stored answer holds the new key's secret: it is kept encrypted.
+    const stored = await svc.rt.deps.database.db.selectFrom('idempotency_keys').select('body').where('key', '=', key).executeTakeFirstOrThrow();
+    expect(stored.body).not.toContain(first.body.key);
+    expect(stored.body).toMatch(/^v1\./);
 
     // Location is replayed too.
     const owner = t.owner;
@@ -171,7 +175,7 @@ describe('Idempotency-Key', () => {
         ip: '127.0.0.1',
       };
     });
-    installIdempotency(app, database);
+    installIdempotency(app, database, svc.rt.deps.secrets);
     let runs = 0;
     const route = { config: { access: { kind: 'workspace' as const, role: 'agent' as const, scopes: [] } } };
     app.post('/big', route, async () => {

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
+import type { SecretBox } from '../crypto/secrets.js';
 import type { Database } from '../db/index.js';
 import { callerKey } from './context.js';
 import { ApiError, invalid } from './errors.js';
@@ -26,7 +27,11 @@ const KEY_RE = /^[\x20-\x7e]{1,255}$/;
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('base64url');
 
-export function installIdempotency(app: FastifyInstance, database: Database): void {
+/**
+ * Stored answers are encrypted (they can carry a secret shown once, such as a new API key),
+ * bound to their caller and key.
+ */
+export function installIdempotency(app: FastifyInstance, database: Database, box: SecretBox): void {
   const db = database.db;
 
   async function claim(req: FastifyRequest, reply: FastifyReply) {
@@ -101,7 +106,7 @@ export function installIdempotency(app: FastifyInstance, database: Database): vo
       for (const [k, v] of Object.entries(headers)) reply.header(k, v);
       reply.header('idempotent-replayed', 'true');
       reply.code(row.status_code ?? 200);
-      return reply.send(row.body ?? '');
+      return reply.send(row.body ? (box.open(row.body, `${caller}\n${header}`) ?? '') : '');
     }
     throw new ApiError('idempotency_in_progress', 'A request with this Idempotency-Key is still running.');
   }
@@ -127,7 +132,12 @@ export function installIdempotency(app: FastifyInstance, database: Database): vo
     if (loc !== undefined) headers['location'] = String(loc);
     await db
       .updateTable('idempotency_keys')
-      .set({ state: 'done', status_code: status, headers: JSON.stringify(headers), body: text })
+      .set({
+        state: 'done',
+        status_code: status,
+        headers: JSON.stringify(headers),
+        body: box.seal(text, `${idem.caller}\n${idem.key}`),
+      })
       .where('caller', '=', idem.caller)
       .where('key', '=', idem.key)
       .execute();
