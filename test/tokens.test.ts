@@ -56,8 +56,8 @@ describe('forged and misused tokens', () => {
       'RS256 header': `${b64({ alg: 'RS256', typ: 'JWT' })}.${b64(claims)}.${t.owner.token.split('.')[2]}`,
       'other secret': (await new TokenSigner('some-other-secret-key-0123456789-abcdefgh').sign(claims as never)).token,
       'claims edited': `${t.owner.token.split('.')[0]}.${b64({ ...claims, sub: '00000000-0000-7000-8000-000000000000' })}.${t.owner.token.split('.')[2]}`,
-      'ws purpose': (await new TokenSigner(TEST_SECRET_KEY).sign({ ...(claims as never), purpose: 'ws' })).token,
-      'mfa purpose': (await new TokenSigner(TEST_SECRET_KEY).sign({ ...(claims as never), purpose: 'mfa' })).token,
+      'ws purpose': (await new TokenSigner(TEST_SECRET_KEY).sign({ ...claims, purpose: 'ws' } as never)).token,
+      'mfa purpose': (await new TokenSigner(TEST_SECRET_KEY).sign({ ...claims, purpose: 'mfa' } as never)).token,
       'no purpose': await new SignJWT({ sub: good.sub, sid: good.sid })
         .setProtectedHeader({ alg: 'HS256' })
         .setExpirationTime('5m')
