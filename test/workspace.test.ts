@@ -1,5 +1,7 @@
 // POST /v1/workspaces, GET/PATCH /v1/workspace.
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { widgetSecret } from '../src/modules/workspace/service.js';
 import { newTenant, type Service, signUp, startService, unique } from './helpers.js';
 
 let svc: Service;
@@ -77,5 +79,123 @@ describe('workspace', () => {
     const r = await svc.api.patch('/v1/workspace', { name: 'Mine now' }, as);
     expect(r.status).toBe(403);
     expect(r.body.code).toBe('forbidden');
+  });
+});
+
+describe('deleting a workspace', () => {
+  const tenantTables = async () => {
+    const r = await sql<{ table_name: string }>`
+      SELECT table_name FROM information_schema.columns
+       WHERE table_schema = 'public' AND column_name = 'workspace_id'`.execute(svc.rt.deps.database.db);
+    return r.rows.map((x) => x.table_name);
+  };
+  const rowsOf = async (workspaceId: string) => {
+    const out: Record<string, number> = {};
+    for (const t of await tenantTables()) {
+      const r = await sql<{
+        n: number;
+      }>`SELECT count(*)::int AS n FROM ${sql.table(t)} WHERE workspace_id = ${workspaceId}`.execute(
+        svc.rt.deps.database.db,
+      );
+      out[t] = r.rows[0]!.n;
+    }
+    out.workspaces = (
+      await svc.rt.deps.database.db.selectFrom('workspaces').select('id').where('id', '=', workspaceId).execute()
+    ).length;
+    return out;
+  };
+  const enableMfa = (userId: string) =>
+    svc.rt.deps.database.db.updateTable('users').set({ mfa_enabled: true }).where('id', '=', userId).execute();
+
+  it('removes every record of the workspace and nothing of another', async () => {
+    const doomed = await newTenant(svc.api, 'Doomed Inc');
+    const kept = await newTenant(svc.api, 'Kept Inc');
+    for (const t of [doomed, kept]) {
+      await svc.api.patch('/v1/workspace', { settings: { csat_enabled: true } }, t.as);
+      await svc.api.post(
+        '/v1/api-keys',
+        { name: 'k', scopes: ['kb:read'] },
+        { ...t.as, headers: { 'idempotency-key': unique('i') } },
+      );
+    }
+    const keptBefore = await rowsOf(kept.workspaceId);
+    expect(Object.values(await rowsOf(doomed.workspaceId)).some((n) => n > 0)).toBe(true);
+    await enableMfa(doomed.owner.userId);
+
+    const wrongName = await svc.api.req('DELETE', '/v1/workspace', {
+      ...doomed.as,
+      body: { confirm_name: 'doomed inc' },
+    });
+    expect(wrongName.status).toBe(422);
+    expect(wrongName.body.errors[0].location).toBe('body.confirm_name');
+
+    const r = await svc.api.req('DELETE', '/v1/workspace', { ...doomed.as, body: { confirm_name: 'Doomed Inc' } });
+    expect(r.status).toBe(204);
+    const left = await rowsOf(doomed.workspaceId);
+    expect(Object.entries(left).filter(([, n]) => n > 0)).toEqual([]);
+    expect(await rowsOf(kept.workspaceId)).toEqual(keptBefore);
+    expect((await svc.api.get('/v1/workspace', doomed.as)).status).toBe(404);
+    // The person still exists and can sign in.
+    expect((await svc.api.get('/v1/me', { token: doomed.owner.token })).body.workspaces).toEqual([]);
+  });
+
+  it('needs an owner with two-factor who signed in within 10 minutes; never an admin or a key', async () => {
+    const t = await newTenant(svc.api, 'Careful');
+    const body = { confirm_name: 'Careful' };
+    const noMfa = await svc.api.req('DELETE', '/v1/workspace', { ...t.as, body });
+    expect(noMfa.status).toBe(403);
+    expect(noMfa.body.detail).toMatch(/two-factor/i);
+    await enableMfa(t.owner.userId);
+    await svc.rt.deps.database.db
+      .updateTable('sessions')
+      .set({ created_at: new Date(Date.now() - 11 * 60 * 1000) })
+      .where('user_id', '=', t.owner.userId)
+      .execute();
+    const stale = await svc.api.req('DELETE', '/v1/workspace', { ...t.as, body });
+    expect(stale.status).toBe(403);
+    expect(stale.body.detail).toMatch(/sign in again/i);
+
+    const admin = await signUp(svc.api, 'Adam Admin');
+    await svc.rt.deps.database.db
+      .insertInto('members')
+      .values({ workspace_id: t.workspaceId, user_id: admin.userId, role: 'admin' })
+      .execute();
+    await enableMfa(admin.userId);
+    const asAdmin = await svc.api.req('DELETE', '/v1/workspace', {
+      token: admin.token,
+      workspace: t.workspaceId,
+      body,
+    });
+    expect(asAdmin.status).toBe(403);
+    const key = (await svc.api.post('/v1/api-keys', { name: 'all', scopes: ['settings:write'] }, t.as)).body.key;
+    const asKey = await svc.api.req('DELETE', '/v1/workspace', { token: key, body });
+    expect(asKey.status).toBe(403);
+    expect((await svc.api.get('/v1/workspace', t.as)).status).toBe(200);
+  });
+});
+
+describe('widget secret', () => {
+  it('rotates a secret shown once, stored encrypted, audited', async () => {
+    const t = await newTenant(svc.api);
+    const r1 = await svc.api.post('/v1/workspace/widget-secret/rotate', undefined, t.as);
+    expect(r1.status).toBe(200);
+    expect(r1.body.widget_secret).toMatch(/^wsec_[A-Za-z0-9_-]{43}$/);
+    const r2 = await svc.api.post('/v1/workspace/widget-secret/rotate', undefined, t.as);
+    expect(r2.body.widget_secret).not.toBe(r1.body.widget_secret);
+    const row = await svc.rt.deps.database.db
+      .selectFrom('workspaces')
+      .select('widget_secret_enc')
+      .where('id', '=', t.workspaceId)
+      .executeTakeFirstOrThrow();
+    expect(row.widget_secret_enc).not.toContain(r2.body.widget_secret);
+    expect(await widgetSecret(svc.rt.deps, t.workspaceId)).toBe(r2.body.widget_secret);
+    const ws = await svc.api.get('/v1/workspace', t.as);
+    expect(JSON.stringify(ws.body)).not.toContain(r2.body.widget_secret);
+    const audit = await svc.rt.deps.database.db
+      .selectFrom('audit_logs')
+      .select('action')
+      .where('workspace_id', '=', t.workspaceId)
+      .execute();
+    expect(audit.filter((a) => a.action === 'workspace.widget_secret_rotated')).toHaveLength(2);
   });
 });

@@ -1,9 +1,11 @@
 // /v1/workspaces (create) and /v1/workspace (the selected workspace).
+
+import { Type } from '@sinclair/typebox';
 import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
 import { access } from '../../platform/http/context.js';
-import { CreateWorkspaceBody, PatchWorkspaceBody, Workspace } from './schemas.js';
-import { createWorkspace, getWorkspace, updateWorkspace } from './service.js';
+import { CreateWorkspaceBody, DeleteWorkspaceBody, PatchWorkspaceBody, WidgetSecret, Workspace } from './schemas.js';
+import { createWorkspace, deleteWorkspace, getWorkspace, rotateWidgetSecret, updateWorkspace } from './service.js';
 
 export default async function workspaceRoutes(app: App, deps: Deps) {
   app.post(
@@ -45,5 +47,38 @@ export default async function workspaceRoutes(app: App, deps: Deps) {
       },
     },
     async (req) => updateWorkspace(deps, req.ctx, req.body),
+  );
+
+  app.delete(
+    '/v1/workspace',
+    {
+      config: { access: access.usersOnly('owner') },
+      schema: {
+        tags: ['workspace'],
+        summary: 'Delete the workspace and all its data (owner with two-factor, signed in within 10 minutes)',
+        body: DeleteWorkspaceBody,
+        response: { 204: Type.Null() },
+      },
+    },
+    async (req, reply) => {
+      await deleteWorkspace(deps, req.ctx, req.body.confirm_name);
+      reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/v1/workspace/widget-secret/rotate',
+    {
+      config: { access: access.member('admin', 'settings:write'), idempotent: false },
+      schema: {
+        tags: ['workspace'],
+        summary: 'A new widget secret for verified visitor identities (shown once)',
+        response: { 200: WidgetSecret },
+      },
+    },
+    async (req, reply) => {
+      reply.header('cache-control', 'no-store');
+      return { widget_secret: await rotateWidgetSecret(deps, req.ctx) };
+    },
   );
 }

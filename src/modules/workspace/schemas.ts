@@ -54,3 +54,7 @@ export const PatchWorkspaceBody = Body({
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
   settings: Type.Optional(WorkspaceSettingsPatch),
 });
+
+export const DeleteWorkspaceBody = Body({ confirm_name: Type.String({ minLength: 1, maxLength: 100 }) });
+
+export const WidgetSecret = Type.Object({ widget_secret: Type.String() });

@@ -6,8 +6,9 @@ import { newId, randomSecret } from '../../platform/crypto/random.js';
 import type { WorkspacesTable } from '../../platform/db/schema.js';
 import { EVENT_SEQ } from '../../platform/events/outbox.js';
 import type { RequestContext, UserContext } from '../../platform/http/context.js';
-import { conflict, invalid, notFound } from '../../platform/http/errors.js';
+import { conflict, forbidden, invalid, notFound } from '../../platform/http/errors.js';
 import { iso } from '../../platform/http/schemas.js';
+import { recordAudit } from '../audit/service.js';
 import type { PatchWorkspaceBody, Workspace, WorkspaceSettings } from './schemas.js';
 
 export type WorkspaceView = Static<typeof Workspace>;
@@ -156,8 +157,81 @@ export async function updateWorkspace(
     if (!row) throw notFound('Workspace not found.');
     const view = presentWorkspace(row);
     u.emit({ type: 'workspace.updated', data: { workspace: view } });
+    await recordAudit(u.trx, ctx, {
+      action: 'workspace.updated',
+      entityType: 'workspace',
+      entityId: ctx.workspaceId,
+      data: {
+        ...(input.name !== undefined ? { name: view.name } : {}),
+        ...(input.settings ? { settings: input.settings } : {}),
+      },
+    });
     return view;
   });
+}
+
+const RECENT_SIGN_IN_MS = 10 * 60 * 1000;
+
+/**
+ * Deletes the workspace and everything of it (every tenant table cascades from workspaces),
+ * audit entries included. Owner only, with two-factor on, signed in within the last ten
+ * minutes, and the workspace's exact name typed as confirmation.
+ */
+export async function deleteWorkspace(deps: Deps, ctx: RequestContext, confirmName: string): Promise<void> {
+  if (ctx.actor.type !== 'user' || ctx.role !== 'owner') throw forbidden('Only an owner can delete the workspace.');
+  const { userId, sessionId } = ctx.actor;
+  const session = await deps.database.db
+    .selectFrom('sessions as s')
+    .innerJoin('users as u', 'u.id', 's.user_id')
+    .select(['s.created_at', 'u.mfa_enabled'])
+    .where('s.id', '=', sessionId)
+    .where('s.user_id', '=', userId)
+    .executeTakeFirst();
+  if (!session?.mfa_enabled) throw forbidden('Turn on two-factor authentication to delete the workspace.');
+  if (Date.now() - session.created_at.getTime() > RECENT_SIGN_IN_MS) {
+    throw forbidden('Sign in again (within the last 10 minutes) to delete the workspace.');
+  }
+  await deps.database.db.transaction().execute(async (trx) => {
+    const w = await trx
+      .selectFrom('workspaces')
+      .select('name')
+      .where('id', '=', ctx.workspaceId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!w) throw notFound('Workspace not found.');
+    if (w.name !== confirmName) throw invalid('body.confirm_name', 'does not match the workspace name');
+    await trx.deleteFrom('workspaces').where('id', '=', ctx.workspaceId).execute();
+  });
+  await deps.bus.publishControl({ type: 'workspace.deleted', workspace_id: ctx.workspaceId }).catch(() => {});
+}
+
+/** A new widget secret (verifies visitors' user_hash); returned once, stored encrypted. */
+export async function rotateWidgetSecret(deps: Deps, ctx: RequestContext): Promise<string> {
+  const secret = randomSecret('wsec_', 32);
+  await deps.writer.run(ctx.workspaceId, async (u) => {
+    const r = await u.trx
+      .updateTable('workspaces')
+      .set({ widget_secret_enc: deps.secrets.seal(secret, `widget:${ctx.workspaceId}`), updated_at: new Date() })
+      .where('id', '=', ctx.workspaceId)
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) !== 1) throw notFound('Workspace not found.');
+    await recordAudit(u.trx, ctx, {
+      action: 'workspace.widget_secret_rotated',
+      entityType: 'workspace',
+      entityId: ctx.workspaceId,
+    });
+  });
+  return secret;
+}
+
+/** The widget secret in clear, for verifying user_hash (widget issue). */
+export async function widgetSecret(deps: Deps, workspaceId: string): Promise<string | null> {
+  const w = await deps.database.db
+    .selectFrom('workspaces')
+    .select('widget_secret_enc')
+    .where('id', '=', workspaceId)
+    .executeTakeFirst();
+  return w?.widget_secret_enc ? deps.secrets.open(w.widget_secret_enc, `widget:${workspaceId}`) : null;
 }
 
 export async function workspacesOfUser(deps: Deps, userId: string) {

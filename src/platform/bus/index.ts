@@ -12,6 +12,7 @@ export type BusHandler = (event: EventEnvelope) => void;
 export type ControlMessage =
   | { type: 'sessions.revoked'; user_id: string; session_ids: string[] | 'all' }
   | { type: 'member.removed'; workspace_id: string; user_id: string }
+  | { type: 'workspace.deleted'; workspace_id: string }
   | { type: 'teams.changed'; workspace_id: string; user_ids: string[] };
 
 export type ControlHandler = (msg: ControlMessage) => void;
