@@ -30,7 +30,11 @@ describe('Idempotency-Key', () => {
     expect(again.text).toBe(first.text);
     expect(await keyCount(t.workspaceId)).toBe(1);
     // The stored answer holds the new key's secret: it is kept encrypted.
-    const stored = await svc.rt.deps.database.db.selectFrom('idempotency_keys').select('body').where('key', '=', key).executeTakeFirstOrThrow();
+    const stored = await svc.rt.deps.database.db
+      .selectFrom('idempotency_keys')
+      .select('body')
+      .where('key', '=', key)
+      .executeTakeFirstOrThrow();
     expect(stored.body).not.toContain(first.body.key);
     expect(stored.body).toMatch(/^v1\./);
 
