@@ -17,12 +17,16 @@ import Fastify, {
 import type { Deps } from './deps.js';
 import apiKeyRoutes from './modules/api-keys/routes.js';
 import { apiKeyResolver } from './modules/api-keys/service.js';
+import auditRoutes from './modules/audit/routes.js';
 import { userResolver } from './modules/auth/resolver.js';
 import authRoutes from './modules/auth/routes.js';
 import eventRoutes, { Envelope } from './modules/events/routes.js';
+import invitationRoutes from './modules/invitations/routes.js';
 import meRoutes from './modules/me/routes.js';
+import memberRoutes from './modules/members/routes.js';
 import realtimeRoutes from './modules/realtime/routes.js';
 import systemRoutes from './modules/system/routes.js';
+import teamRoutes from './modules/teams/routes.js';
 import workspaceRoutes from './modules/workspace/routes.js';
 import { registerAuth } from './platform/http/auth.js';
 import { type Access, SCOPES } from './platform/http/context.js';
@@ -53,6 +57,10 @@ const MODULES: Array<(app: App, deps: Deps) => Promise<void>> = [
   authRoutes,
   meRoutes,
   workspaceRoutes,
+  memberRoutes,
+  invitationRoutes,
+  teamRoutes,
+  auditRoutes,
   apiKeyRoutes,
   eventRoutes,
   realtimeRoutes,

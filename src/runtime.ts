@@ -5,6 +5,7 @@ import pino from 'pino';
 import { type App, buildApp } from './app.js';
 import type { Config } from './config.js';
 import type { Deps } from './deps.js';
+import { registerInvitationJobs } from './modules/invitations/mail.js';
 import { openBus } from './platform/bus/index.js';
 import { SecretBox } from './platform/crypto/secrets.js';
 import { TokenSigner } from './platform/crypto/tokens.js';
@@ -86,6 +87,8 @@ export async function createRuntime(
         if (events + keys > 0) log.info({ events, idempotency_keys: keys }, 'pruned');
       });
       await jobs.schedule(MAINTENANCE_JOB, '17 * * * *');
+
+      await registerInvitationJobs(deps); // invitation emails (src/modules/invitations/mail.ts)
     }
 
     let stopped = false;
