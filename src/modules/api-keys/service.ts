@@ -3,6 +3,7 @@ import type { Static } from '@sinclair/typebox';
 import type { Deps } from '../../deps.js';
 import { isUuid, newId, randomSecret } from '../../platform/crypto/random.js';
 import { hashSecret } from '../../platform/crypto/tokens.js';
+import { fromMicros, microsOf } from '../../platform/db/keyset.js';
 import type { CredentialResolver } from '../../platform/http/auth.js';
 import { type RequestContext, SCOPES, type Scope } from '../../platform/http/context.js';
 import { forbidden, invalid, notFound } from '../../platform/http/errors.js';
@@ -27,6 +28,7 @@ function baseQuery(deps: Deps, workspaceId: string) {
       'k.expires_at',
       'k.last_used_at',
       'k.created_at',
+      microsOf('k.created_at').as('created_us'),
       'u.id as u_id',
       'u.name as u_name',
       'u.email as u_email',
@@ -54,11 +56,9 @@ export async function listApiKeys(deps: Deps, ctx: RequestContext, q: PageQueryI
   const after = deps.pager.decode(list, q.cursor, 2);
   let query = baseQuery(deps, ctx.workspaceId);
   if (after) {
+    const at = fromMicros(Number(after[0]));
     query = query.where((eb) =>
-      eb.or([
-        eb('k.created_at', '<', new Date(String(after[0]))),
-        eb.and([eb('k.created_at', '=', new Date(String(after[0]))), eb('k.id', '<', String(after[1]))]),
-      ]),
+      eb.or([eb('k.created_at', '<', at), eb.and([eb('k.created_at', '=', at), eb('k.id', '<', String(after[1]))])]),
     );
   }
   const rows = await query
@@ -66,7 +66,7 @@ export async function listApiKeys(deps: Deps, ctx: RequestContext, q: PageQueryI
     .orderBy('k.id', 'desc')
     .limit(limit + 1)
     .execute();
-  return deps.pager.page(list, rows, limit, (r) => [iso(r.created_at), r.id], present);
+  return deps.pager.page(list, rows, limit, (r) => [r.created_us, r.id], present);
 }
 
 export async function createApiKey(
