@@ -300,7 +300,7 @@ describe('job queue', () => {
         if (data.n === 'flaky' && failures++ === 0) throw new Error('first try fails');
         done.push(data.n);
       },
-      0.5,
+      { pollingIntervalSeconds: 0.5 },
     );
     await jobs.send(queue, { n: 'now' });
     await jobs.send(queue, { n: 'flaky' }, { retryLimit: 2, retryDelaySeconds: 1 });
@@ -310,6 +310,25 @@ describe('job queue', () => {
     await expect.poll(() => done.includes('flaky'), { timeout: 20_000 }).toBe(true);
     expect(failures).toBe(2);
     await expect.poll(() => done.includes('later'), { timeout: 20_000 }).toBe(true);
+  }, 60_000);
+
+  it('drains a backlog without waiting for the polling interval between jobs', async () => {
+    const { jobs } = svc.rt.deps;
+    const queue = `test-drain-${process.pid}-${Date.now()}`;
+    const got: number[] = [];
+    for (let i = 0; i < 20; i++) await jobs.send(queue, { n: i });
+    // With a 10 s interval, one job per interval would take over three minutes.
+    await jobs.work<{ n: number }>(queue, async (d) => void got.push(d.n), {
+      pollingIntervalSeconds: 10,
+      concurrency: 2,
+    });
+    await expect.poll(() => got.length, { timeout: 15_000 }).toBe(20);
+    const late: number[] = [];
+    const queue2 = `test-wake-${process.pid}-${Date.now()}`;
+    await jobs.work<{ n: number }>(queue2, async (d) => void late.push(d.n), { pollingIntervalSeconds: 10 });
+    await new Promise((r) => setTimeout(r, 300));
+    await jobs.send(queue2, { n: 1 });
+    await expect.poll(() => late, { timeout: 5_000 }).toEqual([1]);
   }, 60_000);
 
   // The embedded database of the tests lives in memory, so a restart needs PostgreSQL.
@@ -323,7 +342,9 @@ describe('job queue', () => {
       const second = await startService({}, { jobs: true });
       try {
         const got: number[] = [];
-        await second.rt.deps.jobs.work<{ n: number }>(queue, async (d) => void got.push(d.n), 0.5);
+        await second.rt.deps.jobs.work<{ n: number }>(queue, async (d) => void got.push(d.n), {
+          pollingIntervalSeconds: 0.5,
+        });
         await expect.poll(() => got, { timeout: 20_000 }).toEqual([1]);
       } finally {
         await second.stop();

@@ -24,6 +24,7 @@ export type JobHandler<T> = (data: T, job: { id: string; retryCount: number }) =
 export class Jobs {
   readonly #boss: PgBoss;
   readonly #queues = new Set<string>();
+  readonly #workers = new Map<string, string[]>();
   #started = false;
 
   constructor(
@@ -53,27 +54,56 @@ export class Jobs {
 
   async send<T extends object>(name: string, data: T, opts: JobOptions = {}): Promise<string | null> {
     await this.ensureQueue(name);
-    return this.#boss.send(name, data, {
+    const id = await this.#boss.send(name, data, {
       ...(opts.startAfter ? { startAfter: opts.startAfter } : {}),
       retryLimit: opts.retryLimit ?? 5,
       retryDelay: opts.retryDelaySeconds ?? 10,
       retryBackoff: true,
       ...(opts.singletonKey ? { singletonKey: opts.singletonKey } : {}),
     });
+    if (!opts.startAfter) for (const w of this.#workers.get(name) ?? []) this.#boss.notifyWorker(w);
+    return id;
   }
 
-  async work<T extends object>(name: string, handler: JobHandler<T>, pollingIntervalSeconds = 2): Promise<void> {
+  /**
+   * Runs `handler` for each job of the queue. `concurrency` workers poll independently (each
+   * takes one job at a time). A worker that just handled a job fetches again at once, and a
+   * job sent from this process wakes the queue's workers, so work never waits for the
+   * polling interval while there is some; the interval only paces an idle queue.
+   */
+  async work<T extends object>(
+    name: string,
+    handler: JobHandler<T>,
+    opts: { pollingIntervalSeconds?: number; concurrency?: number } = {},
+  ): Promise<void> {
     await this.ensureQueue(name);
-    await this.#boss.work<T>(name, { pollingIntervalSeconds, batchSize: 1 }, async (jobs) => {
-      for (const job of jobs) {
-        try {
-          await handler(job.data, { id: job.id, retryCount: (job as { retryCount?: number }).retryCount ?? 0 });
-        } catch (err) {
-          this.log.warn({ job: name, id: job.id, err: err instanceof Error ? err.message : String(err) }, 'job failed');
-          throw err;
-        }
-      }
-    });
+    for (let i = 0; i < (opts.concurrency ?? 1); i++) {
+      let workerId = '';
+      workerId = await this.#boss.work<T>(
+        name,
+        { pollingIntervalSeconds: opts.pollingIntervalSeconds ?? 2, batchSize: 1 },
+        async (jobs) => {
+          try {
+            for (const job of jobs) {
+              try {
+                await handler(job.data, { id: job.id, retryCount: (job as { retryCount?: number }).retryCount ?? 0 });
+              } catch (err) {
+                this.log.warn(
+                  { job: name, id: job.id, err: err instanceof Error ? err.message : String(err) },
+                  'job failed',
+                );
+                throw err;
+              }
+            }
+          } finally {
+            if (jobs.length > 0) this.#boss.notifyWorker(workerId);
+          }
+        },
+      );
+      const ids = this.#workers.get(name) ?? [];
+      ids.push(workerId);
+      this.#workers.set(name, ids);
+    }
   }
 
   /** A recurring job (cron syntax, UTC); one run per tick across all processes. */
