@@ -20,7 +20,16 @@ export interface Config {
   eventRetentionMs: number;
   checkOrigins: string[];
   webhookAllowPrivate: boolean;
-  challenge: { kind: 'none' | 'turnstile' | 'hcaptcha'; secret: string | null };
+  challenge: {
+    kind: 'none' | 'turnstile' | 'hcaptcha';
+    secret: string | null;
+    /** CHALLENGE_VERIFY_URL: the provider's siteverify endpoint (a stand-in server in tests). */
+    verifyUrl: string | null;
+  };
+  /** Sign-in protection (gaps.md "Rate limits"): failed attempts allowed per window. */
+  signin: { maxFailuresPerAccount: number; maxFailuresPerIp: number; windowMs: number };
+  /** Apple App Attest for the native app: `<team id>.<bundle id>`; null = off. */
+  appAttest: { appId: string | null; allowDevelopment: boolean };
   ai: {
     provider: 'openai' | 'anthropic' | null;
     baseUrl: string | null;
@@ -153,6 +162,20 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('CHALLENGE_SECRET', `is required when CHALLENGE=${challengeKind}`);
   }
 
+  const signinWindowText = str(env, 'SIGNIN_WINDOW') ?? '15m';
+  const signinWindowMs = parseDuration(signinWindowText);
+  if (signinWindowMs === null) {
+    throw new ConfigError('SIGNIN_WINDOW', `must look like 15m, 1h or 90s, got "${signinWindowText}"`);
+  }
+  const appAttestId = str(env, 'APP_ATTEST_APP_ID');
+  if (appAttestId !== null && !/^[A-Z0-9]{10}\.[A-Za-z0-9][A-Za-z0-9.-]{0,154}$/.test(appAttestId)) {
+    throw new ConfigError('APP_ATTEST_APP_ID', `must be "<team id>.<bundle id>" such as ABCDE12345.com.example.app`);
+  }
+  const appAttestEnv = (str(env, 'APP_ATTEST_ENVIRONMENT') ?? 'production').toLowerCase();
+  if (appAttestEnv !== 'production' && appAttestEnv !== 'development') {
+    throw new ConfigError('APP_ATTEST_ENVIRONMENT', `must be production or development, got "${appAttestEnv}"`);
+  }
+
   const aiProvider = str(env, 'AI_PROVIDER');
   if (aiProvider !== null && aiProvider !== 'openai' && aiProvider !== 'anthropic') {
     throw new ConfigError('AI_PROVIDER', `must be openai or anthropic, got "${aiProvider}"`);
@@ -182,7 +205,17 @@ export function loadConfig(env: Env = process.env): Config {
     eventRetentionMs,
     checkOrigins,
     webhookAllowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
-    challenge: { kind: challengeKind as Config['challenge']['kind'], secret: challengeSecret },
+    challenge: {
+      kind: challengeKind as Config['challenge']['kind'],
+      secret: challengeSecret,
+      verifyUrl: url(env, 'CHALLENGE_VERIFY_URL', ['http:', 'https:']),
+    },
+    signin: {
+      maxFailuresPerAccount: int(env, 'SIGNIN_MAX_FAILURES_PER_ACCOUNT', 10, 1, 1_000_000),
+      maxFailuresPerIp: int(env, 'SIGNIN_MAX_FAILURES_PER_IP', 30, 1, 1_000_000),
+      windowMs: signinWindowMs,
+    },
+    appAttest: { appId: appAttestId, allowDevelopment: appAttestEnv === 'development' },
     ai: {
       provider: aiProvider as Config['ai']['provider'],
       baseUrl: url(env, 'AI_BASE_URL', ['http:', 'https:']),

@@ -1,4 +1,4 @@
-// GET /v1/me: who is calling, and the workspaces they can use.
+// GET /v1/me: who is calling, and the workspaces they can use. Two-factor and password: security.ts.
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
@@ -8,6 +8,7 @@ import { Nullable, Role } from '../../platform/http/schemas.js';
 import { ScopeSchema } from '../api-keys/schemas.js';
 import { getUser } from '../auth/service.js';
 import { workspacesOfUser } from '../workspace/service.js';
+import meSecurityRoutes from './security.js';
 
 const Me = Type.Object({
   id: Type.String(),
@@ -25,6 +26,7 @@ const Me = Type.Object({
 });
 
 export default async function meRoutes(app: App, deps: Deps) {
+  await meSecurityRoutes(app, deps);
   app.get(
     '/v1/me',
     {

@@ -19,6 +19,8 @@ export interface UsersTable {
   avatar_source: string | null;
   mfa_secret: string | null;
   mfa_enabled: Generated<boolean>;
+  mfa_last_step: ColumnType<number | null, number | null | undefined, number | null>;
+  mfa_enabled_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   created_at: DefaultTimestamp;
   updated_at: DefaultTimestamp;
 }
@@ -90,6 +92,35 @@ export interface SessionsTable {
   created_at: DefaultTimestamp;
   last_used_at: DefaultTimestamp;
   revoked_at: NullableTimestamp;
+  expires_at: DefaultTimestamp;
+}
+
+export interface SessionRetiredTokensTable {
+  token_hash: string;
+  session_id: string;
+  retired_at: DefaultTimestamp;
+}
+
+export interface MfaRecoveryCodesTable {
+  user_id: string;
+  code_hash: string;
+  used_at: NullableTimestamp;
+  created_at: DefaultTimestamp;
+}
+
+export interface AppAttestChallengesTable {
+  challenge_hash: string;
+  expires_at: Timestamp;
+  created_at: DefaultTimestamp;
+}
+
+export interface AppAttestKeysTable {
+  key_id: string;
+  public_key: string;
+  sign_count: ColumnType<number, number | undefined, number>;
+  environment: 'production' | 'development';
+  created_at: DefaultTimestamp;
+  last_used_at: NullableTimestamp;
 }
 
 export interface ApiKeysTable {
@@ -160,6 +191,10 @@ export interface DB {
   team_members: TeamMembersTable;
   invitations: InvitationsTable;
   sessions: SessionsTable;
+  session_retired_tokens: SessionRetiredTokensTable;
+  mfa_recovery_codes: MfaRecoveryCodesTable;
+  app_attest_challenges: AppAttestChallengesTable;
+  app_attest_keys: AppAttestKeysTable;
   api_keys: ApiKeysTable;
   workspace_counters: WorkspaceCountersTable;
   events: EventsTable;
