@@ -97,7 +97,8 @@ describe('refresh', () => {
     expect((await me(r1.body.access_token)).status).toBe(200);
     expect(sidOf(r1.body.access_token)).toBe(signedIn.id);
 
-    const r2 = await post('/v1/auth/refresh', jar, {});
+    // A body-less call with a JSON content type, as some HTTP clients send it, is fine too.
+    const r2 = await post('/v1/auth/refresh', jar, undefined, { 'content-type': 'application/json' });
     expect(r2.status).toBe(200);
     jar.take(r2);
     expect(jar.cookies.get(name)).not.toBe(second);
@@ -185,6 +186,8 @@ describe('refresh', () => {
     expect(none.status).toBe(401);
     const noBody = await post('/v1/auth/refresh', null);
     expect(noBody.status).toBe(422);
+    const emptyJson = await post('/v1/auth/refresh', null, undefined, { 'content-type': 'application/json' });
+    expect(emptyJson.status).toBe(422);
     const garbage = await post(
       '/v1/auth/refresh',
       null,

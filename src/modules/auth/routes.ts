@@ -62,7 +62,7 @@ export function sendSession(reply: FastifyReply, s: IssuedSession, native: boole
  * refresh cookie (that is their whole input). Without a cookie the body is required as usual.
  */
 async function bodyOptionalWithCookie(req: FastifyRequest) {
-  if (req.body === undefined && req.headers['content-type'] === undefined && presentedCookies(req).length > 0) {
+  if (req.body === undefined && presentedCookies(req).length > 0) {
     req.body = {};
   }
 }

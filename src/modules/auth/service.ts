@@ -3,11 +3,12 @@
 // revoked. Sign-in is guarded by failed-attempt limits and the configured challenge
 // (protection.ts), and by two-factor when the user turned it on (mfa.ts).
 import type { FastifyRequest } from 'fastify';
-import { sql } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { hashPassword, verifyAgainstDummy, verifyPassword } from '../../platform/crypto/passwords.js';
 import { newId } from '../../platform/crypto/random.js';
 import { hashSecret, TOKEN_TTL_SECONDS } from '../../platform/crypto/tokens.js';
+import type { UsersTable } from '../../platform/db/schema.js';
 import type { UserContext } from '../../platform/http/context.js';
 import { ApiError, conflict, invalid, notFound, unauthorized } from '../../platform/http/errors.js';
 import { recordAudit } from '../audit/service.js';
@@ -101,13 +102,20 @@ export async function login(
     await attempt.success(); // not a password guess
     throw err;
   }
-  const user = await deps.database.db
-    .selectFrom('users')
-    .selectAll()
-    .where((eb) => eb(eb.fn('lower', [eb.ref('email')]), '=', email))
-    .executeTakeFirst();
-  // The same work and the same answer whether or not the email exists.
-  const ok = user ? await verifyPassword(user.password_hash, input.password) : await verifyAgainstDummy(input.password);
+  let user: Selectable<UsersTable> | undefined;
+  let ok: boolean;
+  try {
+    user = await deps.database.db
+      .selectFrom('users')
+      .selectAll()
+      .where((eb) => eb(eb.fn('lower', [eb.ref('email')]), '=', email))
+      .executeTakeFirst();
+    // The same work and the same answer whether or not the email exists.
+    ok = user ? await verifyPassword(user.password_hash, input.password) : await verifyAgainstDummy(input.password);
+  } catch (err) {
+    await attempt.success(); // our failure, not a wrong password
+    throw err;
+  }
   if (!user || !ok) {
     attempt.failure();
     if (user) auditSignInFailed(deps, user.id, req.ip, 'password');
