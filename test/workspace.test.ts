@@ -1,5 +1,6 @@
 // POST /v1/workspaces, GET/PATCH /v1/workspace.
 import { sql } from 'kysely';
+import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { widgetSecret } from '../src/modules/workspace/service.js';
 import { newTenant, type Service, signUp, startService, unique } from './helpers.js';
@@ -197,5 +198,86 @@ describe('widget secret', () => {
       .where('workspace_id', '=', t.workspaceId)
       .execute();
     expect(audit.filter((a) => a.action === 'workspace.widget_secret_rotated')).toHaveLength(2);
+  });
+});
+
+describe('ownership transfer', () => {
+  const totpOf = (secret: string) => new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30 });
+  async function enrol(token: string): Promise<{ secret: string; recovery: string[] }> {
+    const start = await svc.api.post('/v1/me/mfa/totp', undefined, { token });
+    expect(start.status).toBe(200);
+    const code = totpOf(start.body.secret).generate({ timestamp: Date.now() - 30_000 });
+    const confirm = await svc.api.post('/v1/me/mfa/totp/confirm', { code }, { token });
+    expect(confirm.status).toBe(200);
+    return { secret: start.body.secret, recovery: confirm.body.recovery_codes };
+  }
+
+  it('makes another member the owner and the caller an admin, with a valid two-factor code', async () => {
+    const t = await newTenant(svc.api, 'Handover');
+    const heir = await signUp(svc.api, 'Hector Heir');
+    await svc.rt.deps.database.db
+      .insertInto('members')
+      .values({ workspace_id: t.workspaceId, user_id: heir.userId, role: 'agent' })
+      .execute();
+    const body = { user_id: heir.userId, code: '000000' };
+
+    const noMfa = await svc.api.post('/v1/workspace/transfer', body, t.as);
+    expect(noMfa.status).toBe(403);
+    const { secret, recovery } = await enrol(t.owner.token);
+    const wrong = await svc.api.post('/v1/workspace/transfer', { ...body, code: '123456' }, t.as);
+    expect(wrong.status).toBe(422);
+    expect(wrong.body.errors[0].location).toBe('body.code');
+    const stranger = await signUp(svc.api, 'Not A Member');
+    const notMember = await svc.api.post(
+      '/v1/workspace/transfer',
+      { user_id: stranger.userId, code: recovery[0] },
+      t.as,
+    );
+    expect(notMember.status).toBe(404);
+
+    const ok = await svc.api.post('/v1/workspace/transfer', { ...body, code: totpOf(secret).generate() }, t.as);
+    expect(ok.status).toBe(200);
+    expect(ok.body.owner).toMatchObject({ user: { id: heir.userId }, role: 'owner' });
+    expect(ok.body.previous_owner).toMatchObject({ user: { id: t.owner.userId }, role: 'admin' });
+    const me = await svc.api.get('/v1/me', { token: t.owner.token });
+    expect(me.body.workspaces[0].role).toBe('admin');
+    // The former owner can no longer transfer or delete.
+    const again = await svc.api.post('/v1/workspace/transfer', { user_id: heir.userId, code: recovery[1] }, t.as);
+    expect(again.status).toBe(403);
+    const events = await svc.api.get('/v1/events?since=1', { token: heir.token, workspace: t.workspaceId });
+    expect(
+      events.body.data.filter((e: any) => e.type === 'member.updated').map((e: any) => e.data.member.role),
+    ).toEqual(['owner', 'admin']);
+    const audit = await svc.rt.deps.database.db
+      .selectFrom('audit_logs')
+      .select(['action', 'data'])
+      .where('workspace_id', '=', t.workspaceId)
+      .where('action', '=', 'workspace.ownership_transferred')
+      .execute();
+    expect(audit).toHaveLength(1);
+    expect(audit[0]!.data).toMatchObject({ from: t.owner.userId, to: heir.userId });
+  });
+
+  it('is for owners only: an admin with two-factor gets 403 and nothing changes', async () => {
+    const t = await newTenant(svc.api, 'Guarded');
+    const admin = await signUp(svc.api, 'Ada Admin');
+    await svc.rt.deps.database.db
+      .insertInto('members')
+      .values({ workspace_id: t.workspaceId, user_id: admin.userId, role: 'admin' })
+      .execute();
+    const { secret } = await enrol(admin.token);
+    const r = await svc.api.post(
+      '/v1/workspace/transfer',
+      { user_id: admin.userId, code: totpOf(secret).generate() },
+      { token: admin.token, workspace: t.workspaceId },
+    );
+    expect(r.status).toBe(403);
+    const roles = await svc.rt.deps.database.db
+      .selectFrom('members')
+      .select(['user_id', 'role'])
+      .where('workspace_id', '=', t.workspaceId)
+      .execute();
+    expect(roles.find((m) => m.user_id === t.owner.userId)?.role).toBe('owner');
+    expect(roles.find((m) => m.user_id === admin.userId)?.role).toBe('admin');
   });
 });

@@ -4,8 +4,23 @@ import { Type } from '@sinclair/typebox';
 import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
 import { access } from '../../platform/http/context.js';
-import { CreateWorkspaceBody, DeleteWorkspaceBody, PatchWorkspaceBody, WidgetSecret, Workspace } from './schemas.js';
-import { createWorkspace, deleteWorkspace, getWorkspace, rotateWidgetSecret, updateWorkspace } from './service.js';
+import { Member } from '../members/schemas.js';
+import {
+  CreateWorkspaceBody,
+  DeleteWorkspaceBody,
+  PatchWorkspaceBody,
+  TransferBody,
+  WidgetSecret,
+  Workspace,
+} from './schemas.js';
+import {
+  createWorkspace,
+  deleteWorkspace,
+  getWorkspace,
+  rotateWidgetSecret,
+  transferOwnership,
+  updateWorkspace,
+} from './service.js';
 
 export default async function workspaceRoutes(app: App, deps: Deps) {
   app.post(
@@ -64,6 +79,20 @@ export default async function workspaceRoutes(app: App, deps: Deps) {
       await deleteWorkspace(deps, req.ctx, req.body.confirm_name);
       reply.code(204).send(null);
     },
+  );
+
+  app.post(
+    '/v1/workspace/transfer',
+    {
+      config: { access: access.usersOnly('owner') },
+      schema: {
+        tags: ['workspace'],
+        summary: 'Make another member the owner (you become admin); needs your two-factor code',
+        body: TransferBody,
+        response: { 200: Type.Object({ owner: Member, previous_owner: Member }) },
+      },
+    },
+    async (req) => transferOwnership(deps, req.ctx, req.body),
   );
 
   app.post(

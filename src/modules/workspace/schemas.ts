@@ -58,3 +58,8 @@ export const PatchWorkspaceBody = Body({
 export const DeleteWorkspaceBody = Body({ confirm_name: Type.String({ minLength: 1, maxLength: 100 }) });
 
 export const WidgetSecret = Type.Object({ widget_secret: Type.String() });
+
+export const TransferBody = Body({
+  user_id: Type.String({ format: 'uuid' }),
+  code: Type.String({ minLength: 6, maxLength: 32, description: 'A current TOTP code or an unused recovery code.' }),
+});

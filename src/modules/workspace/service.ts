@@ -2,13 +2,15 @@
 import type { Static } from '@sinclair/typebox';
 import { type Selectable, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
-import { newId, randomSecret } from '../../platform/crypto/random.js';
+import { isUuid, newId, randomSecret } from '../../platform/crypto/random.js';
 import type { WorkspacesTable } from '../../platform/db/schema.js';
 import { EVENT_SEQ } from '../../platform/events/outbox.js';
 import type { RequestContext, UserContext } from '../../platform/http/context.js';
 import { conflict, forbidden, invalid, notFound } from '../../platform/http/errors.js';
 import { iso } from '../../platform/http/schemas.js';
 import { recordAudit } from '../audit/service.js';
+import { hasMfa, verifyMfaCode } from '../auth/mfa.js';
+import { getMemberView, type MemberView } from '../members/service.js';
 import type { PatchWorkspaceBody, Workspace, WorkspaceSettings } from './schemas.js';
 
 export type WorkspaceView = Static<typeof Workspace>;
@@ -203,6 +205,61 @@ export async function deleteWorkspace(deps: Deps, ctx: RequestContext, confirmNa
     await trx.deleteFrom('workspaces').where('id', '=', ctx.workspaceId).execute();
   });
   await deps.bus.publishControl({ type: 'workspace.deleted', workspace_id: ctx.workspaceId }).catch(() => {});
+}
+
+/**
+ * Moves ownership to another member: they become owner, the caller becomes admin. Owner only,
+ * with two-factor on and a current code (TOTP or recovery code).
+ */
+export async function transferOwnership(
+  deps: Deps,
+  ctx: RequestContext,
+  input: { user_id: string; code: string },
+): Promise<{ owner: MemberView; previous_owner: MemberView }> {
+  if (ctx.actor.type !== 'user' || ctx.role !== 'owner') throw forbidden('Only an owner can transfer ownership.');
+  const me = ctx.actor.userId;
+  if (!(await hasMfa(deps, me))) throw forbidden('Turn on two-factor authentication to transfer ownership.');
+  if (!isUuid(input.user_id)) throw notFound('Member not found.');
+  if (input.user_id === me) throw invalid('body.user_id', 'is you: name another member');
+  if (!(await verifyMfaCode(deps, me, input.code))) throw invalid('body.code', 'is not a valid two-factor code');
+  return deps.writer.run(ctx.workspaceId, async (u) => {
+    const rows = await u.trx
+      .selectFrom('members')
+      .select(['user_id', 'role'])
+      .where('workspace_id', '=', ctx.workspaceId)
+      .where('user_id', 'in', [me, input.user_id])
+      .orderBy('user_id')
+      .forUpdate()
+      .execute();
+    const mine = rows.find((r) => r.user_id === me);
+    const theirs = rows.find((r) => r.user_id === input.user_id);
+    if (!mine || mine.role !== 'owner') throw forbidden('Only an owner can transfer ownership.');
+    if (!theirs) throw notFound('Member not found.');
+    const now = new Date();
+    await u.trx
+      .updateTable('members')
+      .set({ role: 'owner', updated_at: now })
+      .where('workspace_id', '=', ctx.workspaceId)
+      .where('user_id', '=', input.user_id)
+      .execute();
+    await u.trx
+      .updateTable('members')
+      .set({ role: 'admin', updated_at: now })
+      .where('workspace_id', '=', ctx.workspaceId)
+      .where('user_id', '=', me)
+      .execute();
+    const owner = (await getMemberView(u.trx, ctx.workspaceId, input.user_id))!;
+    const previous = (await getMemberView(u.trx, ctx.workspaceId, me))!;
+    u.emit({ type: 'member.updated', topics: [`user:${input.user_id}`], data: { member: owner } });
+    u.emit({ type: 'member.updated', topics: [`user:${me}`], data: { member: previous } });
+    await recordAudit(u.trx, ctx, {
+      action: 'workspace.ownership_transferred',
+      entityType: 'workspace',
+      entityId: ctx.workspaceId,
+      data: { from: me, to: input.user_id, previous_role: theirs.role },
+    });
+    return { owner, previous_owner: previous };
+  });
 }
 
 /** A new widget secret (verifies visitors' user_hash); returned once, stored encrypted. */
