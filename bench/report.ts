@@ -1,0 +1,201 @@
+// The bench's record format and its summary: service / limit ratios per pair, taken from
+// quiet rounds. Used by bench/run.ts at the end of a run, and on its own to summarise
+// recorded results again:
+//
+//   npx tsx bench/report.ts bench/results/<time>.jsonl
+import { readFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+
+export type Side = 'service' | 'limit';
+
+export interface CpuUse {
+  /** The server process under load: share of one core, and CPU ms per answered request. */
+  server_pct: number;
+  server_ms_per_req: number;
+  /** PostgreSQL backends connected to the bench database (both servers' pools). */
+  pg_pct: number;
+  pg_ms_per_req: number;
+  /** The bench process (autocannon), share of one core. */
+  loadgen_pct: number;
+  /** The whole machine: busy share of all cores. */
+  machine_busy_pct: number;
+  /** Everything else on the machine (other processes, PostgreSQL's own background work), share of one core. */
+  other_pct: number;
+}
+
+export interface Measurement {
+  kind: 'measurement';
+  run: string;
+  round: number;
+  id: string;
+  side: Side;
+  label: string;
+  method: string;
+  path: string;
+  connections: number;
+  duration_s: number;
+  warmup_s: number;
+  requests_per_s: number;
+  total_2xx: number;
+  latency_ms: { p50: number; p90: number; p99: number; avg: number; max: number };
+  non_2xx: number;
+  status_codes: Record<string, number>;
+  errors: number;
+  timeouts: number;
+  warmup_2xx: number;
+  warmup_non_2xx: number;
+  /** Where the CPU went during the measured seconds (Linux /proc; null elsewhere). */
+  cpu: CpuUse | null;
+  /** Seconds spent waiting for a quiet machine before the run, and how busy it was when the run started. */
+  quiet_wait_s: number;
+  machine_busy_pct_before: number | null;
+}
+
+export interface Pair {
+  id: string;
+  what: string;
+  service: string;
+  limit: string;
+}
+
+export const PAIRS: Pair[] = [
+  { id: 'framework', what: 'framework ceiling, no DB', service: 'service.healthz', limit: 'limit.healthz' },
+  { id: 'read', what: 'authenticated read vs one indexed read', service: 'service.me', limit: 'limit.list50' },
+  {
+    id: 'read.ceiling',
+    what: 'authenticated read vs framework ceiling',
+    service: 'service.me',
+    limit: 'limit.healthz',
+  },
+  {
+    id: 'write',
+    what: 'write + event (1 ws vs random ws)',
+    service: 'service.patch.busy',
+    limit: 'limit.create.spread',
+  },
+  { id: 'write.busy', what: 'single busy workspace', service: 'service.patch.busy', limit: 'limit.create.busy' },
+  { id: 'write.spread', what: 'many quiet workspaces', service: 'service.patch.spread', limit: 'limit.create.spread' },
+];
+
+/**
+ * A round counts as quiet when everything else on the machine (other people's processes)
+ * used at most this share of one core while it ran.
+ */
+export const QUIET_OTHER_PCT = 15;
+
+export const fmtInt = (n: number) => n.toLocaleString('en-US');
+export const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : 'n/a');
+export const pad = (s: string, n: number) => (s.length >= n ? s : s + ' '.repeat(n - s.length));
+export const lpad = (s: string, n: number) => (s.length >= n ? s : ' '.repeat(n - s.length) + s);
+
+const isQuiet = (m: Measurement) => m.cpu !== null && m.cpu.other_pct <= QUIET_OTHER_PCT;
+
+export function printRow(m: Measurement): void {
+  const bad = m.non_2xx + m.errors + m.timeouts;
+  console.log(
+    `  ${pad(m.side, 8)}${pad(m.label, 58)}${lpad(fmtInt(m.requests_per_s), 8)} req/s  ` +
+      `p50 ${lpad(String(m.latency_ms.p50), 3)} ms  p99 ${lpad(String(m.latency_ms.p99), 3)} ms  ` +
+      `avg ${m.latency_ms.avg.toFixed(2)} ms` +
+      (bad > 0
+        ? `  !! non-2xx ${m.non_2xx} errors ${m.errors} timeouts ${m.timeouts} ${JSON.stringify(m.status_codes)}`
+        : ''),
+  );
+  if (m.quiet_wait_s > 1 || (m.machine_busy_pct_before ?? 0) > 20) {
+    console.log(
+      `            waited ${m.quiet_wait_s} s for a quiet machine; it was ${m.machine_busy_pct_before}% busy at the start`,
+    );
+  }
+  if (m.cpu) {
+    const c = m.cpu;
+    console.log(
+      `            cpu: server ${c.server_pct}% of a core, ${c.server_ms_per_req} ms/req; ` +
+        `postgres ${c.pg_pct}%, ${c.pg_ms_per_req} ms/req; autocannon ${c.loadgen_pct}%; ` +
+        `everything else ${c.other_pct}%${isQuiet(m) ? '' : ' (disturbed)'}; machine ${c.machine_busy_pct}% busy`,
+    );
+  }
+}
+
+/** Each side's best quiet round (interference only ever slows a run down); the best round if none was quiet. */
+function pick(all: Measurement[], id: string): { m: Measurement; quiet: boolean } | null {
+  const runs = all.filter((m) => m.id === id);
+  if (runs.length === 0) return null;
+  const quiet = runs.filter(isQuiet);
+  const from = quiet.length > 0 ? quiet : runs;
+  return { m: from.reduce((a, b) => (b.requests_per_s > a.requests_per_s ? b : a)), quiet: quiet.length > 0 };
+}
+
+/** Prints the ratio table; returns one record per pair. */
+export function summarize(all: Measurement[], pairs: Pair[] = PAIRS): object[] {
+  const rounds = Math.max(0, ...all.map((m) => m.round));
+  const out: object[] = [];
+  console.log(
+    `\nratios service / limit, each side's best quiet round (everything else <= ${QUIET_OTHER_PCT}% of a core; ` +
+      `* = no quiet round, best disturbed one used)`,
+  );
+  console.log(
+    `  ${pad('pair', 42)}${lpad('svc req/s', 10)}${lpad('lim req/s', 10)}${lpad('req/s', 7)}${lpad('p50', 6)}` +
+      `${lpad('p99', 6)}${lpad('avg', 7)}${lpad('cpu/req', 8)}  req/s ratio per round`,
+  );
+  for (const p of pairs) {
+    const s = pick(all, p.service);
+    const l = pick(all, p.limit);
+    if (!s || !l) continue;
+    const perRound = Array.from({ length: rounds }, (_, i) => {
+      const sr = all.find((m) => m.id === p.service && m.round === i + 1);
+      const lr = all.find((m) => m.id === p.limit && m.round === i + 1);
+      return sr && lr ? +ratio(sr.requests_per_s, lr.requests_per_s) : null;
+    });
+    const sm = s.m;
+    const lm = l.m;
+    out.push({
+      kind: 'ratio',
+      run: sm.run,
+      id: p.id,
+      what: p.what,
+      service: p.service,
+      limit: p.limit,
+      basis: `best quiet round of each side (other <= ${QUIET_OTHER_PCT}% of a core)`,
+      service_round: sm.round,
+      service_quiet: s.quiet,
+      limit_round: lm.round,
+      limit_quiet: l.quiet,
+      service_requests_per_s: sm.requests_per_s,
+      limit_requests_per_s: lm.requests_per_s,
+      requests_per_s: +ratio(sm.requests_per_s, lm.requests_per_s),
+      p50: lm.latency_ms.p50 > 0 ? +ratio(sm.latency_ms.p50, lm.latency_ms.p50) : null,
+      p99: lm.latency_ms.p99 > 0 ? +ratio(sm.latency_ms.p99, lm.latency_ms.p99) : null,
+      avg_latency: lm.latency_ms.avg > 0 ? +ratio(sm.latency_ms.avg, lm.latency_ms.avg) : null,
+      server_cpu_per_req: sm.cpu && lm.cpu ? +ratio(sm.cpu.server_ms_per_req, lm.cpu.server_ms_per_req) : null,
+      requests_per_s_by_round: perRound,
+    });
+    const star = (q: boolean) => (q ? ' ' : '*');
+    console.log(
+      `  ${pad(p.what, 42)}${lpad(fmtInt(sm.requests_per_s) + star(s.quiet), 10)}` +
+        `${lpad(fmtInt(lm.requests_per_s) + star(l.quiet), 10)}` +
+        `${lpad(ratio(sm.requests_per_s, lm.requests_per_s), 7)}${lpad(ratio(sm.latency_ms.p50, lm.latency_ms.p50), 6)}` +
+        `${lpad(ratio(sm.latency_ms.p99, lm.latency_ms.p99), 6)}${lpad(ratio(sm.latency_ms.avg, lm.latency_ms.avg), 7)}` +
+        `${lpad(sm.cpu && lm.cpu ? ratio(sm.cpu.server_ms_per_req, lm.cpu.server_ms_per_req) : 'n/a', 8)}` +
+        `  ${perRound.map((r) => (r === null ? '-' : r.toFixed(2))).join(' ')}`,
+    );
+  }
+  return out;
+}
+
+// CLI: summarise recorded result files again.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const files = process.argv.slice(2);
+  if (files.length === 0) {
+    console.error('usage: npx tsx bench/report.ts bench/results/<time>.jsonl');
+    process.exit(2);
+  }
+  for (const file of files) {
+    const lines = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as { kind?: string });
+    const all = lines.filter((l): l is Measurement => l.kind === 'measurement');
+    console.log(`== ${file}`);
+    for (const m of all) printRow(m);
+    summarize(all);
+  }
+}

@@ -1,0 +1,776 @@
+// npm run bench: the service measured against the physical-limit baseline
+// (../shared/bench/limit-server.mjs: Fastify 5 + pg doing the same kind of work, nothing else),
+// in the same run, on the same machine, over loopback, alternating limit and service runs
+// (ROUNDS times; even rounds run the service first). Report the service as a ratio of the limit
+// (service / limit): absolute figures on a shared 2-core box move 10 to 20 % from run to run.
+// The summary divides each side's best round; every round is printed and recorded as well.
+// Each run also records where the CPU went (server process, PostgreSQL backends, autocannon,
+// everything else) so a run disturbed by other processes on the box can be told apart.
+//
+// Needs PostgreSQL at 127.0.0.1:5432 (user postgres, trust). Creates a fresh database
+// svc_bench_<time>_<pid> for both servers (the limit server keeps to its schema limit_bench)
+// and drops it at the end. Both servers are child processes, stopped by PID at the end, on
+// error and on Ctrl-C. Results: a table on stdout and one JSON line per measurement in
+// bench/results/<time>.jsonl. Exit code 1 if any measured request failed or was not 2xx.
+//
+// Env (all optional):
+//   DURATION          measured seconds per run (default 10, 1..120)
+//   WARMUP            unmeasured warm-up seconds before each run (default 2, 0..30)
+//   CONNS             concurrent connections (default 10, 1..200)
+//   ROUNDS            times the whole alternating list runs (default 2, 1..10; even rounds run service first)
+//   QUIET_WAIT        before each run, wait up to this many seconds for the machine to be under 20 % busy
+//                     (other processes on a shared box; default 10, 0 = don't wait)
+//   ONLY              comma-separated pair ids to run (framework, read, write, write.busy, write.spread;
+//                     default all), e.g. ONLY=write.busy ROUNDS=3
+//   QUIET_WORKSPACES  workspaces for the many-quiet-workspaces write (default 10, 2..50)
+//   SEED_TICKETS      tickets the limit server seeds (default 20000; its own default is 100000)
+//   PG_URL            PostgreSQL server URL without a database (default postgres://postgres@127.0.0.1:5432)
+//   SERVICE_PORT      default 3200; LIMIT_PORT default 3100 (a busy port is replaced by a free one)
+//   KEEP_DB=1         keep the database instead of dropping it (its name is printed)
+//   SHARED_BENCH      the limit-server folder (default ../shared/bench from the repository root)
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { availableParallelism, cpus, tmpdir, totalmem } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { type CpuUse, type Measurement, PAIRS, pad, printRow, type Side, summarize } from './report.js';
+
+const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(BENCH_DIR, '..');
+const SHARED = resolve(process.env.SHARED_BENCH ?? resolve(ROOT, '../shared/bench'));
+const HOST = '127.0.0.1';
+
+function envInt(name: string, dflt: number, min: number, max: number): number {
+  const v = process.env[name];
+  if (v === undefined || v.trim() === '') return dflt;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new Error(`${name} must be a whole number from ${min} to ${max}`);
+  return n;
+}
+
+const DURATION = envInt('DURATION', 10, 1, 120);
+const WARMUP = envInt('WARMUP', 2, 0, 30);
+const CONNS = envInt('CONNS', 10, 1, 200);
+const QUIET = envInt('QUIET_WORKSPACES', 10, 2, 50);
+const ROUNDS = envInt('ROUNDS', 2, 1, 10);
+const QUIET_WAIT = envInt('QUIET_WAIT', 10, 0, 120);
+const ONLY = (process.env.ONLY ?? '')
+  .split(',')
+  .map((x) => x.trim())
+  .filter(Boolean);
+const SEED_TICKETS = envInt('SEED_TICKETS', 20_000, 0, 1_000_000);
+const PG_URL = (process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, '');
+const KEEP_DB = process.env.KEEP_DB === '1';
+
+const STAMP = new Date()
+  .toISOString()
+  .replace(/[-:]/g, '')
+  .replace(/\.\d+Z$/, 'Z');
+const DB_NAME = `svc_bench_${STAMP.toLowerCase().replace(/[^a-z0-9]/g, '')}_${process.pid}`;
+const DB_URL = `${PG_URL}/${DB_NAME}`;
+const RESULTS = join(BENCH_DIR, 'results', `${STAMP}.jsonl`);
+
+// ---------------------------------------------------------------------------------------------
+// Child processes
+
+class Child {
+  readonly proc: ChildProcess;
+  readonly lines: string[] = [];
+  readonly exited: Promise<number | null>;
+
+  constructor(
+    readonly name: string,
+    args: string[],
+    opts: { cwd: string; env: NodeJS.ProcessEnv },
+  ) {
+    this.proc = spawn(process.execPath, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.exited = new Promise((res) => this.proc.once('exit', (code) => res(code)));
+    for (const stream of [this.proc.stdout, this.proc.stderr]) {
+      let rest = '';
+      stream?.setEncoding('utf8');
+      stream?.on('data', (chunk: string) => {
+        const parts = (rest + chunk).split('\n');
+        rest = parts.pop() ?? '';
+        for (const line of parts) if (line.trim() !== '') this.lines.push(line);
+        if (this.lines.length > 5000) this.lines.splice(0, this.lines.length - 5000);
+      });
+    }
+  }
+
+  get running(): boolean {
+    return this.proc.exitCode === null && this.proc.signalCode === null;
+  }
+
+  /** SIGTERM by PID, SIGKILL after 15 s. */
+  async stop(): Promise<void> {
+    if (!this.running || this.proc.pid === undefined) return;
+    this.proc.kill('SIGTERM');
+    const killed = await Promise.race([this.exited.then(() => true), sleep(15_000).then(() => false)]);
+    if (!killed && this.running) {
+      this.proc.kill('SIGKILL');
+      await this.exited;
+    }
+  }
+
+  tail(n = 30): string {
+    return this.lines.slice(-n).join('\n');
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((res) => setTimeout(res, ms));
+
+function freePort(preferred: number): Promise<number> {
+  const tryListen = (port: number) =>
+    new Promise<number>((res, rej) => {
+      const srv = createServer();
+      srv.once('error', rej);
+      srv.listen(port, HOST, () => {
+        const addr = srv.address();
+        const got = typeof addr === 'object' && addr ? addr.port : port;
+        srv.close(() => res(got));
+      });
+    });
+  return tryListen(preferred).catch(() => tryListen(0));
+}
+
+async function waitHealthy(url: string, child: Child, timeoutMs = 60_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (!child.running) throw new Error(`${child.name} exited before it was healthy:\n${child.tail()}`);
+    try {
+      const r = await fetch(url, { signal: AbortSignal.timeout(2000) });
+      if (r.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(250);
+  }
+  throw new Error(`${child.name} not healthy at ${url} after ${timeoutMs} ms:\n${child.tail()}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP set-up calls
+
+interface Call {
+  status: number;
+  body: any;
+  text: string;
+}
+
+async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const h: Record<string, string> = { ...headers };
+  if (body !== undefined) h['content-type'] = 'application/json';
+  const r = await fetch(base + path, {
+    method,
+    headers: h,
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await r.text();
+  let parsed: unknown = null;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    parsed = text;
+  }
+  return { status: r.status, body: parsed, text } as Call;
+}
+
+function expectStatus(r: Call, status: number, what: string): void {
+  if (r.status !== status) throw new Error(`${what}: expected ${status}, got ${r.status} ${r.text.slice(0, 500)}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measurements
+
+interface Scenario {
+  id: string;
+  side: Side;
+  label: string;
+  method: string;
+  path: string;
+  /** A fresh autocannon request set per run (autocannon mutates the request objects). */
+  requests: () => autocannon.Request[];
+  /** One request sent with fetch before the run: the route must answer 2xx. */
+  preflight: () => { headers: Record<string, string>; body?: string };
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU accounting from /proc (Linux): ticks of the server, of the database's backends, of the box
+
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString().trim()) || 100;
+const HAS_PROC = existsSync('/proc/self/stat');
+
+function procTicks(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(f[11]) + Number(f[12]); // utime + stime
+  } catch {
+    return null;
+  }
+}
+
+/** Ticks per PostgreSQL backend serving DB_NAME (the backend's title names the database). */
+function pgBackendTicks(): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (!cmd.startsWith('postgres:') || !cmd.includes(DB_NAME)) continue;
+      const t = procTicks(Number(entry));
+      if (t !== null) out.set(Number(entry), t);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+function machineTicks(): { busy: number; total: number } {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+  const total = f.reduce((a, b) => a + b, 0);
+  return { busy: total - (f[3] ?? 0) - (f[4] ?? 0), total };
+}
+
+/** Busy share of the whole machine over `ms`. */
+async function machineBusy(ms: number): Promise<number> {
+  const a = machineTicks();
+  await sleep(ms);
+  const b = machineTicks();
+  return Math.round(((b.busy - a.busy) / Math.max(1, b.total - a.total)) * 100);
+}
+
+/** Between runs both servers idle, so a busy machine means someone else's work: wait for it (bounded). */
+async function waitQuiet(): Promise<{ waitedS: number; busyPct: number | null }> {
+  if (!HAS_PROC) return { waitedS: 0, busyPct: null };
+  const start = performance.now();
+  let busy = await machineBusy(1000);
+  while (busy > 20 && performance.now() - start < QUIET_WAIT * 1000) busy = await machineBusy(1000);
+  return { waitedS: Math.round((performance.now() - start) / 1000), busyPct: busy };
+}
+
+interface CpuSnapshot {
+  at: number;
+  server: number;
+  pg: Map<number, number>;
+  self: NodeJS.CpuUsage;
+  machine: { busy: number; total: number };
+}
+
+function snapshot(pid: number): CpuSnapshot | null {
+  if (!HAS_PROC) return null;
+  return {
+    at: performance.now(),
+    server: procTicks(pid) ?? 0,
+    pg: pgBackendTicks(),
+    self: process.cpuUsage(),
+    machine: machineTicks(),
+  };
+}
+
+function cpuBetween(a: CpuSnapshot | null, pid: number, requests: number): CpuUse | null {
+  if (!a) return null;
+  const b = snapshot(pid)!;
+  const wallMs = b.at - a.at;
+  const ms = (ticks: number) => (ticks * 1000) / CLK_TCK;
+  const serverMs = ms(b.server - a.server);
+  let pgTicks = 0;
+  for (const [p, t] of b.pg) pgTicks += t - (a.pg.get(p) ?? 0); // backends started meanwhile count from 0
+  const pgMs = ms(pgTicks);
+  const selfMs = (b.self.user + b.self.system - a.self.user - a.self.system) / 1000;
+  const n = Math.max(1, requests);
+  const round = (x: number, d = 2) => +x.toFixed(d);
+  return {
+    server_pct: round((serverMs / wallMs) * 100, 0),
+    server_ms_per_req: round(serverMs / n, 3),
+    pg_pct: round((pgMs / wallMs) * 100, 0),
+    pg_ms_per_req: round(pgMs / n, 3),
+    loadgen_pct: round((selfMs / wallMs) * 100, 0),
+    machine_busy_pct: round(
+      ((b.machine.busy - a.machine.busy) / Math.max(1, b.machine.total - a.machine.total)) * 100,
+      0,
+    ),
+    other_pct: round(Math.max(0, (ms(b.machine.busy - a.machine.busy) - serverMs - pgMs - selfMs) / wallMs) * 100, 0),
+  };
+}
+
+let current: autocannon.Instance | null = null;
+/** Set on SIGINT/SIGTERM: the run in progress is dropped, nothing more is measured. */
+let aborted = false;
+
+function cannon(base: string, s: Scenario, seconds: number): Promise<autocannon.Result> {
+  return new Promise((res, rej) => {
+    current = autocannon(
+      { url: base, connections: CONNS, pipelining: 1, duration: seconds, requests: s.requests() },
+      (err, result) => {
+        current = null;
+        if (aborted) rej(new Error('interrupted'));
+        else if (err) rej(err);
+        else res(result);
+      },
+    );
+  });
+}
+
+async function measure(base: string, s: Scenario, serverPid: number, round: number): Promise<Measurement> {
+  const pre = s.preflight();
+  const check = await call(base, s.method, s.path, pre.body, pre.headers);
+  if (check.status < 200 || check.status > 299) {
+    throw new Error(`${s.label}: preflight answered ${check.status} ${check.text.slice(0, 500)}`);
+  }
+  const warm = WARMUP > 0 ? await cannon(base, s, WARMUP) : null;
+  const before = snapshot(serverPid);
+  const r = await cannon(base, s, DURATION);
+  const cpu = cpuBetween(before, serverPid, r['2xx'] + r.non2xx);
+  return {
+    kind: 'measurement',
+    run: STAMP,
+    round,
+    id: s.id,
+    side: s.side,
+    label: s.label,
+    method: s.method,
+    path: s.path,
+    connections: CONNS,
+    duration_s: DURATION,
+    warmup_s: WARMUP,
+    requests_per_s: Math.round(r.requests.average),
+    total_2xx: r['2xx'],
+    latency_ms: {
+      p50: r.latency.p50,
+      p90: r.latency.p90,
+      p99: r.latency.p99,
+      avg: r.latency.average,
+      max: r.latency.max,
+    },
+    non_2xx: r.non2xx,
+    status_codes: Object.fromEntries(Object.entries(r.statusCodeStats ?? {}).map(([k, v]) => [k, v.count])),
+    errors: r.errors,
+    timeouts: r.timeouts,
+    warmup_2xx: warm ? warm['2xx'] : 0,
+    warmup_non_2xx: warm ? warm.non2xx + warm.errors : 0,
+    cpu,
+    quiet_wait_s: 0,
+    machine_busy_pct_before: null,
+  };
+}
+
+function jsonBody(headers: Record<string, string>): Record<string, string> {
+  return { ...headers, 'content-type': 'application/json' };
+}
+
+const COLORS = ['#112233', '#445566', '#778899', '#aabbcc', '#ddeeff', '#102030'];
+
+/** PATCH /v1/workspace, each request with the next key (round robin) and the next brand colour. */
+function patchRequests(keys: string[]): autocannon.Request[] {
+  let n = 0;
+  return [
+    {
+      method: 'PATCH',
+      path: '/v1/workspace',
+      headers: { 'content-type': 'application/json' },
+      setupRequest: (req) => {
+        const i = n++;
+        return {
+          ...req,
+          headers: { ...req.headers, authorization: `Bearer ${keys[i % keys.length]}` },
+          body: JSON.stringify({ settings: { brand_color: COLORS[i % COLORS.length] } }),
+        };
+      },
+    },
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output
+
+function record(line: object): void {
+  appendFileSync(RESULTS, JSON.stringify(line) + '\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+
+// Assigned inside main(); the casts keep TypeScript from narrowing them to null out here.
+let service = null as Child | null;
+let limit = null as Child | null;
+let dataDir: string | null = null;
+let dbCreated = false;
+let cleaning: Promise<void> | null = null;
+
+function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    current?.stop();
+    await Promise.all([service?.stop(), limit?.stop()]);
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    if (dbCreated && !KEEP_DB) {
+      const admin = new pg.Client({ connectionString: `${PG_URL}/postgres` });
+      try {
+        await admin.connect();
+        await admin.query(`DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)`);
+      } catch (err) {
+        console.error(`could not drop database ${DB_NAME}: ${String(err)}`);
+      } finally {
+        await admin.end().catch(() => {});
+      }
+    } else if (dbCreated) {
+      console.log(`kept database ${DB_URL}`);
+    }
+  })();
+  return cleaning;
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    aborted = true;
+    console.error(`\n${signal}: stopping the servers and dropping the database`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+async function main(): Promise<number> {
+  // 1. The limit server's own dependencies (gitignored there).
+  if (!existsSync(join(SHARED, 'limit-server.mjs'))) throw new Error(`no limit server at ${SHARED}`);
+  if (!existsSync(join(SHARED, 'node_modules', 'fastify'))) {
+    console.log(`npm ci in ${SHARED}`);
+    const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: SHARED, stdio: 'inherit' });
+    if (r.status !== 0) throw new Error(`npm ci in ${SHARED} failed`);
+  }
+
+  // 2. A fresh database.
+  const admin = new pg.Client({ connectionString: `${PG_URL}/postgres` });
+  await admin.connect();
+  let pgVersion: string;
+  try {
+    pgVersion = (await admin.query<{ server_version: string }>('SHOW server_version')).rows[0]!.server_version;
+    await admin.query(`CREATE DATABASE ${DB_NAME}`);
+    dbCreated = true;
+  } finally {
+    await admin.end();
+  }
+
+  // Which code is measured: the working tree, so say whether src/ differs from the commit.
+  const git = (...args: string[]) => spawnSync('git', ['-C', ROOT, ...args], { encoding: 'utf8' });
+  const head = git('rev-parse', '--short', 'HEAD');
+  const commit = head.status === 0 ? head.stdout.trim() : null;
+  const dirty = commit ? git('status', '--porcelain', '--', 'src', 'package.json').stdout.trim() !== '' : null;
+
+  // How busy the machine is before anything starts: other processes share these cores.
+  const busyBefore = HAS_PROC ? await machineBusy(2000) : null;
+
+  mkdirSync(dirname(RESULTS), { recursive: true });
+  const meta = {
+    kind: 'meta',
+    run: STAMP,
+    date: new Date().toISOString(),
+    cores: availableParallelism(),
+    cpu: cpus()[0]?.model ?? 'unknown',
+    memory_gib: +(totalmem() / 2 ** 30).toFixed(1),
+    node: process.version,
+    postgres: pgVersion,
+    connections: CONNS,
+    duration_s: DURATION,
+    warmup_s: WARMUP,
+    seed_tickets: SEED_TICKETS,
+    quiet_workspaces: QUIET,
+    rounds: ROUNDS,
+    quiet_wait_s: QUIET_WAIT,
+    machine_busy_pct_before: busyBefore,
+    commit,
+    src_modified: dirty,
+  };
+  record(meta);
+  if (dirty) console.log(`note: src/ has uncommitted changes; measuring the working tree on top of ${commit}`);
+  if (busyBefore !== null && busyBefore > 25) {
+    console.log(
+      `warning: the machine was already ${busyBefore}% busy before the bench started; figures will be disturbed`,
+    );
+  }
+  console.log(
+    `bench ${STAMP}: ${meta.cores} cores, ${meta.memory_gib} GiB, node ${meta.node}, PostgreSQL ${pgVersion}; ` +
+      `${CONNS} connections, ${WARMUP} s warm-up + ${DURATION} s per run, ${ROUNDS} rounds; database ${DB_NAME}`,
+  );
+
+  // 3. The service.
+  const servicePort = await freePort(envInt('SERVICE_PORT', 3200, 1, 65535));
+  const svcUrl = `http://${HOST}:${servicePort}`;
+  dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
+  const svcEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: DB_URL,
+    PORT: String(servicePort),
+    HOST,
+    DATA_DIR: dataDir,
+    RATE_LIMIT_PER_MINUTE: '10000000',
+    LOG_LEVEL: 'warn',
+    SECRET_KEY: randomBytes(32).toString('base64url'),
+    INBOUND_SECRET: randomBytes(32).toString('base64url'),
+  };
+  // In-process bus and rate-limit counters: the bench measures one process, like the limit server.
+  for (const k of ['NATS_URL', 'REDIS_URL', 'TRUST_PROXY', 'DATABASE_IN_MEMORY', 'PUBLIC_URL']) delete svcEnv[k];
+  service = new Child('service', ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env: svcEnv });
+  await waitHealthy(`${svcUrl}/healthz`, service);
+  const startupLines = service.lines.length;
+
+  // Owner, busy workspace + QUIET - 1 more, one API key each.
+  const reg = await call(svcUrl, 'POST', '/v1/auth/register', {
+    email: `bench-${process.pid}@example.com`,
+    password: 'bench password 0123456789',
+    name: 'Bench Owner',
+  });
+  expectStatus(reg, 201, 'POST /v1/auth/register');
+  const token = String(reg.body.access_token);
+  const keys: string[] = [];
+  const workspaceIds: string[] = [];
+  for (let i = 0; i < QUIET; i++) {
+    const w = await call(
+      svcUrl,
+      'POST',
+      '/v1/workspaces',
+      { name: `Bench ${i + 1}` },
+      { authorization: `Bearer ${token}` },
+    );
+    expectStatus(w, 201, 'POST /v1/workspaces');
+    const k = await call(
+      svcUrl,
+      'POST',
+      '/v1/api-keys',
+      { name: `bench ${i + 1}`, scopes: ['settings:read', 'settings:write', 'tickets:read'] },
+      { authorization: `Bearer ${token}`, 'svc-workspace': String(w.body.id) },
+    );
+    expectStatus(k, 201, 'POST /v1/api-keys');
+    workspaceIds.push(String(w.body.id));
+    keys.push(String(k.body.key));
+  }
+  const busyKey = keys[0]!;
+
+  // 4. The limit server (same database, schema limit_bench, freshly seeded).
+  const limitPort = await freePort(envInt('LIMIT_PORT', 3100, 1, 65535));
+  const limUrl = `http://${HOST}:${limitPort}`;
+  limit = new Child('limit-server', [join(SHARED, 'limit-server.mjs')], {
+    cwd: SHARED,
+    env: {
+      ...process.env,
+      DATABASE_URL: DB_URL,
+      PORT: String(limitPort),
+      RESEED: '1',
+      SEED_TICKETS: String(SEED_TICKETS),
+      MODE: '',
+    },
+  });
+  await waitHealthy(`${limUrl}/healthz`, limit, 180_000);
+  console.log(`service ${svcUrl} (pid ${service.proc.pid}), limit server ${limUrl} (pid ${limit.proc.pid})\n`);
+
+  // 5. Alternating runs.
+  const get =
+    (path: string, headers: Record<string, string> = {}): (() => autocannon.Request[]) =>
+    () => [{ method: 'GET', path, headers }];
+  const post =
+    (path: string, body: string): (() => autocannon.Request[]) =>
+    () => [{ method: 'POST', path, headers: { 'content-type': 'application/json' }, body }];
+  const keyAuth = { authorization: `Bearer ${busyKey}` };
+  const patchPre = (key: string) => () => ({
+    headers: jsonBody({ authorization: `Bearer ${key}` }),
+    body: JSON.stringify({ settings: { brand_color: '#112233' } }),
+  });
+  const randomTicket = JSON.stringify({ subject: 'x' });
+  const busyTicket = JSON.stringify({ subject: 'x', workspace_id: 1 });
+
+  const scenarios: Scenario[] = [
+    {
+      id: 'limit.healthz',
+      side: 'limit',
+      label: 'GET /healthz (Fastify, no DB)',
+      method: 'GET',
+      path: '/healthz',
+      requests: get('/healthz'),
+      preflight: () => ({ headers: {} }),
+    },
+    {
+      id: 'service.healthz',
+      side: 'service',
+      label: 'GET /healthz (full hook pipeline, no DB)',
+      method: 'GET',
+      path: '/healthz',
+      requests: get('/healthz'),
+      preflight: () => ({ headers: {} }),
+    },
+    {
+      id: 'limit.list50',
+      side: 'limit',
+      label: 'GET /tickets?limit=50 (one indexed read)',
+      method: 'GET',
+      path: '/tickets?limit=50',
+      requests: get('/tickets?limit=50'),
+      preflight: () => ({ headers: {} }),
+    },
+    {
+      id: 'service.me',
+      side: 'service',
+      label: 'GET /v1/me (API key)',
+      method: 'GET',
+      path: '/v1/me',
+      requests: get('/v1/me', keyAuth),
+      preflight: () => ({ headers: keyAuth }),
+    },
+    {
+      id: 'limit.create.busy',
+      side: 'limit',
+      label: 'POST /tickets workspace 1 (single workspace)',
+      method: 'POST',
+      path: '/tickets',
+      requests: post('/tickets', busyTicket),
+      preflight: () => ({ headers: jsonBody({}), body: busyTicket }),
+    },
+    {
+      id: 'service.patch.busy',
+      side: 'service',
+      label: 'PATCH /v1/workspace, 1 workspace (API key)',
+      method: 'PATCH',
+      path: '/v1/workspace',
+      requests: () => patchRequests([busyKey]),
+      preflight: patchPre(busyKey),
+    },
+    {
+      id: 'limit.create.spread',
+      side: 'limit',
+      label: 'POST /tickets random of 10 workspaces',
+      method: 'POST',
+      path: '/tickets',
+      requests: post('/tickets', randomTicket),
+      preflight: () => ({ headers: jsonBody({}), body: randomTicket }),
+    },
+    {
+      id: 'service.patch.spread',
+      side: 'service',
+      label: `PATCH /v1/workspace, ${QUIET} workspaces round robin`,
+      method: 'PATCH',
+      path: '/v1/workspace',
+      requests: () => patchRequests(keys),
+      preflight: patchPre(keys[1]!),
+    },
+  ];
+
+  const allPairs = PAIRS;
+  for (const id of ONLY) {
+    if (!allPairs.some((p) => p.id === id))
+      throw new Error(`ONLY: unknown pair ${id}; known: ${allPairs.map((p) => p.id).join(', ')}`);
+  }
+  const pairs = ONLY.length === 0 ? allPairs : allPairs.filter((p) => ONLY.includes(p.id));
+  const wanted = new Set(pairs.flatMap((p) => [p.service, p.limit]));
+  const chosen = scenarios.filter((s) => wanted.has(s.id));
+
+  // Round r runs the list in pairs (limit, service); even rounds swap each pair so that
+  // neither side always runs first.
+  const all: Measurement[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    if (ROUNDS > 1) console.log(`round ${round} of ${ROUNDS}`);
+    for (let i = 0; i < chosen.length; i += 2) {
+      const pair = chosen.slice(i, i + 2);
+      if (round % 2 === 0) pair.reverse();
+      for (const s of pair) {
+        const server = s.side === 'service' ? service : limit;
+        const quiet = await waitQuiet();
+        const m = await measure(s.side === 'service' ? svcUrl : limUrl, s, server.proc.pid!, round);
+        m.quiet_wait_s = quiet.waitedS;
+        m.machine_busy_pct_before = quiet.busyPct;
+        all.push(m);
+        record(m);
+        printRow(m);
+        await sleep(500);
+      }
+    }
+  }
+
+  // 6. Ratios (bench/report.ts).
+  for (const line of summarize(all, pairs)) record(line);
+
+  // 7. Checks on what the service wrote: the event log must be gap-free and fully published,
+  // and the service must have logged nothing at warn or above while under load.
+  await sleep(1500); // the publisher marks events published every 200 ms
+  const db = new pg.Client({ connectionString: DB_URL });
+  await db.connect();
+  let checks: Record<string, unknown>;
+  try {
+    const ev = await db.query<{
+      workspaces: number;
+      events: number;
+      gaps: number;
+      unpublished: number;
+      updated: number;
+    }>(
+      `SELECT count(DISTINCT workspace_id)::int AS workspaces, count(*)::int AS events,
+              (SELECT count(*)::int FROM (SELECT workspace_id FROM public.events GROUP BY workspace_id
+                                           HAVING max(seq) <> count(*) OR min(seq) <> 1) g) AS gaps,
+              count(*) FILTER (WHERE NOT published)::int AS unpublished,
+              count(*) FILTER (WHERE type = 'workspace.updated')::int AS updated
+         FROM public.events WHERE workspace_id = ANY($1::uuid[])`,
+      [workspaceIds],
+    );
+    const counted = all
+      .filter((m) => m.id === 'service.patch.busy' || m.id === 'service.patch.spread')
+      .reduce((a, m) => a + m.total_2xx + m.warmup_2xx + 1, 0);
+    // Row writes per table from pg_stat (cumulative statistics: may lag the last seconds of writes).
+    const tables = await db.query<{ table: string; ins: number; upd: number; hot_upd: number; dead: number }>(
+      `SELECT relname AS table, n_tup_ins::int AS ins, n_tup_upd::int AS upd, n_tup_hot_upd::int AS hot_upd,
+              n_dead_tup::int AS dead
+         FROM pg_stat_user_tables WHERE schemaname = 'public' AND relname IN ('api_keys', 'events', 'workspaces', 'workspace_counters')
+        ORDER BY relname`,
+    );
+    const logLines = service.lines.slice(startupLines).filter((l) => l.startsWith('{'));
+    checks = {
+      kind: 'check',
+      run: STAMP,
+      ...ev.rows[0]!,
+      table_writes: tables.rows,
+      patch_2xx_counted: counted,
+      service_log_lines_warn_or_above: logLines.length,
+      service_log_sample: logLines.slice(0, 5),
+    };
+  } finally {
+    await db.end();
+  }
+  record(checks);
+  console.log(
+    `\nchecks: ${checks.events} events in ${checks.workspaces} workspaces, ${checks.gaps} with seq gaps, ` +
+      `${checks.unpublished} unpublished 1.5 s after the last write; ${checks.updated} workspace.updated events for ` +
+      `${checks.patch_2xx_counted} PATCH answers counted (incl. warm-up; requests in flight when a run stops also commit); ` +
+      `${checks.service_log_lines_warn_or_above} service log lines at warn or above`,
+  );
+  for (const l of checks.service_log_sample as string[]) console.log(`  ${l.slice(0, 300)}`);
+  for (const t of checks.table_writes as Array<Record<string, unknown>>) {
+    console.log(
+      `  pg_stat ${pad(String(t.table), 20)} inserted ${t.ins}, updated ${t.upd} (HOT ${t.hot_upd}), dead ${t.dead}`,
+    );
+  }
+
+  const failed = all.filter((m) => m.non_2xx + m.errors + m.timeouts > 0);
+  for (const m of failed) {
+    console.log(
+      `!! round ${m.round} ${m.side} ${m.label}: non-2xx ${m.non_2xx}, errors ${m.errors}, timeouts ${m.timeouts}`,
+    );
+  }
+  console.log(`\nresults appended to ${RESULTS}`);
+  return failed.length > 0 ? 1 : 0;
+}
+
+let code = 1;
+try {
+  code = await main();
+} catch (err) {
+  if (!aborted) {
+    console.error(`bench failed: ${err instanceof Error ? err.message : String(err)}`);
+    if (service?.lines.length) console.error(`--- service output (last lines)\n${service.tail()}`);
+    if (limit?.lines.length) console.error(`--- limit server output (last lines)\n${limit.tail()}`);
+  }
+} finally {
+  await cleanup();
+}
+process.exit(code);
