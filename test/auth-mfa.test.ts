@@ -6,13 +6,19 @@ import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasMfa, verifyMfaCode } from '../src/modules/auth/mfa.js';
 import { TokenSigner } from '../src/platform/crypto/tokens.js';
+import { type OwnDatabase, ownDatabase } from './auth-db.js';
 import { isErrorBody, type Service, startService, TEST_SECRET_KEY, unique } from './helpers.js';
 
 let svc: Service;
+let own: OwnDatabase;
 beforeAll(async () => {
-  svc = await startService({ SIGNIN_MAX_FAILURES_PER_IP: '1000' }, { jobs: false });
+  own = await ownDatabase('auth_mfa');
+  svc = await startService({ ...own.env, SIGNIN_MAX_FAILURES_PER_IP: '1000' }, { jobs: false });
 });
-afterAll(async () => svc?.stop());
+afterAll(async () => {
+  await svc?.stop();
+  await own?.drop();
+});
 
 const PASSWORD = 'correct horse battery';
 const NATIVE = { 'svc-client': 'ios/3.1.0' };

@@ -14,22 +14,26 @@ import { ConfigError, loadConfig } from '../src/config.js';
 import { rpIdHash, verifyAttestationObject } from '../src/modules/auth/app-attest.js';
 import { accountKey, ipBucket } from '../src/modules/auth/protection.js';
 import { hashSecret } from '../src/platform/crypto/tokens.js';
+import { type OwnDatabase, ownDatabase } from './auth-db.js';
 import { isErrorBody, onPostgres, type Service, startService, unique } from './helpers.js';
 
 const PASSWORD = 'correct horse battery';
 const services: Service[] = [];
+let own: OwnDatabase;
 async function service(env: Record<string, string>): Promise<Service> {
-  const s = await startService(env, { jobs: false });
+  const s = await startService({ ...own.env, ...env }, { jobs: false });
   services.push(s);
   return s;
 }
-afterAll(async () => {
-  await Promise.all(services.map((s) => s.stop()));
-});
 /** A service with the default settings (10 per account, 30 per address, no challenge, no App Attest). */
 let plain: Service;
 beforeAll(async () => {
+  own = await ownDatabase('auth_protection');
   plain = await service({});
+});
+afterAll(async () => {
+  await Promise.all(services.map((s) => s.stop()));
+  await own?.drop();
 });
 
 async function registered(s: Service, name = 'Lou Lock'): Promise<{ email: string; userId: string; token: string }> {

@@ -6,15 +6,21 @@ import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlMessage } from '../src/platform/bus/index.js';
 import { TokenSigner } from '../src/platform/crypto/tokens.js';
+import { type OwnDatabase, ownDatabase } from './auth-db.js';
 import { isErrorBody, type Res, type Service, startService, TEST_SECRET_KEY, unique } from './helpers.js';
 
 let svc: Service;
+let own: OwnDatabase;
 const control: ControlMessage[] = [];
 beforeAll(async () => {
-  svc = await startService({}, { jobs: false });
+  own = await ownDatabase('auth_sessions');
+  svc = await startService(own.env, { jobs: false });
   svc.rt.deps.bus.subscribeControl((m) => control.push(m));
 });
-afterAll(async () => svc?.stop());
+afterAll(async () => {
+  await svc?.stop();
+  await own?.drop();
+});
 
 const NATIVE = { 'svc-client': 'ios/3.1.0' };
 const PASSWORD = 'correct horse battery';

@@ -1,0 +1,49 @@
+// On PostgreSQL, the auth test files each run on a database of their own (created for the
+// file, dropped after it): their many sign-ins then never show in another file's view of the
+// shared test database (test/bad-input.test.ts compares row counts of every table). On the
+// embedded database every file already has its own; nothing to do.
+import pg from 'pg';
+import { onPostgres } from './helpers.js';
+
+export interface OwnDatabase {
+  /** Extra environment for startService (DATABASE_URL of the file's database). */
+  env: Record<string, string>;
+  drop(): Promise<void>;
+}
+
+async function admin<T>(base: URL, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const url = new URL(base);
+  url.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function ownDatabase(tag: string): Promise<OwnDatabase> {
+  if (!onPostgres) return { env: {}, drop: async () => {} };
+  const base = new URL(process.env.DATABASE_URL!);
+  const name = `${base.pathname.slice(1)}_${tag}_${process.pid}`
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, '_')
+    .slice(0, 63);
+  try {
+    await admin(base, async (c) => {
+      await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await c.query(`CREATE DATABASE "${name}"`);
+    });
+  } catch (err) {
+    // No right to create databases: share the test database after all.
+    console.warn(`auth tests: using the shared database (${(err as Error).message})`);
+    return { env: {}, drop: async () => {} };
+  }
+  const own = new URL(base);
+  own.pathname = `/${name}`;
+  return {
+    env: { DATABASE_URL: own.toString() },
+    drop: () => admin(base, async (c) => void (await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))),
+  };
+}
