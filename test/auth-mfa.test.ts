@@ -6,8 +6,8 @@ import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasMfa, verifyMfaCode } from '../src/modules/auth/mfa.js';
 import { TokenSigner } from '../src/platform/crypto/tokens.js';
-import { type OwnDatabase, ownDatabase } from './auth-db.js';
 import { isErrorBody, type Service, startService, TEST_SECRET_KEY, unique } from './helpers.js';
+import { type OwnDatabase, ownDatabase } from './own-database.js';
 
 let svc: Service;
 let own: OwnDatabase;

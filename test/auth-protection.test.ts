@@ -14,8 +14,8 @@ import { ConfigError, loadConfig } from '../src/config.js';
 import { rpIdHash, verifyAttestationObject } from '../src/modules/auth/app-attest.js';
 import { accountKey, ipBucket } from '../src/modules/auth/protection.js';
 import { hashSecret } from '../src/platform/crypto/tokens.js';
-import { type OwnDatabase, ownDatabase } from './auth-db.js';
 import { isErrorBody, onPostgres, type Service, startService, unique } from './helpers.js';
+import { type OwnDatabase, ownDatabase } from './own-database.js';
 
 const PASSWORD = 'correct horse battery';
 const services: Service[] = [];
@@ -116,7 +116,9 @@ describe('failed sign-in limits per account', () => {
     const lockedUnknown = await login(s, unknownEmail, 'wrong password');
     expectLocked(lockedKnown, 3, 900);
     expectLocked(lockedUnknown, 3, 900);
-    expect(lockedKnown.body).toEqual(lockedUnknown.body);
+    // The same answer (the seconds to wait may differ by one between two requests).
+    const sameShape = (b: any) => ({ ...b, detail: b.detail.replace(/\d+ s\b/, 'N s') });
+    expect(sameShape(lockedKnown.body)).toEqual(sameShape(lockedUnknown.body));
     // Even the right password waits; the email is matched without regard to case or spaces.
     expectLocked(await login(s, known.email, PASSWORD), 3, 900);
     expectLocked(await login(s, ` ${known.email.toUpperCase()} `, PASSWORD), 3, 900);

@@ -6,8 +6,8 @@ import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlMessage } from '../src/platform/bus/index.js';
 import { TokenSigner } from '../src/platform/crypto/tokens.js';
-import { type OwnDatabase, ownDatabase } from './auth-db.js';
 import { isErrorBody, type Res, type Service, startService, TEST_SECRET_KEY, unique } from './helpers.js';
+import { type OwnDatabase, ownDatabase } from './own-database.js';
 
 let svc: Service;
 let own: OwnDatabase;

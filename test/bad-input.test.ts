@@ -13,17 +13,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RouteEntry } from '../src/app.js';
 import { ERROR_CODES } from '../src/platform/http/errors.js';
 import { newTenant, type Service, startService, type Tenant } from './helpers.js';
+import { type OwnDatabase, ownDatabase } from './own-database.js';
 
 type Schema = Record<string, any>;
 
 let svc: Service;
+let own: OwnDatabase;
 let tenant: Tenant;
 beforeAll(async () => {
   // No job worker: the hourly maintenance job prunes old rows and would move the fingerprint.
-  svc = await startService({}, { jobs: false });
+  // Row counts of every table must not move: other test files share PostgreSQL, so this one
+  // runs on a database of its own.
+  own = await ownDatabase('badinput');
+  svc = await startService(own.env, { jobs: false });
   tenant = await newTenant(svc.api, 'Hostile Input Inc');
 });
-afterAll(async () => svc?.stop());
+afterAll(async () => {
+  await svc?.stop();
+  await own?.drop();
+});
 
 // ---------------------------------------------------------------------------------------------
 // Local validators configured like the service's (strict bodies; coercing query and params), so

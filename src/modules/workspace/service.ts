@@ -143,6 +143,17 @@ export async function updateWorkspace(
   const patch = input.settings ?? {};
   const { ai, ...flat } = patch;
   return deps.writer.run(ctx.workspaceId, async (u) => {
+    // The audit row first: the UPDATE below locks the workspace row until COMMIT, so the
+    // locked part of the transaction stays as short as possible.
+    await recordAudit(u.trx, ctx, {
+      action: 'workspace.updated',
+      entityType: 'workspace',
+      entityId: ctx.workspaceId,
+      data: {
+        ...(input.name !== undefined ? { name: input.name.trim() } : {}),
+        ...(input.settings ? { settings: input.settings } : {}),
+      },
+    });
     // A partial merge in one statement: top-level keys replace, `ai` merges key by key.
     const row = await u.trx
       .updateTable('workspaces')
@@ -159,15 +170,6 @@ export async function updateWorkspace(
     if (!row) throw notFound('Workspace not found.');
     const view = presentWorkspace(row);
     u.emit({ type: 'workspace.updated', data: { workspace: view } });
-    await recordAudit(u.trx, ctx, {
-      action: 'workspace.updated',
-      entityType: 'workspace',
-      entityId: ctx.workspaceId,
-      data: {
-        ...(input.name !== undefined ? { name: view.name } : {}),
-        ...(input.settings ? { settings: input.settings } : {}),
-      },
-    });
     return view;
   });
 }
@@ -233,7 +235,7 @@ export async function transferOwnership(
       .execute();
     const mine = rows.find((r) => r.user_id === me);
     const theirs = rows.find((r) => r.user_id === input.user_id);
-    if (!mine || mine.role !== 'owner') throw forbidden('Only an owner can transfer ownership.');
+    if (mine?.role !== 'owner') throw forbidden('Only an owner can transfer ownership.');
     if (!theirs) throw notFound('Member not found.');
     const now = new Date();
     await u.trx

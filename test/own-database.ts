@@ -1,7 +1,6 @@
-// On PostgreSQL, the auth test files each run on a database of their own (created for the
-// file, dropped after it): their many sign-ins then never show in another file's view of the
-// shared test database (test/bad-input.test.ts compares row counts of every table). On the
-// embedded database every file already has its own; nothing to do.
+// A database of the test file's own on PostgreSQL (created for the file, dropped after it),
+// for files that compare whole-database state (test/bad-input.test.ts counts rows of every
+// table) or make many sign-ins. On the embedded database every file already has its own.
 import pg from 'pg';
 import { onPostgres } from './helpers.js';
 
@@ -37,7 +36,7 @@ export async function ownDatabase(tag: string): Promise<OwnDatabase> {
     });
   } catch (err) {
     // No right to create databases: share the test database after all.
-    console.warn(`auth tests: using the shared database (${(err as Error).message})`);
+    console.warn(`${tag} tests: using the shared database (${(err as Error).message})`);
     return { env: {}, drop: async () => {} };
   }
   const own = new URL(base);
