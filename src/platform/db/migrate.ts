@@ -25,7 +25,9 @@ class SqlFileProvider implements MigrationProvider {
 }
 
 export async function migrateToLatest(db: Kysely<unknown>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: new SqlFileProvider() });
+  // Unordered: a migration merged after a later-numbered one still applies on databases
+  // that already ran the later one (each file is applied once, in name order when new).
+  const migrator = new Migrator({ db, provider: new SqlFileProvider(), allowUnorderedMigrations: true });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');

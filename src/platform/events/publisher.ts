@@ -15,13 +15,19 @@ export class EventPublisher {
   #flushTimer: NodeJS.Timeout | null = null;
   #sweepTimer: NodeJS.Timeout | null = null;
   #flushing: Promise<void> = Promise.resolve();
+  /** The sweeper looks at events from here on (set back to the start-up window at start). */
+  #sweptUpTo: Date;
 
   constructor(
     private readonly database: Database,
     private readonly bus: EventBus,
     private readonly log: PublisherLogger,
-    private readonly opts = { flushMs: 200, sweepMs: 5000, graceMs: 10_000 },
-  ) {}
+    private readonly opts = { flushMs: 200, sweepMs: 5000, graceMs: 10_000, startupWindowMs: 3_600_000 },
+  ) {
+    // A process that starts looks back an hour: events its predecessor committed and
+    // never published (it died in between) are republished.
+    this.#sweptUpTo = new Date(Date.now() - opts.startupWindowMs);
+  }
 
   /** Called right after a transaction committed. Never throws: the sweeper covers failures. */
   async published(events: EventEnvelope[]): Promise<void> {
@@ -61,18 +67,27 @@ export class EventPublisher {
     }
   }
 
-  /** Republishes events committed more than graceMs ago and never marked published. */
+  /**
+   * Republishes events committed more than graceMs ago and never marked published. Each sweep
+   * reads only the events that came of age since the last one (with a second of overlap).
+   */
   async sweep(): Promise<number> {
     const cutoff = new Date(Date.now() - this.opts.graceMs);
+    const from = new Date(this.#sweptUpTo.getTime() - 1000);
+    const batch = 500;
     const rows = await this.database.db
       .selectFrom('events')
       .selectAll()
-      .where(sql<boolean>`not published`)
+      .where('occurred_at', '>=', from)
       .where('occurred_at', '<', cutoff)
+      .where(sql<boolean>`not published`)
+      .orderBy('occurred_at')
       .orderBy('workspace_id')
       .orderBy('seq')
-      .limit(500)
+      .limit(batch)
       .execute();
+    // A full batch may have more behind it: continue from its last event next time.
+    this.#sweptUpTo = rows.length === batch ? rows[rows.length - 1]!.occurred_at : cutoff;
     if (rows.length === 0) return 0;
     const events = rows.map(rowToEnvelope);
     await this.bus.publish(events);
