@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { loadConfig } from '../src/config.js';
+import { SCOPES } from '../src/platform/http/context.js';
 import { createRuntime, type Runtime } from '../src/runtime.js';
 
 export const onPostgres = Boolean(process.env.DATABASE_URL);
@@ -122,17 +123,8 @@ export async function newApiKey(api: Api, t: Tenant, scopes: string[], extra: Re
   return r.body as { id: string; key: string; prefix: string };
 }
 
-export const ALL_SCOPES = [
-  'tickets:read',
-  'tickets:write',
-  'contacts:read',
-  'contacts:write',
-  'kb:read',
-  'kb:write',
-  'settings:read',
-  'settings:write',
-  'realtime',
-];
+/** Every scope of the scope table. */
+export const ALL_SCOPES: string[] = [...SCOPES];
 
 /** Expect the spec's error body. */
 export function isErrorBody(b: any, status: number, code?: string): boolean {
