@@ -130,8 +130,13 @@ describe('deleting a workspace', () => {
     expect(wrongName.status).toBe(422);
     expect(wrongName.body.errors[0].location).toBe('body.confirm_name');
 
+    const notices: unknown[] = [];
+    const off = svc.rt.deps.bus.subscribeControl((m) => notices.push(m));
     const r = await svc.api.req('DELETE', '/v1/workspace', { ...doomed.as, body: { confirm_name: 'Doomed Inc' } });
     expect(r.status).toBe(204);
+    // Live sockets of the workspace are told to close (the gateway acts on this notice).
+    await expect.poll(() => notices).toContainEqual({ type: 'workspace.deleted', workspace_id: doomed.workspaceId });
+    off();
     const left = await rowsOf(doomed.workspaceId);
     expect(Object.entries(left).filter(([, n]) => n > 0)).toEqual([]);
     expect(await rowsOf(kept.workspaceId)).toEqual(keptBefore);
