@@ -5,6 +5,7 @@ import pino from 'pino';
 import { type App, buildApp } from './app.js';
 import type { Config } from './config.js';
 import type { Deps } from './deps.js';
+import { pruneEndedSessions } from './modules/auth/sessions.js';
 import { registerInvitationJobs } from './modules/invitations/mail.js';
 import { openBus } from './platform/bus/index.js';
 import { SecretBox } from './platform/crypto/secrets.js';
@@ -84,7 +85,8 @@ export async function createRuntime(
       await jobs.work(MAINTENANCE_JOB, async () => {
         const events = await pruneEvents(database, config.eventRetentionMs);
         const keys = await pruneIdempotencyKeys(database);
-        if (events + keys > 0) log.info({ events, idempotency_keys: keys }, 'pruned');
+        const sessions = await pruneEndedSessions(database);
+        if (events + keys + sessions > 0) log.info({ events, idempotency_keys: keys, sessions }, 'pruned');
       });
       await jobs.schedule(MAINTENANCE_JOB, '17 * * * *');
 

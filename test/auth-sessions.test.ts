@@ -4,6 +4,7 @@
 // presented where another kind is expected.
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pruneEndedSessions } from '../src/modules/auth/sessions.js';
 import type { ControlMessage } from '../src/platform/bus/index.js';
 import { TokenSigner } from '../src/platform/crypto/tokens.js';
 import { isErrorBody, type Res, type Service, startService, TEST_SECRET_KEY, unique } from './helpers.js';
@@ -555,5 +556,44 @@ describe('each token only where it belongs', () => {
         expect((await post('/v1/auth/mfa', null, { mfa_token: t, code: '123456' })).status).toBe(401);
       }
     }
+  });
+});
+
+describe('housekeeping', () => {
+  it('prunes sessions that ended over a week ago, and keeps live ones', async () => {
+    const reg = await svc.api.post('/v1/auth/register', {
+      email: `${unique('prune')}@example.com`,
+      password: 'a long password 1',
+      name: 'Pru Ne',
+    });
+    expect(reg.status).toBe(201);
+    const userId = reg.body.user.id as string;
+    const db = svc.rt.deps.database.db;
+    const old = new Date(Date.now() - 8 * 86_400_000);
+    await db
+      .insertInto('sessions')
+      .values([
+        {
+          id: '0193c6a0-0000-7000-8000-0000000000a1',
+          user_id: userId,
+          refresh_hash: unique('h1'),
+          revoked_at: old,
+          expires_at: new Date(Date.now() + 86_400_000),
+        },
+        {
+          id: '0193c6a0-0000-7000-8000-0000000000a2',
+          user_id: userId,
+          refresh_hash: unique('h2'),
+          revoked_at: null,
+          expires_at: old,
+        },
+      ])
+      .execute();
+    await pruneEndedSessions(svc.rt.deps.database);
+    const left = await db.selectFrom('sessions').select('id').where('user_id', '=', userId).execute();
+    expect(left).toHaveLength(1);
+    expect(left[0]!.id).not.toMatch(/0000000000a[12]$/);
+    // The live session still works.
+    expect((await svc.api.get('/v1/me', { token: reg.body.access_token })).status).toBe(200);
   });
 });

@@ -13,6 +13,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { newId, randomSecret } from '../../platform/crypto/random.js';
 import { hashSecret, TOKEN_TTL_SECONDS } from '../../platform/crypto/tokens.js';
+import type { Database } from '../../platform/db/index.js';
 import { ApiError, unauthorized } from '../../platform/http/errors.js';
 import { presentUser, type UserRow, type UserView } from './users.js';
 
@@ -387,4 +388,25 @@ export async function signedInAccounts(deps: Deps, presented: Presented[]): Prom
     if (!prev || prev.last_used_at < r.live.last_used_at) best.set(r.live.user_id, r.live);
   }
   return [...best.values()].sort((a, b) => b.last_used_at.getTime() - a.last_used_at.getTime());
+}
+
+/**
+ * Maintenance: sessions that ended (revoked, expired or idle) more than a week ago, for everyone,
+ * and App Attest challenges past their expiry. Runs with the hourly maintenance job.
+ */
+export async function pruneEndedSessions(database: Database): Promise<number> {
+  const now = Date.now();
+  const endedBefore = new Date(now - KEEP_ENDED_MS);
+  const r = await database.db
+    .deleteFrom('sessions')
+    .where((eb) =>
+      eb.or([
+        eb('revoked_at', '<', endedBefore),
+        eb('expires_at', '<', endedBefore),
+        eb('last_used_at', '<', new Date(now - SESSION_IDLE_MS - KEEP_ENDED_MS)),
+      ]),
+    )
+    .executeTakeFirst();
+  await database.db.deleteFrom('app_attest_challenges').where('expires_at', '<', new Date(now)).execute();
+  return Number(r.numDeletedRows ?? 0);
 }
