@@ -20,6 +20,8 @@ import { apiKeyResolver } from './modules/api-keys/service.js';
 import auditRoutes from './modules/audit/routes.js';
 import { userResolver } from './modules/auth/resolver.js';
 import authRoutes from './modules/auth/routes.js';
+import companyRoutes from './modules/companies/routes.js';
+import contactRoutes from './modules/contacts/routes.js';
 import eventRoutes, { Envelope } from './modules/events/routes.js';
 import invitationRoutes from './modules/invitations/routes.js';
 import meRoutes from './modules/me/routes.js';
@@ -64,6 +66,8 @@ const MODULES: Array<(app: App, deps: Deps) => Promise<void>> = [
   apiKeyRoutes,
   eventRoutes,
   realtimeRoutes,
+  contactRoutes,
+  companyRoutes,
 ];
 
 export const JSON_BODY_LIMIT = 1024 * 1024;

@@ -43,12 +43,25 @@ const FACTORIES: Record<string, Factory> = {
     if (r.status !== 201) throw new Error(`team: ${r.status} ${r.text}`);
     return r.body.id;
   },
+  '/v1/contacts/:id': async (api, t) => {
+    const r = await api.post('/v1/contacts', { email: `${unique('contact')}@example.com`, name: 'Cora' }, t.as);
+    if (r.status !== 201) throw new Error(`contact: ${r.status} ${r.text}`);
+    return r.body.id;
+  },
+  '/v1/contacts/:id/tickets': async (api, t) => FACTORIES['/v1/contacts/:id']!(api, t),
+  '/v1/companies/:id': async (api, t) => {
+    const r = await api.post('/v1/companies', { name: 'Initech', domain: `${unique('co')}.example.com` }, t.as);
+    if (r.status !== 201) throw new Error(`company: ${r.status} ${r.text}`);
+    return r.body.id;
+  },
 };
 
 /** A body that passes validation for each write, so the answer is about the record, not the input. */
 const BODIES: Record<string, unknown> = {
   'PATCH /v1/members/:user_id': { role: 'viewer' },
   'PATCH /v1/teams/:id': { name: 'Renamed' },
+  'PATCH /v1/contacts/:id': { name: 'Renamed' },
+  'PATCH /v1/companies/:id': { name: 'Renamed' },
 };
 
 describe('records of another workspace', () => {

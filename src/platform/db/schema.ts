@@ -183,6 +183,36 @@ export interface AuditLogsTable {
   created_at: DefaultTimestamp;
 }
 
+export interface CompaniesTable {
+  workspace_id: string;
+  id: string;
+  name: string;
+  domain: string | null;
+  notes: string | null;
+  custom: DefaultJson;
+  avatar_url: string | null;
+  avatar_source: string | null;
+  created_at: DefaultTimestamp;
+  updated_at: DefaultTimestamp;
+}
+
+export interface ContactsTable {
+  workspace_id: string;
+  id: string;
+  email: string | null;
+  name: string | null;
+  phone: string | null;
+  company_id: string | null;
+  external_id: string | null;
+  notes: string | null;
+  custom: DefaultJson;
+  blocked: Generated<boolean>;
+  avatar_url: string | null;
+  avatar_source: string | null;
+  created_at: DefaultTimestamp;
+  updated_at: DefaultTimestamp;
+}
+
 export interface DB {
   users: UsersTable;
   workspaces: WorkspacesTable;
@@ -200,4 +230,6 @@ export interface DB {
   events: EventsTable;
   idempotency_keys: IdempotencyKeysTable;
   audit_logs: AuditLogsTable;
+  companies: CompaniesTable;
+  contacts: ContactsTable;
 }

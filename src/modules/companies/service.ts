@@ -1,0 +1,274 @@
+// Companies: a name, a unique lower-case domain, notes and free-form custom data. Contacts
+// point at a company; deleting a company leaves its contacts without one (the foreign key's
+// ON DELETE SET NULL (company_id)), with no contact.updated event per contact.
+// Labels and custom field values come later: tags [] and fields {} until then.
+import type { Static } from '@sinclair/typebox';
+import type { Kysely } from 'kysely';
+import type { Deps } from '../../deps.js';
+import { isUuid, newId } from '../../platform/crypto/random.js';
+import { fromMicros, microsOf } from '../../platform/db/keyset.js';
+import type { DB } from '../../platform/db/schema.js';
+import type { Unit } from '../../platform/db/tx.js';
+import type { RequestContext } from '../../platform/http/context.js';
+import { conflict, invalid, notFound } from '../../platform/http/errors.js';
+import type { Page } from '../../platform/http/pagination.js';
+import { iso } from '../../platform/http/schemas.js';
+import { recordAudit } from '../audit/service.js';
+import { contactCounts } from '../contacts/service.js';
+import type { Company, CompanyRef, CreateCompanyBody, ListCompaniesQuery, PatchCompanyBody } from './schemas.js';
+
+export type CompanyView = Static<typeof Company>;
+export type CompanyRefView = Static<typeof CompanyRef>;
+
+// ---------------------------------------------------------------------------------------------
+// Helpers shared with contacts.
+
+const CUSTOM_MAX_BYTES = 16 * 1024;
+
+/**
+ * The stored custom object after a write: on create the input itself, on PATCH the input merged
+ * into the stored object; a null value removes its key either way. 16 KB at most (422).
+ */
+export function mergeCustom(
+  before: Record<string, unknown>,
+  input: Record<string, unknown>,
+  location = 'body.custom',
+): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...before };
+  for (const [k, v] of Object.entries(input)) {
+    if (v === null) delete out[k];
+    else out[k] = v;
+  }
+  if (Object.keys(out).length > 100) throw invalid(location, 'must have at most 100 keys');
+  if (Buffer.byteLength(JSON.stringify(out)) > CUSTOM_MAX_BYTES) throw invalid(location, 'must be at most 16 KB');
+  return out;
+}
+
+/** `%q%` for ILIKE, with the pattern characters of q taken literally. */
+export const likePattern = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+const isUniqueViolation = (err: unknown) => (err as { code?: unknown } | null)?.code === '23505';
+
+/** Runs work; a unique violation of one of `keys` (index name → message) becomes 409 conflict. */
+export async function uniqueOrConflict<T>(keys: Record<string, string>, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (isUniqueViolation(err)) {
+      const e = err as { constraint?: unknown; message?: unknown };
+      const text = `${String(e.constraint ?? '')} ${String(e.message ?? '')}`;
+      const hit = Object.entries(keys).find(([k]) => text.includes(k));
+      throw conflict(hit ? hit[1] : 'A record with these values already exists.');
+    }
+    throw err;
+  }
+}
+
+const DOMAIN_KEYS = { companies_domain_key: 'A company with this domain already exists.' };
+
+const HOSTNAME_RE = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/** A hostname, lower-cased (a trailing dot dropped); null clears it. 422 when not a hostname. */
+function cleanDomain(domain: string | null): string | null {
+  if (domain === null) return null;
+  const d = domain.trim().toLowerCase().replace(/\.$/, '');
+  if (!HOSTNAME_RE.test(d)) throw invalid('body.domain', 'must be a hostname such as example.com');
+  return d;
+}
+
+function cleanName(name: string): string {
+  const n = name.trim();
+  if (n === '') throw invalid('body.name', 'must not be blank');
+  return n;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function companyQuery(db: Kysely<DB>, workspaceId: string) {
+  return db
+    .selectFrom('companies as co')
+    .select([
+      'co.id',
+      'co.name',
+      'co.domain',
+      'co.notes',
+      'co.custom',
+      'co.avatar_url',
+      'co.avatar_source',
+      'co.created_at',
+      'co.updated_at',
+      microsOf('co.created_at').as('created_us'),
+    ])
+    .where('co.workspace_id', '=', workspaceId);
+}
+
+type CompanyRow = Awaited<ReturnType<ReturnType<typeof companyQuery>['executeTakeFirstOrThrow']>>;
+
+const present =
+  (counts: Map<string, number>) =>
+  (r: CompanyRow): CompanyView => ({
+    id: r.id,
+    name: r.name,
+    domain: r.domain,
+    notes: r.notes,
+    custom: r.custom ?? {},
+    tags: [],
+    fields: {},
+    contact_count: counts.get(r.id) ?? 0,
+    avatar_url: r.avatar_url,
+    avatar_source: r.avatar_source as CompanyView['avatar_source'],
+    created_at: iso(r.created_at)!,
+    updated_at: iso(r.updated_at)!,
+  });
+
+async function loadCompany(db: Kysely<DB>, workspaceId: string, id: string): Promise<CompanyView | null> {
+  const row = await companyQuery(db, workspaceId).where('co.id', '=', id).executeTakeFirst();
+  if (!row) return null;
+  return present(await contactCounts(db, workspaceId, [id]))(row);
+}
+
+/** For contacts: the company {id, name, domain} of this workspace, locked against deletion; null if absent. */
+export async function lockCompanyRef(u: Unit, id: string): Promise<CompanyRefView | null> {
+  if (!isUuid(id)) return null;
+  const row = await u.trx
+    .selectFrom('companies')
+    .select(['id', 'name', 'domain'])
+    .where('workspace_id', '=', u.workspaceId)
+    .where('id', '=', id)
+    .forShare()
+    .executeTakeFirst();
+  return row ?? null;
+}
+
+/** Newest first; q matches part of the name or domain, case-insensitively. */
+export async function listCompanies(
+  deps: Deps,
+  ctx: RequestContext,
+  q: Static<typeof ListCompaniesQuery>,
+): Promise<Page<CompanyView>> {
+  const limit = q.limit ?? 50;
+  const list = `companies:${JSON.stringify([ctx.workspaceId, q.q ?? null])}`;
+  const after = deps.pager.decode(list, q.cursor, 2);
+  const db = deps.database.db;
+  let query = companyQuery(db, ctx.workspaceId);
+  if (q.q !== undefined) {
+    const pattern = likePattern(q.q);
+    query = query.where((eb) => eb.or([eb('co.name', 'ilike', pattern), eb('co.domain', 'ilike', pattern)]));
+  }
+  if (after) {
+    const at = fromMicros(Number(after[0]));
+    query = query.where((eb) =>
+      eb.or([eb('co.created_at', '<', at), eb.and([eb('co.created_at', '=', at), eb('co.id', '<', String(after[1]))])]),
+    );
+  }
+  const rows = await query
+    .orderBy('co.created_at', 'desc')
+    .orderBy('co.id', 'desc')
+    .limit(limit + 1)
+    .execute();
+  const counts = await contactCounts(
+    db,
+    ctx.workspaceId,
+    rows.slice(0, limit).map((r) => r.id),
+  );
+  return deps.pager.page(list, rows, limit, (r) => [r.created_us, r.id], present(counts));
+}
+
+export async function getCompany(deps: Deps, ctx: RequestContext, id: string): Promise<CompanyView> {
+  if (!isUuid(id)) throw notFound('Company not found.');
+  const company = await loadCompany(deps.database.db, ctx.workspaceId, id);
+  if (!company) throw notFound('Company not found.');
+  return company;
+}
+
+export async function createCompany(
+  deps: Deps,
+  ctx: RequestContext,
+  input: Static<typeof CreateCompanyBody>,
+): Promise<CompanyView> {
+  const name = cleanName(input.name);
+  const domain = cleanDomain(input.domain ?? null);
+  const custom = mergeCustom({}, input.custom ?? {});
+  const id = newId();
+  return uniqueOrConflict(DOMAIN_KEYS, () =>
+    deps.writer.run(ctx.workspaceId, async (u) => {
+      await u.trx
+        .insertInto('companies')
+        .values({
+          workspace_id: ctx.workspaceId,
+          id,
+          name,
+          domain,
+          notes: input.notes ?? null,
+          custom: JSON.stringify(custom),
+        })
+        .execute();
+      const view = (await loadCompany(u.trx, ctx.workspaceId, id))!;
+      u.emit({ type: 'company.created', data: { company: view } });
+      return view;
+    }),
+  );
+}
+
+export async function updateCompany(
+  deps: Deps,
+  ctx: RequestContext,
+  id: string,
+  input: Static<typeof PatchCompanyBody>,
+): Promise<CompanyView> {
+  if (!isUuid(id)) throw notFound('Company not found.');
+  return uniqueOrConflict(DOMAIN_KEYS, () =>
+    deps.writer.run(ctx.workspaceId, async (u) => {
+      const before = await u.trx
+        .selectFrom('companies')
+        .select(['name', 'domain', 'notes', 'custom'])
+        .where('workspace_id', '=', ctx.workspaceId)
+        .where('id', '=', id)
+        .forUpdate()
+        .executeTakeFirst();
+      if (!before) throw notFound('Company not found.');
+      // Checked once the company is known to exist: a missing record answers 404 whatever the body.
+      const name = input.name === undefined ? undefined : cleanName(input.name);
+      const domain = input.domain === undefined ? undefined : cleanDomain(input.domain);
+      const set: Record<string, unknown> = {};
+      if (name !== undefined && name !== before.name) set.name = name;
+      if (domain !== undefined && domain !== before.domain) set.domain = domain;
+      if (input.notes !== undefined && input.notes !== before.notes) set.notes = input.notes;
+      if (input.custom !== undefined) {
+        const custom = mergeCustom(before.custom ?? {}, input.custom);
+        if (JSON.stringify(custom) !== JSON.stringify(before.custom ?? {})) set.custom = JSON.stringify(custom);
+      }
+      if (Object.keys(set).length === 0) return (await loadCompany(u.trx, ctx.workspaceId, id))!;
+      await u.trx
+        .updateTable('companies')
+        .set({ ...set, updated_at: new Date() })
+        .where('workspace_id', '=', ctx.workspaceId)
+        .where('id', '=', id)
+        .execute();
+      const view = (await loadCompany(u.trx, ctx.workspaceId, id))!;
+      u.emit({ type: 'company.updated', data: { company: view } });
+      return view;
+    }),
+  );
+}
+
+/** Deletes the company; its contacts keep existing without a company. */
+export async function deleteCompany(deps: Deps, ctx: RequestContext, id: string): Promise<void> {
+  if (!isUuid(id)) throw notFound('Company not found.');
+  await deps.writer.run(ctx.workspaceId, async (u) => {
+    const gone = await u.trx
+      .deleteFrom('companies')
+      .where('workspace_id', '=', ctx.workspaceId)
+      .where('id', '=', id)
+      .returning(['name', 'domain'])
+      .executeTakeFirst();
+    if (!gone) throw notFound('Company not found.');
+    u.emit({ type: 'company.deleted', data: { company_id: id } });
+    await recordAudit(u.trx, ctx, {
+      action: 'company.deleted',
+      entityType: 'company',
+      entityId: id,
+      data: { name: gone.name, domain: gone.domain },
+    });
+  });
+}

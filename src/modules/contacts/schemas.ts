@@ -1,0 +1,73 @@
+import { Type } from '@sinclair/typebox';
+import { PageQuery } from '../../platform/http/pagination.js';
+import { Body, Id, Nullable, Timestamp } from '../../platform/http/schemas.js';
+import { AvatarSource, CompanyRef, Custom, FieldsPlaceholder, Notes, TagsPlaceholder } from '../companies/schemas.js';
+
+export const Contact = Type.Object(
+  {
+    id: Type.String(),
+    email: Nullable(Type.String()),
+    name: Nullable(Type.String()),
+    phone: Nullable(Type.String()),
+    avatar_url: Nullable(Type.String()),
+    avatar_source: AvatarSource,
+    company: Nullable(CompanyRef),
+    external_id: Nullable(Type.String()),
+    notes: Nullable(Type.String()),
+    custom: Type.Record(Type.String(), Type.Unknown()),
+    tags: TagsPlaceholder,
+    fields: FieldsPlaceholder,
+    blocked: Type.Boolean(),
+    ticket_count: Type.Integer({ description: 'Tickets of the contact (always 0 until tickets exist).' }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { title: 'Contact' },
+);
+
+const Email = Nullable(
+  Type.String({ format: 'email', maxLength: 254, description: 'Unique per workspace, case-insensitively.' }),
+);
+const ContactName = Nullable(Type.String({ maxLength: 200 }));
+const Phone = Nullable(Type.String({ maxLength: 50 }));
+const CompanyId = Nullable(Type.String({ format: 'uuid', description: 'A company of this workspace, or null.' }));
+const ExternalId = Nullable(
+  Type.String({ minLength: 1, maxLength: 255, description: 'Your system’s id; unique per workspace.' }),
+);
+
+const contactFields = {
+  email: Type.Optional(Email),
+  name: Type.Optional(ContactName),
+  phone: Type.Optional(Phone),
+  company_id: Type.Optional(CompanyId),
+  external_id: Type.Optional(ExternalId),
+  notes: Type.Optional(Notes),
+  custom: Type.Optional(Custom),
+  blocked: Type.Optional(Type.Boolean()),
+};
+
+export const CreateContactBody = Body(contactFields);
+export const PatchContactBody = Body(contactFields);
+
+export const ListContactsQuery = Type.Object(
+  {
+    q: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive part of the name, email or phone.' }),
+    ),
+    company_id: Type.Optional(Id),
+    limit: Type.Optional(PageQuery.limit),
+    cursor: Type.Optional(PageQuery.cursor),
+  },
+  { additionalProperties: false },
+);
+
+/** A ticket of a contact, as the contact's ticket list shows it. */
+export const ContactTicket = Type.Object(
+  { id: Type.String(), number: Type.Integer(), subject: Type.String(), status: Type.String() },
+  { title: 'ContactTicket' },
+);
+
+export const ListContactTicketsQuery = Type.Object(
+  { limit: Type.Optional(PageQuery.limit), cursor: Type.Optional(PageQuery.cursor) },
+  { additionalProperties: false },
+);
