@@ -5,12 +5,12 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordAudit } from '../src/modules/audit/service.js';
 import {
+  addMember,
   isErrorBody,
   newApiKey,
   newTenant,
   type ReqOpts,
   type Service,
-  signUp,
   startService,
   type Tenant,
 } from './helpers.js';
@@ -21,14 +21,10 @@ beforeAll(async () => {
 });
 afterAll(async () => svc?.stop());
 
-async function join(t: Tenant, role: 'admin' | 'agent' | 'viewer'): Promise<ReqOpts & { userId: string }> {
-  const p = await signUp(svc.api, `Pat ${role}`);
-  await svc.rt.deps.database.db
-    .insertInto('members')
-    .values({ workspace_id: t.workspaceId, user_id: p.userId, role })
-    .execute();
-  return { token: p.token, workspace: t.workspaceId, userId: p.userId };
-}
+const join = async (t: Tenant, role: 'admin' | 'agent' | 'viewer'): Promise<ReqOpts & { userId: string }> => {
+  const m = await addMember(svc, t, role);
+  return { ...m.as, userId: m.userId };
+};
 
 /** Every entry of a filtered list, following cursors with this page size. */
 async function all(t: Tenant | ReqOpts, query: string, limit = 100): Promise<any[]> {

@@ -4,12 +4,14 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  addMember,
+  eventsAfterOf,
   isErrorBody,
+  latestSeqOf,
   newApiKey,
   newTenant,
   type ReqOpts,
   type Service,
-  signUp,
   startService,
   type Tenant,
   unique,
@@ -21,22 +23,10 @@ beforeAll(async () => {
 });
 afterAll(async () => svc?.stop());
 
-async function join(t: Tenant, role: 'admin' | 'agent' | 'viewer'): Promise<ReqOpts> {
-  const p = await signUp(svc.api, `Pat ${role}`);
-  await svc.rt.deps.database.db
-    .insertInto('members')
-    .values({ workspace_id: t.workspaceId, user_id: p.userId, role })
-    .execute();
-  return { token: p.token, workspace: t.workspaceId };
-}
-async function latestSeq(t: Tenant): Promise<number> {
-  return (await svc.api.get('/v1/events?since=0', t.as)).body.latest_seq;
-}
-async function eventsAfter(t: Tenant, since: number): Promise<any[]> {
-  const r = await svc.api.get(`/v1/events?since=${since}&limit=1000`, t.as);
-  expect(r.status).toBe(200);
-  return r.body.data;
-}
+const join = async (t: Tenant, role: 'admin' | 'agent' | 'viewer'): Promise<ReqOpts> =>
+  (await addMember(svc, t, role)).as;
+const latestSeq = (t: Tenant) => latestSeqOf(svc, t);
+const eventsAfter = (t: Tenant, since: number) => eventsAfterOf(svc, t, since);
 const email = () => `${unique('c')}@example.com`;
 async function contact(t: Tenant, body: Record<string, unknown> = {}) {
   const r = await svc.api.post('/v1/contacts', { email: email(), ...body }, t.as);

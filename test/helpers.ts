@@ -123,6 +123,35 @@ export async function newApiKey(api: Api, t: Tenant, scopes: string[], extra: Re
   return r.body as { id: string; key: string; prefix: string };
 }
 
+export type Member = Person & { as: ReqOpts };
+
+/** A new person who is a member of the tenant's workspace with this role (inserted directly). */
+export async function addMember(
+  svc: Service,
+  t: Tenant,
+  role: 'owner' | 'admin' | 'agent' | 'viewer',
+  name = `Pat ${role}`,
+): Promise<Member> {
+  const p = await signUp(svc.api, name);
+  await svc.rt.deps.database.db
+    .insertInto('members')
+    .values({ workspace_id: t.workspaceId, user_id: p.userId, role })
+    .execute();
+  return { ...p, as: { token: p.token, workspace: t.workspaceId } };
+}
+
+/** The workspace's newest event seq, as its owner sees it. */
+export async function latestSeqOf(svc: Service, t: Tenant): Promise<number> {
+  return (await svc.api.get('/v1/events?since=0', t.as)).body.latest_seq;
+}
+
+/** Events after `since`, as the owner sees them (up to 1000). */
+export async function eventsAfterOf(svc: Service, t: Tenant, since: number): Promise<any[]> {
+  const r = await svc.api.get(`/v1/events?since=${since}&limit=1000`, t.as);
+  if (r.status !== 200) throw new Error(`events: ${r.status} ${r.text}`);
+  return r.body.data;
+}
+
 /** Every scope of the scope table. */
 export const ALL_SCOPES: string[] = [...SCOPES];
 

@@ -10,7 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendInvitationMail } from '../src/modules/invitations/mail.js';
 import { tokenSealContext } from '../src/modules/invitations/service.js';
 import {
+  addMember,
+  eventsAfterOf,
   isErrorBody,
+  latestSeqOf,
   newApiKey,
   newTenant,
   onPostgres,
@@ -59,14 +62,7 @@ async function isolated(env: Record<string, string> = {}): Promise<{ s: Service;
 const DAY = 86_400_000;
 type Joined = Person & { as: ReqOpts };
 
-async function join(t: Tenant, role: 'owner' | 'admin' | 'agent' | 'viewer'): Promise<Joined> {
-  const p = await signUp(svc.api, `Pat ${role}`);
-  await svc.rt.deps.database.db
-    .insertInto('members')
-    .values({ workspace_id: t.workspaceId, user_id: p.userId, role })
-    .execute();
-  return { ...p, as: { token: p.token, workspace: t.workspaceId } };
-}
+const join = (t: Tenant, role: 'owner' | 'admin' | 'agent' | 'viewer'): Promise<Joined> => addMember(svc, t, role);
 /** A person registered with this email (any case). */
 async function register(api: Service['api'], email: string, name = 'Invited Person'): Promise<Person> {
   const password = 'correct horse battery';
@@ -88,12 +84,8 @@ async function invite(t: Tenant, body: { email: string; role: string }, as: ReqO
   };
 }
 const newEmail = () => `${unique('invitee')}@example.com`;
-async function latestSeq(t: Tenant): Promise<number> {
-  return (await svc.api.get('/v1/events?since=0', t.as)).body.latest_seq;
-}
-async function eventsAfter(t: Tenant, since: number): Promise<any[]> {
-  return (await svc.api.get(`/v1/events?since=${since}&limit=1000`, t.as)).body.data;
-}
+const latestSeq = (t: Tenant) => latestSeqOf(svc, t);
+const eventsAfter = (t: Tenant, since: number) => eventsAfterOf(svc, t, since);
 async function actionsOf(t: Tenant, entityId: string) {
   const rows = await svc.rt.deps.database.db
     .selectFrom('audit_logs')

@@ -6,7 +6,10 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlMessage } from '../src/platform/bus/index.js';
 import {
+  addMember,
+  eventsAfterOf,
   isErrorBody,
+  latestSeqOf,
   newApiKey,
   newTenant,
   type Person,
@@ -29,23 +32,10 @@ type Role = 'owner' | 'admin' | 'agent' | 'viewer';
 type Joined = Person & { as: ReqOpts };
 
 /** A new person who is a member of the tenant's workspace with this role. */
-async function join(t: Tenant, role: Role, name = `Pat ${role}`): Promise<Joined> {
-  const p = await signUp(svc.api, name);
-  await svc.rt.deps.database.db
-    .insertInto('members')
-    .values({ workspace_id: t.workspaceId, user_id: p.userId, role })
-    .execute();
-  return { ...p, as: { token: p.token, workspace: t.workspaceId } };
-}
+const join = (t: Tenant, role: Role, name?: string): Promise<Joined> => addMember(svc, t, role, name);
 
-async function latestSeq(t: Tenant): Promise<number> {
-  return (await svc.api.get('/v1/events?since=0', t.as)).body.latest_seq;
-}
-async function eventsAfter(t: Tenant, since: number): Promise<any[]> {
-  const r = await svc.api.get(`/v1/events?since=${since}&limit=1000`, t.as);
-  expect(r.status).toBe(200);
-  return r.body.data;
-}
+const latestSeq = (t: Tenant) => latestSeqOf(svc, t);
+const eventsAfter = (t: Tenant, since: number) => eventsAfterOf(svc, t, since);
 async function auditOf(t: Tenant, action: string) {
   return svc.rt.deps.database.db
     .selectFrom('audit_logs')

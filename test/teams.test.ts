@@ -9,7 +9,10 @@ import { canSeeTeam } from '../src/modules/teams/service.js';
 import type { ControlMessage } from '../src/platform/bus/index.js';
 import type { RequestContext } from '../src/platform/http/context.js';
 import {
+  addMember,
+  eventsAfterOf,
   isErrorBody,
+  latestSeqOf,
   newApiKey,
   newTenant,
   type Person,
@@ -29,22 +32,10 @@ beforeAll(async () => {
 afterAll(async () => svc?.stop());
 
 type Joined = Person & { as: ReqOpts };
-async function join(t: Tenant, role: 'owner' | 'admin' | 'agent' | 'viewer', name = `Pat ${role}`): Promise<Joined> {
-  const p = await signUp(svc.api, name);
-  await svc.rt.deps.database.db
-    .insertInto('members')
-    .values({ workspace_id: t.workspaceId, user_id: p.userId, role })
-    .execute();
-  return { ...p, as: { token: p.token, workspace: t.workspaceId } };
-}
-async function latestSeq(t: Tenant): Promise<number> {
-  return (await svc.api.get('/v1/events?since=0', t.as)).body.latest_seq;
-}
-async function eventsAfter(t: Tenant, since: number): Promise<any[]> {
-  const r = await svc.api.get(`/v1/events?since=${since}&limit=1000`, t.as);
-  expect(r.status).toBe(200);
-  return r.body.data;
-}
+const join = (t: Tenant, role: 'owner' | 'admin' | 'agent' | 'viewer', name?: string): Promise<Joined> =>
+  addMember(svc, t, role, name);
+const latestSeq = (t: Tenant) => latestSeqOf(svc, t);
+const eventsAfter = (t: Tenant, since: number) => eventsAfterOf(svc, t, since);
 async function auditOf(t: Tenant, entityId: string) {
   return svc.rt.deps.database.db
     .selectFrom('audit_logs')
