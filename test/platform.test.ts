@@ -128,6 +128,19 @@ function startProcess(env: Record<string, string>, args = ['src/main.ts']) {
   return { child, exited, out: () => out, err: () => err };
 }
 
+/** Waits until the process on this port answers /healthz (a fresh start compiles and migrates). */
+const healthy = (port: number) =>
+  expect
+    .poll(
+      () =>
+        fetch(`http://127.0.0.1:${port}/healthz`).then(
+          (r) => r.status,
+          () => 0,
+        ),
+      { timeout: 60_000, interval: 250 },
+    )
+    .toBe(200);
+
 const freePort = () => 20_000 + Math.floor(Math.random() * 20_000);
 
 describe('the process', () => {
@@ -141,16 +154,7 @@ describe('the process', () => {
     const port = freePort();
     const p = startProcess({ DATA_DIR: dir, PORT: String(port), DATABASE_URL: '' });
     children.push(p.child);
-    await expect
-      .poll(
-        () =>
-          fetch(`http://127.0.0.1:${port}/healthz`).then(
-            (r) => r.status,
-            () => 0,
-          ),
-        { timeout: 60_000, interval: 250 },
-      )
-      .toBe(200);
+    await healthy(port);
     const secret = readFileSync(join(dir, 'secrets', 'inbound_secret'), 'utf8').trim();
     expect(p.out()).toContain(`http://127.0.0.1:${port}`);
     expect(p.out()).toContain(secret);
@@ -167,16 +171,7 @@ describe('the process', () => {
 
     const again = startProcess({ DATA_DIR: dir, PORT: String(port), DATABASE_URL: '' });
     children.push(again.child);
-    await expect
-      .poll(
-        () =>
-          fetch(`http://127.0.0.1:${port}/healthz`).then(
-            (r) => r.status,
-            () => 0,
-          ),
-        { timeout: 60_000, interval: 250 },
-      )
-      .toBe(200);
+    await healthy(port);
     const login = await fetch(`http://127.0.0.1:${port}/v1/auth/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -203,16 +198,7 @@ describe('the process', () => {
     const port = freePort();
     const p = startProcess({ DATA_DIR: tmp(), PORT: String(port), DATABASE_URL: process.env.DATABASE_URL ?? '' });
     children.push(p.child);
-    await expect
-      .poll(
-        () =>
-          fetch(`http://127.0.0.1:${port}/healthz`).then(
-            (r) => r.status,
-            () => 0,
-          ),
-        { timeout: 60_000, interval: 250 },
-      )
-      .toBe(200);
+    await healthy(port);
     // A request whose headers have arrived and whose body is still coming when SIGTERM lands.
     const body = JSON.stringify({
       email: `inflight-${Date.now()}@example.com`,

@@ -54,7 +54,7 @@ async function loadUser(deps: Deps, userId: string): Promise<MfaUser | undefined
 
 const isTotpShaped = (code: string) => /^\d{6}$/.test(code.replace(/\s/g, ''));
 
-/** Recovery codes are 20 hex digits, shown as xxxxx-xxxxx-xxxxx-xxxxx; case, spaces and dashes do not matter. */
+/** Recovery codes are 20 hex digits, shown as four dash-separated groups of five (e.g. 3f9a0-c41b2-77de0-9b3a1); case, spaces and dashes do not matter. */
 function normaliseRecoveryCode(code: string): string | null {
   const c = code.toLowerCase().replace(/[\s-]/g, '');
   return /^[0-9a-f]{20}$/.test(c) ? c : null;

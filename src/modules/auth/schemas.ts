@@ -77,7 +77,7 @@ export const MfaRequired = Type.Object({
 
 export const LoginResult = Type.Union([Session, MfaRequired]);
 
-/** A TOTP code (6 digits) or a recovery code (xxxxx-xxxxx-xxxxx-xxxxx). */
+/** A TOTP code (6 digits) or a recovery code (four dash-separated groups of five hex digits). */
 export const MfaCode = Type.String({
   minLength: 6,
   maxLength: 64,

@@ -200,15 +200,7 @@ export async function updateTeam(
   const name = input.name === undefined ? undefined : cleanName(input.name);
   const { before, after } = await nameTaken(() =>
     deps.writer.run(ctx.workspaceId, async (u) => {
-      const locked = await u.trx
-        .selectFrom('teams')
-        .select('id')
-        .where('workspace_id', '=', ctx.workspaceId)
-        .where('id', '=', id)
-        .forUpdate()
-        .executeTakeFirst();
-      if (!locked) throw notFound('Team not found.');
-      const before = (await loadTeam(u.trx, ctx.workspaceId, id))!;
+      const before = await lockTeam(u.trx, ctx.workspaceId, id);
       const memberIds = input.member_ids === undefined ? undefined : await checkMembers(u, input.member_ids);
 
       const changes: Record<string, unknown> = {};
@@ -258,18 +250,23 @@ export async function updateTeam(
   return after;
 }
 
+/** The team, locked for this transaction (404 when it is not in the workspace). */
+async function lockTeam(trx: Kysely<DB>, workspaceId: string, id: string): Promise<TeamView> {
+  const locked = await trx
+    .selectFrom('teams')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!locked) throw notFound('Team not found.');
+  return (await loadTeam(trx, workspaceId, id))!;
+}
+
 export async function deleteTeam(deps: Deps, ctx: RequestContext, id: string): Promise<void> {
   if (!isUuid(id)) throw notFound('Team not found.');
   const before = await deps.writer.run(ctx.workspaceId, async (u) => {
-    const locked = await u.trx
-      .selectFrom('teams')
-      .select('id')
-      .where('workspace_id', '=', ctx.workspaceId)
-      .where('id', '=', id)
-      .forUpdate()
-      .executeTakeFirst();
-    if (!locked) throw notFound('Team not found.');
-    const before = (await loadTeam(u.trx, ctx.workspaceId, id))!;
+    const before = await lockTeam(u.trx, ctx.workspaceId, id);
     await u.trx.deleteFrom('teams').where('workspace_id', '=', ctx.workspaceId).where('id', '=', id).execute();
     u.emit({ type: 'team.deleted', data: { team_id: id } });
     await recordAudit(u.trx, ctx, {
