@@ -36,6 +36,8 @@ export interface Measurement {
   duration_s: number;
   warmup_s: number;
   requests_per_s: number;
+  /** Response bytes per request (headers and body, as autocannon counts them). */
+  bytes_per_req?: number;
   total_2xx: number;
   latency_ms: { p50: number; p90: number; p99: number; avg: number; max: number };
   non_2xx: number;
@@ -55,6 +57,10 @@ export interface Pair {
   id: string;
   what: string;
   service: string;
+  /**
+   * The reference the service scenario is divided by: a limit-server scenario, or another service
+   * scenario (a ratio to the service's own simpler route, e.g. the field list to the plain list).
+   */
   limit: string;
 }
 
@@ -75,6 +81,71 @@ export const PAIRS: Pair[] = [
   },
   { id: 'write.busy', what: 'single busy workspace', service: 'service.patch.busy', limit: 'limit.create.busy' },
   { id: 'write.spread', what: 'many quiet workspaces', service: 'service.patch.spread', limit: 'limit.create.spread' },
+  // Tickets, on the workspace seeded with SEED_SERVICE_TICKETS tickets (bench/tickets.ts). The limit
+  // server has no single-ticket read: reads compare with its list of 50 (one indexed read), writes
+  // with its ticket create on one workspace (one counter row serialises both sides' writers).
+  {
+    id: 'tickets.list',
+    what: 'tickets: list 50 newest vs list 50',
+    service: 'service.tickets.list',
+    limit: 'limit.list50',
+  },
+  {
+    id: 'tickets.list_q',
+    what: 'tickets: list q=common word vs list 50',
+    service: 'service.tickets.list_q',
+    limit: 'limit.list50',
+  },
+  {
+    id: 'tickets.list_q_rare',
+    what: 'tickets: list q=rare word vs list 50',
+    service: 'service.tickets.list_q_rare',
+    limit: 'limit.list50',
+  },
+  {
+    id: 'tickets.get_number',
+    what: 'tickets: GET by number vs list 50',
+    service: 'service.tickets.get_number',
+    limit: 'limit.list50',
+  },
+  {
+    id: 'tickets.get_number.ceiling',
+    what: 'tickets: GET by number vs framework ceiling',
+    service: 'service.tickets.get_number',
+    limit: 'limit.healthz',
+  },
+  // Issue 5: a select-field filter and a number-field sort over the 100,000 tickets with 20 fields
+  // defined, against the limit's list of 50 and against the service's own plain list of 50.
+  {
+    id: 'tickets.list_fields',
+    what: 'tickets: list by select, sort number vs list 50',
+    service: 'service.tickets.list_fields',
+    limit: 'limit.list50',
+  },
+  {
+    id: 'tickets.list_fields.plain',
+    what: 'tickets: list by select, sort number vs plain',
+    service: 'service.tickets.list_fields',
+    limit: 'service.tickets.list',
+  },
+  {
+    id: 'tickets.create',
+    what: 'tickets: create vs create (1 workspace)',
+    service: 'service.tickets.create',
+    limit: 'limit.create.busy',
+  },
+  {
+    id: 'tickets.reply',
+    what: 'tickets: reply, many tickets vs create',
+    service: 'service.tickets.reply',
+    limit: 'limit.create.busy',
+  },
+  {
+    id: 'tickets.reply.hot',
+    what: 'tickets: reply, one ticket vs create',
+    service: 'service.tickets.reply.hot',
+    limit: 'limit.create.busy',
+  },
 ];
 
 /**
@@ -96,6 +167,7 @@ export function printRow(m: Measurement): void {
     `  ${pad(m.side, 8)}${pad(m.label, 58)}${lpad(fmtInt(m.requests_per_s), 8)} req/s  ` +
       `p50 ${lpad(String(m.latency_ms.p50), 3)} ms  p99 ${lpad(String(m.latency_ms.p99), 3)} ms  ` +
       `avg ${m.latency_ms.avg.toFixed(2)} ms` +
+      (m.bytes_per_req ? `  ${(m.bytes_per_req / 1024).toFixed(1)} KiB/resp` : '') +
       (bad > 0
         ? `  !! non-2xx ${m.non_2xx} errors ${m.errors} timeouts ${m.timeouts} ${JSON.stringify(m.status_codes)}`
         : ''),
@@ -130,11 +202,12 @@ export function summarize(all: Measurement[], pairs: Pair[] = PAIRS): object[] {
   const out: object[] = [];
   console.log(
     `\nratios service / limit, each side's best quiet round (everything else <= ${QUIET_OTHER_PCT}% of a core; ` +
-      `* = no quiet round, best disturbed one used)`,
+      `* = no quiet round, best disturbed one used; a pair whose reference is a service route, "vs plain": ` +
+      `service / service)`,
   );
   console.log(
-    `  ${pad('pair', 42)}${lpad('svc req/s', 10)}${lpad('lim req/s', 10)}${lpad('req/s', 7)}${lpad('p50', 6)}` +
-      `${lpad('p99', 6)}${lpad('avg', 7)}${lpad('cpu/req', 8)}  req/s ratio per round`,
+    `  ${pad('pair', 46)}${lpad('svc req/s', 10)}${lpad('lim req/s', 10)}${lpad('req/s', 7)}${lpad('p50', 7)}` +
+      `${lpad('p99', 7)}${lpad('avg', 7)}${lpad('cpu/req', 8)}  req/s ratio per round`,
   );
   for (const p of pairs) {
     const s = pick(all, p.service);
@@ -170,10 +243,10 @@ export function summarize(all: Measurement[], pairs: Pair[] = PAIRS): object[] {
     });
     const star = (q: boolean) => (q ? ' ' : '*');
     console.log(
-      `  ${pad(p.what, 42)}${lpad(fmtInt(sm.requests_per_s) + star(s.quiet), 10)}` +
+      `  ${pad(p.what, 46)}${lpad(fmtInt(sm.requests_per_s) + star(s.quiet), 10)}` +
         `${lpad(fmtInt(lm.requests_per_s) + star(l.quiet), 10)}` +
-        `${lpad(ratio(sm.requests_per_s, lm.requests_per_s), 7)}${lpad(ratio(sm.latency_ms.p50, lm.latency_ms.p50), 6)}` +
-        `${lpad(ratio(sm.latency_ms.p99, lm.latency_ms.p99), 6)}${lpad(ratio(sm.latency_ms.avg, lm.latency_ms.avg), 7)}` +
+        `${lpad(ratio(sm.requests_per_s, lm.requests_per_s), 7)}${lpad(ratio(sm.latency_ms.p50, lm.latency_ms.p50), 7)}` +
+        `${lpad(ratio(sm.latency_ms.p99, lm.latency_ms.p99), 7)}${lpad(ratio(sm.latency_ms.avg, lm.latency_ms.avg), 7)}` +
         `${lpad(sm.cpu && lm.cpu ? ratio(sm.cpu.server_ms_per_req, lm.cpu.server_ms_per_req) : 'n/a', 8)}` +
         `  ${perRound.map((r) => (r === null ? '-' : r.toFixed(2))).join(' ')}`,
     );

@@ -7,11 +7,22 @@
 // Each run also records where the CPU went (server process, PostgreSQL backends, autocannon,
 // everything else) so a run disturbed by other processes on the box can be told apart.
 //
+// Ticket pairs (tickets.*): one more workspace of the service, seeded directly in SQL with
+// SEED_SERVICE_TICKETS tickets and 3 messages per ticket on average (bench/tickets.ts), measures
+// list, list with q, GET by number, create and reply against the limit server's list of 50 and
+// its create on one workspace. The seed is skipped when ONLY names no ticket pair. Before the seed,
+// SEED_FIELDS ticket custom fields (bench/tickets.ts BENCH_FIELDS: 20 of every type) are defined
+// through POST /v1/custom-fields as the workspace's owner, and the seed gives the tickets values;
+// tickets.list_fields lists by a select field sorted by a number field, compared with the limit's
+// list of 50 and (tickets.list_fields.plain) with the service's own plain list: a pair's limit side
+// may name a service scenario, and its ratio is then service / service.
+//
 // Needs PostgreSQL at 127.0.0.1:5432 (user postgres, trust). Creates a fresh database
 // svc_bench_<time>_<pid> for both servers (the limit server keeps to its schema limit_bench)
 // and drops it at the end. Both servers are child processes, stopped by PID at the end, on
 // error and on Ctrl-C. Results: a table on stdout and one JSON line per measurement in
-// bench/results/<time>.jsonl. Exit code 1 if any measured request failed or was not 2xx.
+// bench/results/<time>.jsonl. Exit code 1 if any measured request failed or was not 2xx, or a
+// scenario could not be measured (its preflight request failed, took over PREFLIGHT_MAX_MS or 10 s).
 //
 // Env (all optional):
 //   DURATION          measured seconds per run (default 10, 1..120)
@@ -20,12 +31,25 @@
 //   ROUNDS            times the whole alternating list runs (default 2, 1..10; even rounds run service first)
 //   QUIET_WAIT        before each run, wait up to this many seconds for the machine to be under 20 % busy
 //                     (other processes on a shared box; default 10, 0 = don't wait)
-//   ONLY              comma-separated pair ids to run (framework, read, write, write.busy, write.spread;
-//                     default all), e.g. ONLY=write.busy ROUNDS=3
+//   ONLY              comma-separated pair ids to run (framework, read, read.ceiling, write, write.busy,
+//                     write.spread, tickets.list, tickets.list_q, tickets.list_q_rare, tickets.get_number,
+//                     tickets.get_number.ceiling, tickets.list_fields, tickets.list_fields.plain,
+//                     tickets.create, tickets.reply, tickets.reply.hot; default all); an id ending in * is a
+//                     prefix, e.g. ONLY=write.busy ROUNDS=3 or ONLY='tickets.*'
 //   QUIET_WORKSPACES  workspaces for the many-quiet-workspaces write (default 10, 2..50)
 //   SEED_TICKETS      tickets the limit server seeds (default 20000; its own default is 100000)
+//   SEED_SERVICE_TICKETS  tickets seeded in the service's ticket workspace (default 100000, 10..1000000;
+//                     messages: 1 to 5 per ticket, 3 on average)
+//   SEED_FIELDS       ticket custom fields defined in that workspace, the first of bench/tickets.ts's
+//                     BENCH_FIELDS (default 20 = all, 0..20; tickets.list_fields needs the first 2)
+//   SEED_SQL          SQL run on the bench database after the ticket seed, then ANALYZE: measures a
+//                     proposed index end to end (e.g. SEED_SQL='CREATE INDEX … ON tickets …')
 //   PG_URL            PostgreSQL server URL without a database (default postgres://postgres@127.0.0.1:5432)
 //   SERVICE_PORT      default 3200; LIMIT_PORT default 3100 (a busy port is replaced by a free one)
+//   PREFLIGHT_MAX_MS  a route whose single preflight request takes longer is not loaded (default 2000;
+//                     10 connections on a multi-second route only pin PostgreSQL for the next runs)
+//   SERVICE_CPU_PROF  a folder: run the service with node --cpu-prof there (one .cpuprofile, written when
+//                     it stops; summarise with npx tsx bench/profile-top.ts <file>)
 //   KEEP_DB=1         keep the database instead of dropping it (its name is printed)
 //   SHARED_BENCH      the limit-server folder (default ../shared/bench from the repository root)
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
@@ -38,6 +62,18 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { type CpuUse, type Measurement, PAIRS, pad, printRow, type Side, summarize } from './report.js';
+import {
+  BENCH_FIELDS,
+  bodyHtml,
+  createBody,
+  LIST_FIELDS,
+  LIST_FIELDS_PATH,
+  Q_COMMON,
+  Q_RARE,
+  type SeededField,
+  type SeedResult,
+  seedTickets,
+} from './tickets.js';
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(BENCH_DIR, '..');
@@ -64,8 +100,12 @@ const ONLY = (process.env.ONLY ?? '')
   .map((x) => x.trim())
   .filter(Boolean);
 const SEED_TICKETS = envInt('SEED_TICKETS', 20_000, 0, 1_000_000);
+const SEED_SERVICE_TICKETS = envInt('SEED_SERVICE_TICKETS', 100_000, 10, 1_000_000);
+const SEED_FIELDS = envInt('SEED_FIELDS', BENCH_FIELDS.length, 0, BENCH_FIELDS.length);
+const PREFLIGHT_MAX_MS = envInt('PREFLIGHT_MAX_MS', 2000, 100, 10_000);
 const PG_URL = (process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, '');
 const KEEP_DB = process.env.KEEP_DB === '1';
+const SEED_SQL = process.env.SEED_SQL?.trim() || null;
 
 const STAMP = new Date()
   .toISOString()
@@ -196,8 +236,8 @@ interface Scenario {
   path: string;
   /** A fresh autocannon request set per run (autocannon mutates the request objects). */
   requests: () => autocannon.Request[];
-  /** One request sent with fetch before the run: the route must answer 2xx. */
-  preflight: () => { headers: Record<string, string>; body?: string };
+  /** One request sent with fetch before the run (to `path` when given): the route must answer 2xx. */
+  preflight: () => { headers: Record<string, string>; body?: string; path?: string };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -319,11 +359,23 @@ function cannon(base: string, s: Scenario, seconds: number): Promise<autocannon.
   });
 }
 
+/** The preflight request failed or got no answer in 10 s: the scenario is left out of the run. */
+class PreflightError extends Error {}
+
 async function measure(base: string, s: Scenario, serverPid: number, round: number): Promise<Measurement> {
   const pre = s.preflight();
-  const check = await call(base, s.method, s.path, pre.body, pre.headers);
+  const path = pre.path ?? s.path;
+  const started = performance.now();
+  const check = await call(base, s.method, path, pre.body, pre.headers).catch((err: unknown) => {
+    const ms = Math.round(performance.now() - started);
+    throw new PreflightError(`${s.method} ${path}: no answer after ${ms} ms (${String(err)})`);
+  });
   if (check.status < 200 || check.status > 299) {
-    throw new Error(`${s.label}: preflight answered ${check.status} ${check.text.slice(0, 500)}`);
+    throw new PreflightError(`${s.method} ${path}: preflight answered ${check.status} ${check.text.slice(0, 500)}`);
+  }
+  const took = Math.round(performance.now() - started);
+  if (took > PREFLIGHT_MAX_MS) {
+    throw new PreflightError(`${s.method} ${path}: one request alone took ${took} ms (over ${PREFLIGHT_MAX_MS} ms)`);
   }
   const warm = WARMUP > 0 ? await cannon(base, s, WARMUP) : null;
   const before = snapshot(serverPid);
@@ -342,6 +394,7 @@ async function measure(base: string, s: Scenario, serverPid: number, round: numb
     duration_s: DURATION,
     warmup_s: WARMUP,
     requests_per_s: Math.round(r.requests.average),
+    bytes_per_req: r.requests.average > 0 ? Math.round(r.throughput.average / r.requests.average) : 0,
     total_2xx: r['2xx'],
     latency_ms: {
       p50: r.latency.p50,
@@ -386,6 +439,170 @@ function patchRequests(keys: string[]): autocannon.Request[] {
       },
     },
   ];
+}
+
+/**
+ * Waits (up to 15 s) until no statement runs in the bench database, then cancels what still
+ * runs: a statement does not stop when its client goes away, so a request that timed out or
+ * was left in flight at the end of a run would otherwise load the next runs.
+ */
+async function settle(): Promise<Array<{ pid: number; running_s: number; query: string }>> {
+  const db = new pg.Client({ connectionString: DB_URL });
+  await db.connect();
+  try {
+    const until = performance.now() + 15_000;
+    let idlePolls = 0;
+    while (idlePolls < 2 && performance.now() < until) {
+      const a = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = $1 AND state = 'active' AND pid <> pg_backend_pid()`,
+        [DB_NAME],
+      );
+      idlePolls = a.rows[0]!.n === 0 ? idlePolls + 1 : 0;
+      if (idlePolls < 2) await sleep(100);
+    }
+    if (idlePolls >= 2) return [];
+    // Candidates first (a materialized CTE), then the cancel in the select list: a function in
+    // WHERE may run before the other conditions and must never reach another database's backends.
+    const r = await db.query<{ pid: number; running_s: number; query: string }>(
+      `WITH slow AS MATERIALIZED (
+         SELECT pid, round(extract(epoch FROM now() - query_start))::int AS running_s,
+                left(regexp_replace(query, '\\s+', ' ', 'g'), 120) AS query
+           FROM pg_stat_activity
+          WHERE datname = $1 AND state = 'active' AND pid <> pg_backend_pid()
+            AND query_start < now() - interval '1 second')
+       SELECT pid, running_s, query, pg_cancel_backend(pid) AS cancelled FROM slow`,
+      [DB_NAME],
+    );
+    return r.rows;
+  } finally {
+    await db.end();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ticket scenarios (the workspace seeded by bench/tickets.ts)
+
+/** Counters that keep going across warm-up, runs and rounds: new contacts stay new, tickets vary. */
+let ticketCreates = 0;
+let ticketPicks = 0;
+
+/** The i-th ticket number of a fixed pseudo-random walk over 1..n (a multiplicative hash of i). */
+const spreadNumber = (i: number, n: number) => 1 + (((i * 2_654_435_761) % 4_294_967_296) % n);
+
+function ticketScenariosOf(t: { key: string; seed: SeedResult; emails: string[] }): {
+  reads: Scenario[];
+  writes: Scenario[];
+} {
+  const auth = { authorization: `Bearer ${t.key}` };
+  const n = t.seed.tickets;
+  const hot = n; // the newest seeded ticket
+  const list = (id: string, label: string, path: string): Scenario => ({
+    id,
+    side: 'service',
+    label,
+    method: 'GET',
+    path,
+    requests: () => [{ method: 'GET', path, headers: auth }],
+    preflight: () => ({ headers: auth }),
+  });
+  // Numbers spread over the whole seed; every other one as %23 + number (#123).
+  const getPath = (i: number) => `/v1/tickets/${i % 2 === 0 ? '' : '%23'}${spreadNumber(i, n)}`;
+  const reply = (i: number) => JSON.stringify({ kind: 'reply', body_html: bodyHtml(i) });
+  const runTag = STAMP.toLowerCase();
+  return {
+    reads: [
+      list('service.tickets.list', 'GET /v1/tickets?limit=50 (newest first)', '/v1/tickets?limit=50'),
+      list('service.tickets.list_q', `GET /v1/tickets?q=${Q_COMMON}&limit=50`, `/v1/tickets?q=${Q_COMMON}&limit=50`),
+      list('service.tickets.list_q_rare', `GET /v1/tickets?q=${Q_RARE}&limit=50`, `/v1/tickets?q=${Q_RARE}&limit=50`),
+      // Only when the seed defined the fields it names (SEED_FIELDS >= 2).
+      ...(t.seed.list_fields_matches === null
+        ? []
+        : [
+            list(
+              'service.tickets.list_fields',
+              `GET /v1/tickets?field.${LIST_FIELDS.select}=${LIST_FIELDS.option}&sort=field.${LIST_FIELDS.sort}`,
+              LIST_FIELDS_PATH,
+            ),
+          ]),
+      {
+        id: 'service.tickets.get_number',
+        side: 'service',
+        label: `GET /v1/tickets/{number or %23number} of ${n.toLocaleString('en-US')}`,
+        method: 'GET',
+        path: '/v1/tickets/{number}',
+        requests: () => [
+          {
+            method: 'GET',
+            path: '/v1/tickets/1',
+            headers: auth,
+            setupRequest: (req) => ({ ...req, path: getPath(ticketPicks++) }),
+          },
+        ],
+        preflight: () => ({ headers: auth, path: getPath(ticketPicks++) }),
+      },
+    ],
+    writes: [
+      {
+        id: 'service.tickets.create',
+        side: 'service',
+        label: 'POST /v1/tickets (contact by email, body_html)',
+        method: 'POST',
+        path: '/v1/tickets',
+        requests: () => [
+          {
+            method: 'POST',
+            path: '/v1/tickets',
+            headers: jsonBody(auth),
+            setupRequest: (req) => ({ ...req, body: JSON.stringify(createBody(ticketCreates++, t.emails, runTag)) }),
+          },
+        ],
+        preflight: () => ({
+          headers: jsonBody(auth),
+          body: JSON.stringify(createBody(ticketCreates++, t.emails, runTag)),
+        }),
+      },
+      {
+        id: 'service.tickets.reply',
+        side: 'service',
+        label: `POST /v1/tickets/{number}/messages, spread over ${n.toLocaleString('en-US')}`,
+        method: 'POST',
+        path: '/v1/tickets/{number}/messages',
+        requests: () => [
+          {
+            method: 'POST',
+            path: '/v1/tickets/1/messages',
+            headers: jsonBody(auth),
+            setupRequest: (req) => {
+              const i = ticketPicks++;
+              return { ...req, path: `/v1/tickets/${spreadNumber(i, n)}/messages`, body: reply(i) };
+            },
+          },
+        ],
+        preflight: () => ({
+          headers: jsonBody(auth),
+          body: reply(0),
+          path: `/v1/tickets/${spreadNumber(ticketPicks++, n)}/messages`,
+        }),
+      },
+      {
+        id: 'service.tickets.reply.hot',
+        side: 'service',
+        label: `POST /v1/tickets/${hot}/messages (one ticket)`,
+        method: 'POST',
+        path: `/v1/tickets/${hot}/messages`,
+        requests: () => [
+          {
+            method: 'POST',
+            path: `/v1/tickets/${hot}/messages`,
+            headers: jsonBody(auth),
+            setupRequest: (req) => ({ ...req, body: reply(ticketPicks++) }),
+          },
+        ],
+        preflight: () => ({ headers: jsonBody(auth), body: reply(0) }),
+      },
+    ],
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -444,6 +661,21 @@ async function main(): Promise<number> {
     if (r.status !== 0) throw new Error(`npm ci in ${SHARED} failed`);
   }
 
+  // Which pairs run (ONLY), so that the ticket seed is skipped when no ticket pair is wanted.
+  const allPairs = PAIRS;
+  const matches = (pattern: string, id: string) =>
+    pattern.endsWith('*') ? id.startsWith(pattern.slice(0, -1)) : id === pattern;
+  for (const pattern of ONLY) {
+    if (!allPairs.some((p) => matches(pattern, p.id)))
+      throw new Error(`ONLY: unknown pair ${pattern}; known: ${allPairs.map((p) => p.id).join(', ')}`);
+  }
+  const pairs = ONLY.length === 0 ? allPairs : allPairs.filter((p) => ONLY.some((pattern) => matches(pattern, p.id)));
+  const wanted = new Set(pairs.flatMap((p) => [p.service, p.limit]));
+  const ticketsWanted = [...wanted].some((id) => id.startsWith('service.tickets.'));
+  if (wanted.has('service.tickets.list_fields') && SEED_FIELDS < 2) {
+    throw new Error('tickets.list_fields needs SEED_FIELDS of at least 2 (the select and the number field it uses)');
+  }
+
   // 2. A fresh database.
   const admin = new pg.Client({ connectionString: `${PG_URL}/postgres` });
   await admin.connect();
@@ -479,6 +711,9 @@ async function main(): Promise<number> {
     duration_s: DURATION,
     warmup_s: WARMUP,
     seed_tickets: SEED_TICKETS,
+    seed_service_tickets: ticketsWanted ? SEED_SERVICE_TICKETS : 0,
+    seed_sql: ticketsWanted ? SEED_SQL : null,
+    pairs: pairs.map((p) => p.id),
     quiet_workspaces: QUIET,
     rounds: ROUNDS,
     quiet_wait_s: QUIET_WAIT,
@@ -515,7 +750,9 @@ async function main(): Promise<number> {
   };
   // In-process bus and rate-limit counters: the bench measures one process, like the limit server.
   for (const k of ['NATS_URL', 'REDIS_URL', 'TRUST_PROXY', 'DATABASE_IN_MEMORY', 'PUBLIC_URL']) delete svcEnv[k];
-  service = new Child('service', ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env: svcEnv });
+  const prof = process.env.SERVICE_CPU_PROF;
+  const profArgs = prof ? ['--cpu-prof', `--cpu-prof-dir=${resolve(prof)}`] : [];
+  service = new Child('service', [...profArgs, '--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env: svcEnv });
   await waitHealthy(`${svcUrl}/healthz`, service);
   const startupLines = service.lines.length;
 
@@ -551,6 +788,84 @@ async function main(): Promise<number> {
   }
   const busyKey = keys[0]!;
 
+  // The ticket workspace: created over HTTP like the others, then seeded in SQL (bench/tickets.ts).
+  let tickets: {
+    workspaceId: string;
+    key: string;
+    seed: SeedResult;
+    /** A sample of the seeded contacts' emails: POST /v1/tickets names 3 of 4 of its contacts by them. */
+    emails: string[];
+  } | null = null;
+  if (ticketsWanted) {
+    const w = await call(
+      svcUrl,
+      'POST',
+      '/v1/workspaces',
+      { name: 'Bench tickets' },
+      { authorization: `Bearer ${token}` },
+    );
+    expectStatus(w, 201, 'POST /v1/workspaces (tickets)');
+    const k = await call(
+      svcUrl,
+      'POST',
+      '/v1/api-keys',
+      { name: 'bench tickets', scopes: ['tickets:read', 'tickets:write'] },
+      { authorization: `Bearer ${token}`, 'svc-workspace': String(w.body.id) },
+    );
+    expectStatus(k, 201, 'POST /v1/api-keys (tickets)');
+    const workspaceId = String(w.body.id);
+    // The custom fields, through the service's own API as the workspace's owner (an admin).
+    const fields: SeededField[] = [];
+    for (const f of BENCH_FIELDS.slice(0, SEED_FIELDS)) {
+      const r = await call(svcUrl, 'POST', '/v1/custom-fields', f.body, {
+        authorization: `Bearer ${token}`,
+        'svc-workspace': workspaceId,
+      });
+      expectStatus(r, 201, `POST /v1/custom-fields (${f.body.key})`);
+      fields.push({ key: String(r.body.key), type: r.body.type, options: r.body.options });
+    }
+    console.log(
+      `seeding ${SEED_SERVICE_TICKETS.toLocaleString('en-US')} tickets (about 3 messages each, ${fields.length} ` +
+        `custom fields) in workspace ${workspaceId}`,
+    );
+    const db = new pg.Client({ connectionString: DB_URL });
+    await db.connect();
+    try {
+      const seed = await seedTickets(db, workspaceId, SEED_SERVICE_TICKETS, fields);
+      const emails = (
+        await db.query<{ email: string }>('SELECT email FROM contacts WHERE workspace_id = $1 ORDER BY id LIMIT 2000', [
+          workspaceId,
+        ])
+      ).rows.map((r) => r.email);
+      tickets = { workspaceId, key: String(k.body.key), seed, emails };
+      if (SEED_SQL) {
+        const t0 = performance.now();
+        await db.query(SEED_SQL);
+        await db.query('ANALYZE');
+        console.log(`SEED_SQL ran in ${Math.round(performance.now() - t0)} ms (with ANALYZE): ${SEED_SQL}`);
+      }
+    } finally {
+      await db.end();
+    }
+    const sd = tickets.seed;
+    record({ kind: 'seed', run: STAMP, workspace_id: workspaceId, ...sd });
+    console.log(
+      `seeded ${sd.tickets.toLocaleString('en-US')} tickets, ${sd.messages.toLocaleString('en-US')} messages, ` +
+        `${sd.contacts.toLocaleString('en-US')} contacts, ${sd.agents} agents in ${(sd.ms / 1000).toFixed(1)} s ` +
+        `(incl. VACUUM ANALYZE); tickets matching q: ${Object.entries(sd.q_counts)
+          .map(([q, n]) => `${q} ${n.toLocaleString('en-US')}`)
+          .join(', ')}`,
+    );
+    if (Object.keys(sd.field_counts).length > 0) {
+      const filled = Object.entries(sd.field_counts).map(([key, n]) => `${key} ${n.toLocaleString('en-US')}`);
+      const matches = sd.list_fields_matches?.toLocaleString('en-US') ?? 'n/a';
+      console.log(
+        `  tickets with a value per field: ${filled.join(', ')}; ` +
+          `${LIST_FIELDS.select} = ${LIST_FIELDS.option}: ${matches}`,
+      );
+    }
+  }
+
   // 4. The limit server (same database, schema limit_bench, freshly seeded).
   const limitPort = await freePort(envInt('LIMIT_PORT', 3100, 1, 65535));
   const limUrl = `http://${HOST}:${limitPort}`;
@@ -581,6 +896,7 @@ async function main(): Promise<number> {
     body: JSON.stringify({ settings: { brand_color: '#112233' } }),
   });
   const randomTicket = JSON.stringify({ subject: 'x' });
+  const ticketScenarios = tickets ? ticketScenariosOf(tickets) : { reads: [], writes: [] };
   const busyTicket = JSON.stringify({ subject: 'x', workspace_id: 1 });
 
   const scenarios: Scenario[] = [
@@ -620,6 +936,7 @@ async function main(): Promise<number> {
       requests: get('/v1/me', keyAuth),
       preflight: () => ({ headers: keyAuth }),
     },
+    ...ticketScenarios.reads,
     {
       id: 'limit.create.busy',
       side: 'limit',
@@ -638,6 +955,7 @@ async function main(): Promise<number> {
       requests: () => patchRequests([busyKey]),
       preflight: patchPre(busyKey),
     },
+    ...ticketScenarios.writes,
     {
       id: 'limit.create.spread',
       side: 'limit',
@@ -658,32 +976,62 @@ async function main(): Promise<number> {
     },
   ];
 
-  const allPairs = PAIRS;
-  for (const id of ONLY) {
-    if (!allPairs.some((p) => p.id === id))
-      throw new Error(`ONLY: unknown pair ${id}; known: ${allPairs.map((p) => p.id).join(', ')}`);
-  }
-  const pairs = ONLY.length === 0 ? allPairs : allPairs.filter((p) => ONLY.includes(p.id));
-  const wanted = new Set(pairs.flatMap((p) => [p.service, p.limit]));
   const chosen = scenarios.filter((s) => wanted.has(s.id));
+  // Blocks: a limit run and the service runs compared with it, which follow it in the list
+  // (limit.list50 with the authenticated read and the ticket reads, limit.create.busy with the
+  // single-workspace PATCH and the ticket writes). Each scenario runs once per round even when
+  // several pairs use it.
+  const blocks: Scenario[][] = [];
+  for (const s of chosen) {
+    if (s.side === 'limit' || blocks.length === 0) blocks.push([s]);
+    else blocks[blocks.length - 1]!.push(s);
+  }
 
-  // Round r runs the list in pairs (limit, service); even rounds swap each pair so that
+  // Round r runs the blocks in order, limit first; even rounds run each block backwards so that
   // neither side always runs first.
   const all: Measurement[] = [];
+  /** Scenario id → why it could not be measured (its preflight failed or took over 10 s). */
+  const skipped = new Map<string, string>();
   for (let round = 1; round <= ROUNDS; round++) {
     if (ROUNDS > 1) console.log(`round ${round} of ${ROUNDS}`);
-    for (let i = 0; i < chosen.length; i += 2) {
-      const pair = chosen.slice(i, i + 2);
-      if (round % 2 === 0) pair.reverse();
+    for (const block of blocks) {
+      const pair = round % 2 === 0 ? [...block].reverse() : block;
       for (const s of pair) {
+        if (skipped.has(s.id)) continue;
         const server = s.side === 'service' ? service : limit;
         const quiet = await waitQuiet();
-        const m = await measure(s.side === 'service' ? svcUrl : limUrl, s, server.proc.pid!, round);
+        let m: Measurement;
+        try {
+          m = await measure(s.side === 'service' ? svcUrl : limUrl, s, server.proc.pid!, round);
+        } catch (err) {
+          if (!(err instanceof PreflightError)) throw err;
+          // Not measured in this round or the next ones; whatever the request left running in
+          // PostgreSQL (a statement does not stop when its client goes away) is cancelled.
+          const cancelled = await settle();
+          skipped.set(s.id, err.message);
+          record({
+            kind: 'skipped',
+            run: STAMP,
+            round,
+            id: s.id,
+            side: s.side,
+            label: s.label,
+            reason: err.message,
+            cancelled,
+          });
+          console.log(`  ${pad(s.side, 8)}${pad(s.label, 58)}  !! not measured: ${err.message}`);
+          for (const c of cancelled)
+            console.log(`            cancelled pid ${c.pid} after ${c.running_s} s: ${c.query}`);
+          continue;
+        }
         m.quiet_wait_s = quiet.waitedS;
         m.machine_busy_pct_before = quiet.busyPct;
         all.push(m);
         record(m);
         printRow(m);
+        // autocannon leaves the requests in flight when a run ends; the next run starts when they are done.
+        const left = await settle();
+        for (const c of left) console.log(`            cancelled pid ${c.pid} after ${c.running_s} s: ${c.query}`);
         await sleep(500);
       }
     }
@@ -691,6 +1039,10 @@ async function main(): Promise<number> {
 
   // 6. Ratios (bench/report.ts).
   for (const line of summarize(all, pairs)) record(line);
+  for (const p of pairs) {
+    const why = skipped.get(p.service) ?? skipped.get(p.limit);
+    if (why) console.log(`  ${pad(p.what, 46)}not measured: ${why.slice(0, 160)}`);
+  }
 
   // 7. Checks on what the service wrote: the event log must be gap-free and fully published,
   // and the service must have logged nothing at warn or above while under load.
@@ -721,16 +1073,36 @@ async function main(): Promise<number> {
     const tables = await db.query<{ table: string; ins: number; upd: number; hot_upd: number; dead: number }>(
       `SELECT relname AS table, n_tup_ins::int AS ins, n_tup_upd::int AS upd, n_tup_hot_upd::int AS hot_upd,
               n_dead_tup::int AS dead
-         FROM pg_stat_user_tables WHERE schemaname = 'public' AND relname IN ('api_keys', 'events', 'workspaces', 'workspace_counters')
+         FROM pg_stat_user_tables WHERE schemaname = 'public' AND relname IN ('api_keys', 'contacts', 'events', 'messages', 'tickets', 'workspaces', 'workspace_counters')
         ORDER BY relname`,
     );
     const logLines = service.lines.slice(startupLines).filter((l) => l.startsWith('{'));
+    // The ticket workspace: one ticket.created per create answered, one message.created per reply
+    // and per create (each carries a first message); the seed wrote no events.
+    let ticketChecks: Record<string, number> | null = null;
+    if (tickets) {
+      const answered = (ids: string[]) =>
+        all.filter((m) => ids.includes(m.id)).reduce((a, m) => a + m.total_2xx + m.warmup_2xx + 1, 0);
+      const te = await db.query<{ events: number; unpublished: number; created: number; messages: number }>(
+        `SELECT count(*)::int AS events, count(*) FILTER (WHERE NOT published)::int AS unpublished,
+                count(*) FILTER (WHERE type = 'ticket.created')::int AS created,
+                count(*) FILTER (WHERE type = 'message.created')::int AS messages
+           FROM public.events WHERE workspace_id = $1`,
+        [tickets.workspaceId],
+      );
+      ticketChecks = {
+        ...te.rows[0]!,
+        create_2xx_counted: answered(['service.tickets.create']),
+        message_2xx_counted: answered(['service.tickets.create', 'service.tickets.reply', 'service.tickets.reply.hot']),
+      };
+    }
     checks = {
       kind: 'check',
       run: STAMP,
       ...ev.rows[0]!,
       table_writes: tables.rows,
       patch_2xx_counted: counted,
+      tickets: ticketChecks,
       service_log_lines_warn_or_above: logLines.length,
       service_log_sample: logLines.slice(0, 5),
     };
@@ -744,6 +1116,14 @@ async function main(): Promise<number> {
       `${checks.patch_2xx_counted} PATCH answers counted (incl. warm-up; requests in flight when a run stops also commit); ` +
       `${checks.service_log_lines_warn_or_above} service log lines at warn or above`,
   );
+  const tc = checks.tickets as Record<string, number> | null;
+  if (tc) {
+    console.log(
+      `  ticket workspace: ${tc.events} events, ${tc.unpublished} unpublished; ${tc.created} ticket.created for ` +
+        `${tc.create_2xx_counted} creates counted, ${tc.messages} message.created for ${tc.message_2xx_counted} ` +
+        `creates and replies counted (incl. warm-up and preflight)`,
+    );
+  }
   for (const l of checks.service_log_sample as string[]) console.log(`  ${l.slice(0, 300)}`);
   for (const t of checks.table_writes as Array<Record<string, unknown>>) {
     console.log(
@@ -751,14 +1131,15 @@ async function main(): Promise<number> {
     );
   }
 
-  const failed = all.filter((m) => m.non_2xx + m.errors + m.timeouts > 0);
+  const failed = all.filter((m) => m.non_2xx + m.errors + m.timeouts > 0 || m.total_2xx === 0);
+  for (const [id, why] of skipped) console.log(`!! ${id} not measured: ${why}`);
   for (const m of failed) {
     console.log(
       `!! round ${m.round} ${m.side} ${m.label}: non-2xx ${m.non_2xx}, errors ${m.errors}, timeouts ${m.timeouts}`,
     );
   }
   console.log(`\nresults appended to ${RESULTS}`);
-  return failed.length > 0 ? 1 : 0;
+  return failed.length > 0 || skipped.size > 0 ? 1 : 0;
 }
 
 let code = 1;

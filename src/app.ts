@@ -17,18 +17,28 @@ import Fastify, {
 import type { Deps } from './deps.js';
 import apiKeyRoutes from './modules/api-keys/routes.js';
 import { apiKeyResolver } from './modules/api-keys/service.js';
+import attachmentRoutes from './modules/attachments/routes.js';
 import auditRoutes from './modules/audit/routes.js';
 import { userResolver } from './modules/auth/resolver.js';
 import authRoutes from './modules/auth/routes.js';
 import companyRoutes from './modules/companies/routes.js';
 import contactRoutes from './modules/contacts/routes.js';
+import customFieldRoutes from './modules/custom-fields/routes.js';
 import eventRoutes, { Envelope } from './modules/events/routes.js';
 import invitationRoutes from './modules/invitations/routes.js';
 import meRoutes from './modules/me/routes.js';
 import memberRoutes from './modules/members/routes.js';
+import messageRoutes from './modules/messages/routes.js';
 import realtimeRoutes from './modules/realtime/routes.js';
+import savedReplyRoutes from './modules/saved-replies/routes.js';
+import searchRoutes from './modules/search/routes.js';
 import systemRoutes from './modules/system/routes.js';
+import tagGroupRoutes from './modules/tag-groups/routes.js';
+import tagRoutes from './modules/tags/routes.js';
 import teamRoutes from './modules/teams/routes.js';
+import ticketRoutes from './modules/tickets/routes.js';
+import viewRoutes from './modules/views/routes.js';
+import webhookRoutes from './modules/webhooks/routes.js';
 import workspaceRoutes from './modules/workspace/routes.js';
 import { registerAuth } from './platform/http/auth.js';
 import { type Access, SCOPES } from './platform/http/context.js';
@@ -66,8 +76,18 @@ const MODULES: Array<(app: App, deps: Deps) => Promise<void>> = [
   apiKeyRoutes,
   eventRoutes,
   realtimeRoutes,
+  ticketRoutes,
+  messageRoutes,
+  attachmentRoutes,
   contactRoutes,
   companyRoutes,
+  tagRoutes,
+  tagGroupRoutes,
+  viewRoutes,
+  savedReplyRoutes,
+  searchRoutes,
+  customFieldRoutes,
+  webhookRoutes,
 ];
 
 export const JSON_BODY_LIMIT = 1024 * 1024;

@@ -41,9 +41,22 @@ export interface Config {
   smtpUrl: string | null;
   rateLimitPerMinute: number;
   attachmentMaxMb: number;
+  /** S3-compatible storage for attachments (S3_BUCKET turns it on); null = local disk under DATA_DIR. */
+  s3: S3Config | null;
   logLevel: string;
   /** PGlite only: keep the database in memory instead of DATA_DIR (tests). */
   memoryDatabase: boolean;
+}
+
+export interface S3Config {
+  bucket: string;
+  /** S3_ENDPOINT: an S3-compatible server; null = AWS S3 for the region. */
+  endpoint: string | null;
+  region: string;
+  /** Both or neither; neither = the AWS SDK's default credential chain (AWS_* variables, instance role). */
+  accessKeyId: string | null;
+  secretAccessKey: string | null;
+  forcePathStyle: boolean;
 }
 
 export class ConfigError extends Error {
@@ -128,6 +141,40 @@ function secret(
   return { value, generated: true };
 }
 
+/** S3_* settings: S3_BUCKET turns S3 storage on; the others are refused without it. */
+function s3Config(env: Env): S3Config | null {
+  const bucket = str(env, 'S3_BUCKET');
+  const others = ['S3_ENDPOINT', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE'];
+  if (bucket === null) {
+    const stray = others.find((name) => str(env, name) !== null);
+    if (stray) throw new ConfigError('S3_BUCKET', `is required when ${stray} is set`);
+    return null;
+  }
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket) || bucket.includes('..')) {
+    throw new ConfigError('S3_BUCKET', `must be a bucket name (3 to 63 lowercase letters, digits, dots, hyphens)`);
+  }
+  const region = str(env, 'S3_REGION') ?? 'us-east-1';
+  if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(region)) {
+    throw new ConfigError('S3_REGION', `must be a region name such as eu-west-1, got "${region.slice(0, 64)}"`);
+  }
+  const accessKeyId = str(env, 'S3_ACCESS_KEY_ID');
+  const secretAccessKey = str(env, 'S3_SECRET_ACCESS_KEY');
+  if (accessKeyId !== null && secretAccessKey === null) {
+    throw new ConfigError('S3_SECRET_ACCESS_KEY', 'is required when S3_ACCESS_KEY_ID is set');
+  }
+  if (secretAccessKey !== null && accessKeyId === null) {
+    throw new ConfigError('S3_ACCESS_KEY_ID', 'is required when S3_SECRET_ACCESS_KEY is set');
+  }
+  return {
+    bucket,
+    endpoint: url(env, 'S3_ENDPOINT', ['http:', 'https:']),
+    region,
+    accessKeyId,
+    secretAccessKey,
+    forcePathStyle: bool(env, 'S3_FORCE_PATH_STYLE', false),
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const host = str(env, 'HOST') ?? '127.0.0.1';
@@ -186,6 +233,8 @@ export function loadConfig(env: Env = process.env): Config {
   const secretKey = secret(env, 'SECRET_KEY', dataDir, 'secret_key', 32);
   const inboundSecret = secret(env, 'INBOUND_SECRET', dataDir, 'inbound_secret', 16);
 
+  const s3 = s3Config(env);
+
   const logLevel = str(env, 'LOG_LEVEL') ?? 'info';
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of fatal, error, warn, info, debug, trace, silent`);
@@ -231,6 +280,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 700, 1, 10_000_000),
     attachmentMaxMb: int(env, 'ATTACHMENT_MAX_MB', 25, 1, 1024),
+    s3,
     logLevel,
     memoryDatabase,
   };

@@ -10,6 +10,7 @@ import type { Writer } from './platform/db/tx.js';
 import type { EventPublisher } from './platform/events/publisher.js';
 import type { Pager } from './platform/http/pagination.js';
 import type { Jobs } from './platform/jobs/index.js';
+import type { Storage } from './platform/storage/index.js';
 
 export interface Deps {
   config: Config;
@@ -22,5 +23,7 @@ export interface Deps {
   tokens: TokenSigner;
   secrets: SecretBox;
   redis: Redis | null;
+  /** Uploaded bytes: local disk or S3 (src/platform/storage). */
+  storage: Storage;
   log: FastifyBaseLogger;
 }

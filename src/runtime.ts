@@ -5,8 +5,13 @@ import pino from 'pino';
 import { type App, buildApp } from './app.js';
 import type { Config } from './config.js';
 import type { Deps } from './deps.js';
+import { Gateway, registerGatewayRoutes } from './gateway/index.js';
+import { registerAttachmentJobs } from './modules/attachments/purge.js';
 import { pruneEndedSessions } from './modules/auth/sessions.js';
 import { registerInvitationJobs } from './modules/invitations/mail.js';
+import { registerTicketJobs } from './modules/tickets/snooze.js';
+import { registerWebhooks, type WebhookWorkers } from './modules/webhooks/delivery.js';
+import { setWebhookOptions, type WebhookOptions } from './modules/webhooks/options.js';
 import { openBus } from './platform/bus/index.js';
 import { SecretBox } from './platform/crypto/secrets.js';
 import { TokenSigner } from './platform/crypto/tokens.js';
@@ -18,21 +23,26 @@ import { pruneEvents } from './platform/events/retention.js';
 import { pruneIdempotencyKeys } from './platform/http/idempotency.js';
 import { Pager } from './platform/http/pagination.js';
 import { Jobs } from './platform/jobs/index.js';
+import { openStorage } from './platform/storage/index.js';
 
 export interface Runtime {
   deps: Deps;
   app: App;
+  /** The realtime gateway, on the same HTTP server (src/gateway). */
+  gateway: Gateway;
   /** Listens on config.port (0 = any free port); returns the base URL. */
   listen(): Promise<string>;
   /** Graceful: stop accepting, drain requests and jobs, close the database. */
   stop(): Promise<void>;
+  /** The webhook dispatcher, worker and sweeps (null when jobs do not run here). */
+  webhooks: WebhookWorkers | null;
 }
 
 export const MAINTENANCE_JOB = 'maintenance.prune';
 
 export async function createRuntime(
   config: Config,
-  opts: { logger?: pino.Logger; jobs?: boolean } = {},
+  opts: { logger?: pino.Logger; jobs?: boolean; webhooks?: Partial<WebhookOptions> } = {},
 ): Promise<Runtime> {
   const log =
     opts.logger ??
@@ -61,6 +71,8 @@ export async function createRuntime(
     }
     const publisher = new EventPublisher(database, bus, log);
     const jobs = new Jobs(database, log);
+    const storage = await openStorage(config);
+    if (storage.close) closers.unshift(async () => storage.close?.());
     const deps: Deps = {
       config,
       database,
@@ -72,13 +84,22 @@ export async function createRuntime(
       tokens: new TokenSigner(config.secretKey),
       secrets: new SecretBox(config.secretKey),
       redis,
+      storage,
       log,
     };
+    setWebhookOptions(deps, opts.webhooks); // delivery settings (tests shorten them)
     const app = await buildApp(deps);
+    // The realtime gateway shares the API's server and port: /health, and WebSocket upgrades.
+    const gateway = new Gateway(deps);
+    registerGatewayRoutes(app, gateway);
     await app.ready();
+    await gateway.start();
+    gateway.attach(app.server);
+    closers.unshift(() => gateway.close());
 
     publisher.start();
     closers.unshift(() => publisher.stop());
+    let webhooks: WebhookWorkers | null = null;
     if (opts.jobs !== false) {
       await jobs.start();
       closers.unshift(() => jobs.stop());
@@ -91,12 +112,19 @@ export async function createRuntime(
       await jobs.schedule(MAINTENANCE_JOB, '17 * * * *');
 
       await registerInvitationJobs(deps); // invitation emails (src/modules/invitations/mail.ts)
+      await registerAttachmentJobs(deps); // hourly purge of unattached uploads (src/modules/attachments/purge.ts)
+      await registerTicketJobs(deps); // snoozed tickets wake up every minute (src/modules/tickets/snooze.ts)
+      webhooks = await registerWebhooks(deps); // dispatcher, deliveries, sweeps (src/modules/webhooks/delivery.ts)
+      const w = webhooks;
+      closers.unshift(() => w.stop());
     }
 
     let stopped = false;
     return {
       deps,
       app,
+      gateway,
+      webhooks,
       async listen() {
         const address = await app.listen({ port: config.port, host: config.host });
         return address;
@@ -104,6 +132,8 @@ export async function createRuntime(
       async stop() {
         if (stopped) return;
         stopped = true;
+        // Sockets first (1001 going away): the server's close waits for every connection.
+        await gateway.close();
         app.beginShutdown();
         // Requests in flight get to finish; connections still open after 10 s are cut.
         const cut = setTimeout(() => app.server.closeAllConnections(), 10_000);

@@ -704,7 +704,8 @@ describe('hostile input on every route', () => {
           `${r.method} ${r.url}`,
         ).toBe(true);
     }
-    expect(probes.length).toBeLessThan(5000);
+    // A bound against a runaway generator, not a target.
+    expect(probes.length).toBeLessThan(20_000);
 
     const before = await fingerprint();
     const workspaceBefore = await svc.api.get('/v1/workspace', tenant.as);

@@ -49,11 +49,69 @@ const FACTORIES: Record<string, Factory> = {
     return r.body.id;
   },
   '/v1/contacts/:id/tickets': async (api, t) => FACTORIES['/v1/contacts/:id']!(api, t),
+  '/v1/attachments/:id': async (api, t) => {
+    const form = new FormData();
+    form.append('file', new Blob(['hello']), 'hello.txt');
+    const headers = { authorization: `Bearer ${t.as.token}`, 'svc-workspace': t.workspaceId };
+    const r = await fetch(`${api.url}/v1/attachments`, { method: 'POST', headers, body: form });
+    if (r.status !== 201) throw new Error(`attachment: ${r.status} ${await r.text()}`);
+    return ((await r.json()) as { id: string }).id;
+  },
   '/v1/companies/:id': async (api, t) => {
     const r = await api.post('/v1/companies', { name: 'Initech', domain: `${unique('co')}.example.com` }, t.as);
     if (r.status !== 201) throw new Error(`company: ${r.status} ${r.text}`);
     return r.body.id;
   },
+  '/v1/tickets/:id': async (api, t) => {
+    const r = await api.post('/v1/tickets', { subject: 'Hello', body_html: '<p>first</p>' }, t.as);
+    if (r.status !== 201) throw new Error(`ticket: ${r.status} ${r.text}`);
+    return r.body.id;
+  },
+  '/v1/tickets/:id/messages': async (api, t) => FACTORIES['/v1/tickets/:id']!(api, t),
+  '/v1/tickets/:id/activities': async (api, t) => FACTORIES['/v1/tickets/:id']!(api, t),
+  '/v1/tickets/:id/merge': async (api, t) => FACTORIES['/v1/tickets/:id']!(api, t),
+  '/v1/custom-fields/:id': async (api, t) => {
+    const r = await api.post('/v1/custom-fields', { entity: 'ticket', type: 'text', name: unique('Field') }, t.as);
+    if (r.status !== 201) throw new Error(`custom field: ${r.status} ${r.text}`);
+    return r.body.id;
+  },
+  '/v1/tags/:id': async (api, t) => {
+    const r = await api.post('/v1/tags', { name: unique('Label') }, t.as);
+    if (r.status !== 201) throw new Error(`tag: ${r.status} ${r.text}`);
+    return r.body.id;
+  },
+  '/v1/tags/:id/merge': async (api, t) => FACTORIES['/v1/tags/:id']!(api, t),
+  '/v1/tag-groups/:id': async (api, t) => {
+    const r = await api.post('/v1/tag-groups', { name: unique('Group') }, t.as);
+    if (r.status !== 201) throw new Error(`tag group: ${r.status} ${r.text}`);
+    return r.body.id;
+  },
+  '/v1/messages/:id/original': async (api, t) => {
+    const id = await FACTORIES['/v1/tickets/:id']!(api, t);
+    const r = await api.get(`/v1/tickets/${id}/messages`, t.as);
+    return r.body.data[0].id;
+  },
+  '/v1/views/:id': async (api, t) => {
+    const r = await api.post('/v1/views', { name: unique('View'), shared: true, filters: { status: ['open'] } }, t.as);
+    if (r.status !== 201) throw new Error(`view: ${r.status} ${r.text}`);
+    return r.body.id;
+  },
+  '/v1/saved-replies/:id': async (api, t) => {
+    const r = await api.post('/v1/saved-replies', { title: unique('Reply'), body_html: '<p>Thanks!</p>' }, t.as);
+    if (r.status !== 201) throw new Error(`saved reply: ${r.status} ${r.text}`);
+    return r.body.id;
+  },
+  '/v1/webhooks/:id': async (api, t) => {
+    // Paused, at a name that never resolves: nothing is ever sent from this test.
+    const body = { url: 'https://hooks.example.invalid/helpdesk', events: ['ticket.created'], enabled: false };
+    const r = await api.post('/v1/webhooks', body, t.as);
+    if (r.status !== 201) throw new Error(`webhook: ${r.status} ${r.text}`);
+    return r.body.id;
+  },
+  '/v1/webhooks/:id/test': async (api, t) => FACTORIES['/v1/webhooks/:id']!(api, t),
+  '/v1/webhooks/:id/deliveries': async (api, t) => FACTORIES['/v1/webhooks/:id']!(api, t),
+  // Only the endpoint id is replaced here; test/webhooks.test.ts checks foreign delivery ids.
+  '/v1/webhooks/:id/deliveries/:delivery_id/redeliver': async (api, t) => FACTORIES['/v1/webhooks/:id']!(api, t),
 };
 
 /** A body that passes validation for each write, so the answer is about the record, not the input. */
@@ -62,6 +120,16 @@ const BODIES: Record<string, unknown> = {
   'PATCH /v1/teams/:id': { name: 'Renamed' },
   'PATCH /v1/contacts/:id': { name: 'Renamed' },
   'PATCH /v1/companies/:id': { name: 'Renamed' },
+  'PATCH /v1/tickets/:id': { priority: 'high' },
+  'PATCH /v1/views/:id': { name: 'Renamed' },
+  'PATCH /v1/saved-replies/:id': { title: 'Renamed' },
+  'PATCH /v1/custom-fields/:id': { name: 'Renamed' },
+  'POST /v1/tickets/:id/messages': { kind: 'note', body_html: 'hello' },
+  'POST /v1/tickets/:id/merge': { into_id: '1' },
+  'PATCH /v1/tags/:id': { name: 'Renamed' },
+  'POST /v1/tags/:id/merge': { into: '0193c6a0-0000-7000-8000-00000000beef' },
+  'PATCH /v1/tag-groups/:id': { name: 'Renamed' },
+  'PATCH /v1/webhooks/:id': { description: 'Renamed' },
 };
 
 describe('records of another workspace', () => {

@@ -1,6 +1,17 @@
 import { Type } from '@sinclair/typebox';
 import { PageQuery } from '../../platform/http/pagination.js';
 import { Body, Nullable, Timestamp } from '../../platform/http/schemas.js';
+import { FieldParams, FieldsInput, FieldValues } from '../custom-fields/schemas.js';
+import { TagNameList, TagRef } from '../tags/schemas.js';
+
+/** Labels on a write, by name: tags replaces, add_tags adds, remove_tags removes. */
+export const LabelInputs = {
+  tags: Type.Optional(TagNameList),
+  add_tags: Type.Optional(TagNameList),
+  remove_tags: Type.Optional(TagNameList),
+};
+/** The `tag` list filter: a label name, any case. */
+export const TagFilter = Type.String({ minLength: 1, maxLength: 50, description: 'A label name (any case).' });
 
 /**
  * Free-form JSON for integrations: up to 100 keys of 1 to 100 characters (16 KB in all, checked
@@ -11,14 +22,6 @@ export const Custom = Type.Unsafe<Record<string, unknown>>({
   maxProperties: 100,
   propertyNames: { minLength: 1, maxLength: 100 },
   description: 'Free-form object; merged on PATCH, a null value removes its key.',
-});
-
-/** Labels and custom field values arrive with a later issue: always [] and {} until then. */
-export const TagsPlaceholder = Type.Array(Type.Object({ id: Type.String(), name: Type.String() }), {
-  description: 'Labels (not yet available: always empty).',
-});
-export const FieldsPlaceholder = Type.Record(Type.String(), Type.Unknown(), {
-  description: 'Custom field values (not yet available: always empty).',
 });
 
 export const AvatarSource = Nullable(
@@ -38,8 +41,8 @@ export const Company = Type.Object(
     domain: Nullable(Type.String()),
     notes: Nullable(Type.String()),
     custom: Type.Record(Type.String(), Type.Unknown()),
-    tags: TagsPlaceholder,
-    fields: FieldsPlaceholder,
+    tags: Type.Array(TagRef),
+    fields: FieldValues,
     contact_count: Type.Integer(),
     avatar_url: Nullable(Type.String()),
     avatar_source: AvatarSource,
@@ -63,6 +66,8 @@ export const CreateCompanyBody = Body({
   domain: Type.Optional(Domain),
   notes: Type.Optional(Notes),
   custom: Type.Optional(Custom),
+  fields: Type.Optional(FieldsInput),
+  ...LabelInputs,
 });
 
 export const PatchCompanyBody = Body({
@@ -70,6 +75,8 @@ export const PatchCompanyBody = Body({
   domain: Type.Optional(Domain),
   notes: Type.Optional(Notes),
   custom: Type.Optional(Custom),
+  fields: Type.Optional(FieldsInput),
+  ...LabelInputs,
 });
 
 export const ListCompaniesQuery = Type.Object(
@@ -77,8 +84,9 @@ export const ListCompaniesQuery = Type.Object(
     q: Type.Optional(
       Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive part of the name or domain.' }),
     ),
+    tag: Type.Optional(TagFilter),
     limit: Type.Optional(PageQuery.limit),
     cursor: Type.Optional(PageQuery.cursor),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, patternProperties: FieldParams },
 );

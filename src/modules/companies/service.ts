@@ -1,78 +1,40 @@
 // Companies: a name, a unique lower-case domain, notes and free-form custom data. Contacts
 // point at a company; deleting a company leaves its contacts without one (the foreign key's
 // ON DELETE SET NULL (company_id)), with no contact.updated event per contact.
-// Labels and custom field values come later: tags [] and fields {} until then.
+// Labels come with the labels module: tags [] until then.
 import type { Static } from '@sinclair/typebox';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { isUuid, newId } from '../../platform/crypto/random.js';
 import { fromMicros, microsOf } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { Unit } from '../../platform/db/tx.js';
+import { uniqueOrConflict } from '../../platform/db/unique.js';
 import type { RequestContext } from '../../platform/http/context.js';
-import { conflict, invalid, notFound } from '../../platform/http/errors.js';
+import { invalid, notFound } from '../../platform/http/errors.js';
 import type { Page } from '../../platform/http/pagination.js';
 import { iso } from '../../platform/http/schemas.js';
+import { likePattern, mergeCustom } from '../../platform/http/values.js';
 import { recordAudit } from '../audit/service.js';
 import { contactCounts } from '../contacts/service.js';
+import { fieldFilterPredicates, fieldParams } from '../custom-fields/filters.js';
+import { applyFieldValues } from '../custom-fields/values.js';
+import { applyTags, tagIdsByName } from '../tags/service.js';
+import { hasTag, tagRefsJson } from '../tags/sql.js';
 import type { Company, CompanyRef, CreateCompanyBody, ListCompaniesQuery, PatchCompanyBody } from './schemas.js';
 
 export type CompanyView = Static<typeof Company>;
 export type CompanyRefView = Static<typeof CompanyRef>;
-
-// ---------------------------------------------------------------------------------------------
-// Helpers shared with contacts.
-
-const CUSTOM_MAX_BYTES = 16 * 1024;
-
-/**
- * The stored custom object after a write: on create the input itself, on PATCH the input merged
- * into the stored object; a null value removes its key either way. 16 KB at most (422).
- */
-export function mergeCustom(
-  before: Record<string, unknown>,
-  input: Record<string, unknown>,
-  location = 'body.custom',
-): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...before };
-  for (const [k, v] of Object.entries(input)) {
-    if (v === null) delete out[k];
-    else out[k] = v;
-  }
-  if (Object.keys(out).length > 100) throw invalid(location, 'must have at most 100 keys');
-  if (Buffer.byteLength(JSON.stringify(out)) > CUSTOM_MAX_BYTES) throw invalid(location, 'must be at most 16 KB');
-  return out;
-}
-
-/** `%q%` for ILIKE, with the pattern characters of q taken literally. */
-export const likePattern = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
-const isUniqueViolation = (err: unknown) => (err as { code?: unknown } | null)?.code === '23505';
-
-/** Runs work; a unique violation of one of `keys` (index name → message) becomes 409 conflict. */
-export async function uniqueOrConflict<T>(keys: Record<string, string>, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    if (isUniqueViolation(err)) {
-      const e = err as { constraint?: unknown; message?: unknown };
-      const text = `${String(e.constraint ?? '')} ${String(e.message ?? '')}`;
-      const hit = Object.entries(keys).find(([k]) => text.includes(k));
-      throw conflict(hit ? hit[1] : 'A record with these values already exists.');
-    }
-    throw err;
-  }
-}
 
 const DOMAIN_KEYS = { companies_domain_key: 'A company with this domain already exists.' };
 
 const HOSTNAME_RE = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /** A hostname, lower-cased (a trailing dot dropped); null clears it. 422 when not a hostname. */
-function cleanDomain(domain: string | null): string | null {
+function cleanDomain(domain: string | null, location = 'body.domain'): string | null {
   if (domain === null) return null;
   const d = domain.trim().toLowerCase().replace(/\.$/, '');
-  if (!HOSTNAME_RE.test(d)) throw invalid('body.domain', 'must be a hostname such as example.com');
+  if (!HOSTNAME_RE.test(d)) throw invalid(location, 'must be a hostname such as example.com');
   return d;
 }
 
@@ -93,6 +55,8 @@ function companyQuery(db: Kysely<DB>, workspaceId: string) {
       'co.domain',
       'co.notes',
       'co.custom',
+      'co.fields',
+      tagRefsJson('company', 'co').as('tags'),
       'co.avatar_url',
       'co.avatar_source',
       'co.created_at',
@@ -112,8 +76,8 @@ const present =
     domain: r.domain,
     notes: r.notes,
     custom: r.custom ?? {},
-    tags: [],
-    fields: {},
+    tags: r.tags ?? [],
+    fields: r.fields ?? {},
     contact_count: counts.get(r.id) ?? 0,
     avatar_url: r.avatar_url,
     avatar_source: r.avatar_source as CompanyView['avatar_source'],
@@ -140,6 +104,37 @@ export async function lockCompanyRef(u: Unit, id: string): Promise<CompanyRefVie
   return row ?? null;
 }
 
+/**
+ * The company with this domain, created (named `name`, or the domain) with company.created when
+ * there is none. Safe under concurrency: one created meanwhile is found, not duplicated.
+ */
+export async function findOrCreateCompanyByDomain(
+  u: Unit,
+  domain: string,
+  name: string | null,
+  location: string,
+): Promise<CompanyRefView> {
+  const d = cleanDomain(domain, location)!;
+  const id = newId();
+  const inserted = await sql<{ id: string }>`
+    INSERT INTO companies (workspace_id, id, name, domain)
+    VALUES (${u.workspaceId}, ${id}, ${name?.trim() || d}, ${d})
+    ON CONFLICT (workspace_id, domain) WHERE domain IS NOT NULL DO NOTHING
+    RETURNING id`.execute(u.trx);
+  if (inserted.rows.length > 0) {
+    const view = (await loadCompany(u.trx, u.workspaceId, id))!;
+    u.emit({ type: 'company.created', data: { company: view } });
+    return { id, name: view.name, domain: d };
+  }
+  return u.trx
+    .selectFrom('companies')
+    .select(['id', 'name', 'domain'])
+    .where('workspace_id', '=', u.workspaceId)
+    .where('domain', '=', d)
+    .forShare()
+    .executeTakeFirstOrThrow();
+}
+
 /** Newest first; q matches part of the name or domain, case-insensitively. */
 export async function listCompanies(
   deps: Deps,
@@ -147,10 +142,17 @@ export async function listCompanies(
   q: Static<typeof ListCompaniesQuery>,
 ): Promise<Page<CompanyView>> {
   const limit = q.limit ?? 50;
-  const list = `companies:${JSON.stringify([ctx.workspaceId, q.q ?? null])}`;
+  const byField = fieldParams(q);
+  const list = `companies:${JSON.stringify([ctx.workspaceId, q.q ?? null, q.tag ?? null, byField.map((f) => [f.location, f.value])])}`;
   const after = deps.pager.decode(list, q.cursor, 2);
   const db = deps.database.db;
   let query = companyQuery(db, ctx.workspaceId);
+  for (const p of await fieldFilterPredicates(db, ctx, 'company', sql`co.fields`, byField)) {
+    query = query.where(p as never);
+  }
+  if (q.tag !== undefined) {
+    query = query.where(hasTag('company', 'co', await tagIdsByName(db, ctx.workspaceId, q.tag)) as never);
+  }
   if (q.q !== undefined) {
     const pattern = likePattern(q.q);
     query = query.where((eb) => eb.or([eb('co.name', 'ilike', pattern), eb('co.domain', 'ilike', pattern)]));
@@ -201,8 +203,10 @@ export async function createCompany(
           domain,
           notes: input.notes ?? null,
           custom: JSON.stringify(custom),
+          fields: JSON.stringify((await applyFieldValues(u, 'company', {}, input.fields ?? {}, 'body.fields')).fields),
         })
         .execute();
+      await applyTags(u, ctx, 'company', id, input, 'body');
       const view = (await loadCompany(u.trx, ctx.workspaceId, id))!;
       u.emit({ type: 'company.created', data: { company: view } });
       return view;
@@ -221,7 +225,7 @@ export async function updateCompany(
     deps.writer.run(ctx.workspaceId, async (u) => {
       const before = await u.trx
         .selectFrom('companies')
-        .select(['name', 'domain', 'notes', 'custom'])
+        .select(['name', 'domain', 'notes', 'custom', 'fields'])
         .where('workspace_id', '=', ctx.workspaceId)
         .where('id', '=', id)
         .forUpdate()
@@ -238,7 +242,13 @@ export async function updateCompany(
         const custom = mergeCustom(before.custom ?? {}, input.custom);
         if (JSON.stringify(custom) !== JSON.stringify(before.custom ?? {})) set.custom = JSON.stringify(custom);
       }
-      if (Object.keys(set).length === 0) return (await loadCompany(u.trx, ctx.workspaceId, id))!;
+      if (input.fields !== undefined) {
+        const applied = await applyFieldValues(u, 'company', before.fields ?? {}, input.fields, 'body.fields');
+        if (applied.changes.length > 0) set.fields = JSON.stringify(applied.fields);
+      }
+      const labels = await applyTags(u, ctx, 'company', id, input, 'body');
+      const relabeled = labels.added.length + labels.removed.length > 0;
+      if (Object.keys(set).length === 0 && !relabeled) return (await loadCompany(u.trx, ctx.workspaceId, id))!;
       await u.trx
         .updateTable('companies')
         .set({ ...set, updated_at: new Date() })

@@ -5,14 +5,8 @@ import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
 import { access } from '../../platform/http/context.js';
 import { IdParams, PageOf } from '../../platform/http/schemas.js';
-import {
-  Contact,
-  ContactTicket,
-  CreateContactBody,
-  ListContactsQuery,
-  ListContactTicketsQuery,
-  PatchContactBody,
-} from './schemas.js';
+import { Ticket } from '../tickets/schemas.js';
+import { Contact, CreateContactBody, ListContactsQuery, ListContactTicketsQuery, PatchContactBody } from './schemas.js';
 import {
   createContact,
   deleteContact,
@@ -94,17 +88,16 @@ export default async function contactRoutes(app: App, deps: Deps) {
     },
   );
 
-  // The tickets issue fills this list; until tickets exist it is always an empty page.
   app.get(
     '/v1/contacts/:id/tickets',
     {
       config: { access: read },
       schema: {
         tags: ['contacts'],
-        summary: "A contact's tickets, newest first (empty until tickets exist)",
+        summary: "A contact's tickets, newest first",
         params: IdParams,
         querystring: ListContactTicketsQuery,
-        response: { 200: PageOf(ContactTicket) },
+        response: { 200: PageOf(Ticket) },
       },
     },
     async (req) => listContactTickets(deps, req.ctx, req.params.id, req.query),

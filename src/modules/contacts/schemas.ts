@@ -1,7 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import { PageQuery } from '../../platform/http/pagination.js';
 import { Body, Id, Nullable, Timestamp } from '../../platform/http/schemas.js';
-import { AvatarSource, CompanyRef, Custom, FieldsPlaceholder, Notes, TagsPlaceholder } from '../companies/schemas.js';
+import { AvatarSource, CompanyRef, Custom, LabelInputs, Notes, TagFilter } from '../companies/schemas.js';
+import { FieldParams, FieldsInput, FieldValues } from '../custom-fields/schemas.js';
+import { TagRef } from '../tags/schemas.js';
 
 export const Contact = Type.Object(
   {
@@ -15,10 +17,10 @@ export const Contact = Type.Object(
     external_id: Nullable(Type.String()),
     notes: Nullable(Type.String()),
     custom: Type.Record(Type.String(), Type.Unknown()),
-    tags: TagsPlaceholder,
-    fields: FieldsPlaceholder,
+    tags: Type.Array(TagRef),
+    fields: FieldValues,
     blocked: Type.Boolean(),
-    ticket_count: Type.Integer({ description: 'Tickets of the contact (always 0 until tickets exist).' }),
+    ticket_count: Type.Integer({ description: 'Tickets of the contact (deleted and spam tickets not counted).' }),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -35,7 +37,23 @@ const ExternalId = Nullable(
   Type.String({ minLength: 1, maxLength: 255, description: 'Your system’s id; unique per workspace.' }),
 );
 
+const CompanyLink = Nullable(
+  Type.Object(
+    {
+      id: Type.Optional(Type.String({ format: 'uuid' })),
+      domain: Type.Optional(Type.String({ minLength: 1, maxLength: 253 })),
+      name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    },
+    {
+      additionalProperties: false,
+      description:
+        'Link by {id}, or by {domain} (the company with that domain, created with `name` when there is none); null unlinks.',
+    },
+  ),
+);
+
 const contactFields = {
+  company: Type.Optional(CompanyLink),
   email: Type.Optional(Email),
   name: Type.Optional(ContactName),
   phone: Type.Optional(Phone),
@@ -44,6 +62,8 @@ const contactFields = {
   notes: Type.Optional(Notes),
   custom: Type.Optional(Custom),
   blocked: Type.Optional(Type.Boolean()),
+  fields: Type.Optional(FieldsInput),
+  ...LabelInputs,
 };
 
 export const CreateContactBody = Body(contactFields);
@@ -55,16 +75,11 @@ export const ListContactsQuery = Type.Object(
       Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive part of the name, email or phone.' }),
     ),
     company_id: Type.Optional(Id),
+    tag: Type.Optional(TagFilter),
     limit: Type.Optional(PageQuery.limit),
     cursor: Type.Optional(PageQuery.cursor),
   },
-  { additionalProperties: false },
-);
-
-/** A ticket of a contact, as the contact's ticket list shows it. */
-export const ContactTicket = Type.Object(
-  { id: Type.String(), number: Type.Integer(), subject: Type.String(), status: Type.String() },
-  { title: 'ContactTicket' },
+  { additionalProperties: false, patternProperties: FieldParams },
 );
 
 export const ListContactTicketsQuery = Type.Object(

@@ -1,7 +1,7 @@
 // Contacts: the people who write in. Email (unique per workspace, case-insensitively, stored
 // as given), external_id (unique), a company of the same workspace, notes, free-form custom
-// data, a blocked flag. Labels and custom field values come later (tags [] and fields {});
-// ticket_count and the contact's ticket list stay empty until tickets exist.
+// data, custom field values, a blocked flag. Labels come with the labels module (tags []).
+// Deleting a contact keeps its tickets, without a contact (the tickets' foreign key).
 import type { Static } from '@sinclair/typebox';
 import { type Kysely, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
@@ -9,15 +9,22 @@ import { isUuid, newId } from '../../platform/crypto/random.js';
 import { fromMicros, microsOf } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { Unit } from '../../platform/db/tx.js';
+import { uniqueOrConflict } from '../../platform/db/unique.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { invalid, notFound } from '../../platform/http/errors.js';
 import type { Page } from '../../platform/http/pagination.js';
 import { iso } from '../../platform/http/schemas.js';
+import { likePattern, mergeCustom } from '../../platform/http/values.js';
 import { recordAudit } from '../audit/service.js';
-import { likePattern, lockCompanyRef, mergeCustom, uniqueOrConflict } from '../companies/service.js';
+import { findOrCreateCompanyByDomain, lockCompanyRef } from '../companies/service.js';
+import { fieldFilterPredicates, fieldParams } from '../custom-fields/filters.js';
+import { applyFieldValues } from '../custom-fields/values.js';
+import { applyTags, tagIdsByName } from '../tags/service.js';
+import { hasTag, tagRefsJson } from '../tags/sql.js';
+import { checkTicketCursor, listTickets } from '../tickets/list.js';
+import { type TicketView, ticketCountsOfContacts } from '../tickets/queries.js';
 import type {
   Contact,
-  ContactTicket,
   CreateContactBody,
   ListContactsQuery,
   ListContactTicketsQuery,
@@ -66,6 +73,8 @@ function contactQuery(db: Kysely<DB>, workspaceId: string) {
       'c.external_id',
       'c.notes',
       'c.custom',
+      'c.fields',
+      tagRefsJson('contact', 'c').as('tags'),
       'c.blocked',
       'c.created_at',
       'c.updated_at',
@@ -76,32 +85,33 @@ function contactQuery(db: Kysely<DB>, workspaceId: string) {
 
 type ContactRow = Awaited<ReturnType<ReturnType<typeof contactQuery>['executeTakeFirstOrThrow']>>;
 
-const present = (r: ContactRow): ContactView => ({
-  id: r.id,
-  email: r.email,
-  name: r.name,
-  phone: r.phone,
-  avatar_url: r.avatar_url,
-  avatar_source: r.avatar_source as ContactView['avatar_source'],
-  company:
-    r.company_id !== null && r.company_name !== null
-      ? { id: r.company_id, name: r.company_name, domain: r.company_domain ?? null }
-      : null,
-  external_id: r.external_id,
-  notes: r.notes,
-  custom: r.custom ?? {},
-  tags: [],
-  fields: {},
-  blocked: r.blocked,
-  // Tickets do not exist yet; the tickets issue computes this.
-  ticket_count: 0,
-  created_at: iso(r.created_at)!,
-  updated_at: iso(r.updated_at)!,
-});
+const present =
+  (ticketCounts: Map<string, number>) =>
+  (r: ContactRow): ContactView => ({
+    id: r.id,
+    email: r.email,
+    name: r.name,
+    phone: r.phone,
+    avatar_url: r.avatar_url,
+    avatar_source: r.avatar_source as ContactView['avatar_source'],
+    company:
+      r.company_id !== null && r.company_name !== null
+        ? { id: r.company_id, name: r.company_name, domain: r.company_domain ?? null }
+        : null,
+    external_id: r.external_id,
+    notes: r.notes,
+    custom: r.custom ?? {},
+    tags: r.tags ?? [],
+    fields: r.fields ?? {},
+    blocked: r.blocked,
+    ticket_count: ticketCounts.get(r.id) ?? 0,
+    created_at: iso(r.created_at)!,
+    updated_at: iso(r.updated_at)!,
+  });
 
 async function loadContact(db: Kysely<DB>, workspaceId: string, id: string): Promise<ContactView | null> {
   const row = await contactQuery(db, workspaceId).where('c.id', '=', id).executeTakeFirst();
-  return row ? present(row) : null;
+  return row ? present(await ticketCountsOfContacts(db, workspaceId, [id]))(row) : null;
 }
 
 /** Newest first; q matches part of the name, email or phone; company_id keeps one company's contacts. */
@@ -112,9 +122,16 @@ export async function listContacts(
 ): Promise<Page<ContactView>> {
   const limit = q.limit ?? 50;
   const companyId = q.company_id?.toLowerCase() ?? null;
-  const list = `contacts:${JSON.stringify([ctx.workspaceId, q.q ?? null, companyId])}`;
+  const byField = fieldParams(q);
+  const list = `contacts:${JSON.stringify([ctx.workspaceId, q.q ?? null, companyId, q.tag ?? null, byField.map((f) => [f.location, f.value])])}`;
   const after = deps.pager.decode(list, q.cursor, 2);
   let query = contactQuery(deps.database.db, ctx.workspaceId);
+  for (const p of await fieldFilterPredicates(deps.database.db, ctx, 'contact', sql`c.fields`, byField)) {
+    query = query.where(p as never);
+  }
+  if (q.tag !== undefined) {
+    query = query.where(hasTag('contact', 'c', await tagIdsByName(deps.database.db, ctx.workspaceId, q.tag)) as never);
+  }
   if (q.q !== undefined) {
     const pattern = likePattern(q.q);
     query = query.where((eb) =>
@@ -133,7 +150,12 @@ export async function listContacts(
     .orderBy('c.id', 'desc')
     .limit(limit + 1)
     .execute();
-  return deps.pager.page(list, rows, limit, (r) => [r.created_us, r.id], present);
+  const counts = await ticketCountsOfContacts(
+    deps.database.db,
+    ctx.workspaceId,
+    rows.map((r) => r.id),
+  );
+  return deps.pager.page(list, rows, limit, (r) => [r.created_us, r.id], present(counts));
 }
 
 export async function getContact(deps: Deps, ctx: RequestContext, id: string): Promise<ContactView> {
@@ -150,6 +172,21 @@ const trimmedOrNull = (v: string | null): string | null => {
   return t === '' ? null : t;
 };
 
+/** `company`: {id} of a company of this workspace, {domain[, name]} found or created, or null. */
+async function companyLink(u: Unit, link: NonNullable<ContactInput['company']> | null): Promise<string | null> {
+  if (link === null) return null;
+  if ((link.id === undefined) === (link.domain === undefined)) {
+    throw invalid('body.company', 'give the company id or its domain');
+  }
+  if (link.id !== undefined) {
+    if (link.name !== undefined) throw invalid('body.company.name', 'is only used with domain');
+    const company = await lockCompanyRef(u, link.id.toLowerCase());
+    if (!company) throw invalid('body.company.id', 'no such company in this workspace');
+    return company.id;
+  }
+  return (await findOrCreateCompanyByDomain(u, link.domain!, link.name ?? null, 'body.company.domain')).id;
+}
+
 /** The columns an input sets (undefined: not given). */
 async function columnsOf(u: Unit, input: ContactInput) {
   let externalId: string | null | undefined;
@@ -158,6 +195,9 @@ async function columnsOf(u: Unit, input: ContactInput) {
     if (input.external_id !== null && externalId === null) throw invalid('body.external_id', 'must not be blank');
   }
   let companyId: string | null | undefined;
+  if (input.company !== undefined && input.company_id !== undefined) {
+    throw invalid('body.company', 'send company or company_id, not both');
+  }
   if (input.company_id !== undefined) {
     companyId = null;
     if (input.company_id !== null) {
@@ -165,6 +205,8 @@ async function columnsOf(u: Unit, input: ContactInput) {
       if (!company) throw invalid('body.company_id', 'no such company in this workspace');
       companyId = company.id;
     }
+  } else if (input.company !== undefined) {
+    companyId = await companyLink(u, input.company);
   }
   return {
     email: input.email === undefined ? undefined : trimmedOrNull(input.email),
@@ -183,6 +225,7 @@ export async function createContact(deps: Deps, ctx: RequestContext, input: Cont
   return uniqueOrConflict(UNIQUE_KEYS, () =>
     deps.writer.run(ctx.workspaceId, async (u) => {
       const c = await columnsOf(u, input);
+      const { fields } = await applyFieldValues(u, 'contact', {}, input.fields ?? {}, 'body.fields');
       await u.trx
         .insertInto('contacts')
         .values({
@@ -195,9 +238,11 @@ export async function createContact(deps: Deps, ctx: RequestContext, input: Cont
           external_id: c.external_id ?? null,
           notes: c.notes ?? null,
           custom: JSON.stringify(custom),
+          fields: JSON.stringify(fields),
           blocked: c.blocked ?? false,
         })
         .execute();
+      await applyTags(u, ctx, 'contact', id, input, 'body');
       const view = (await loadContact(u.trx, ctx.workspaceId, id))!;
       u.emit({ type: 'contact.created', data: { contact: view } });
       return view;
@@ -216,7 +261,7 @@ export async function updateContact(
     deps.writer.run(ctx.workspaceId, async (u) => {
       const before = await u.trx
         .selectFrom('contacts')
-        .select(['email', 'name', 'phone', 'company_id', 'external_id', 'notes', 'custom', 'blocked'])
+        .select(['email', 'name', 'phone', 'company_id', 'external_id', 'notes', 'custom', 'fields', 'blocked'])
         .where('workspace_id', '=', ctx.workspaceId)
         .where('id', '=', id)
         .forUpdate()
@@ -231,7 +276,13 @@ export async function updateContact(
         const custom = mergeCustom(before.custom ?? {}, input.custom);
         if (JSON.stringify(custom) !== JSON.stringify(before.custom ?? {})) set.custom = JSON.stringify(custom);
       }
-      if (Object.keys(set).length === 0) return (await loadContact(u.trx, ctx.workspaceId, id))!;
+      if (input.fields !== undefined) {
+        const applied = await applyFieldValues(u, 'contact', before.fields ?? {}, input.fields, 'body.fields');
+        if (applied.changes.length > 0) set.fields = JSON.stringify(applied.fields);
+      }
+      const labels = await applyTags(u, ctx, 'contact', id, input, 'body');
+      const relabeled = labels.added.length + labels.removed.length > 0;
+      if (Object.keys(set).length === 0 && !relabeled) return (await loadContact(u.trx, ctx.workspaceId, id))!;
       await u.trx
         .updateTable('contacts')
         .set({ ...set, updated_at: new Date() })
@@ -269,18 +320,15 @@ export async function deleteContact(deps: Deps, ctx: RequestContext, id: string)
   });
 }
 
-/**
- * A contact's tickets. No tickets table exists yet: after checking the contact (404 like any
- * other record) this answers an empty page; the tickets issue fills it, newest first.
- */
+/** A contact's tickets (those the caller may see, spam left out), newest first. */
 export async function listContactTickets(
   deps: Deps,
   ctx: RequestContext,
   id: string,
   q: Static<typeof ListContactTicketsQuery>,
-): Promise<Page<Static<typeof ContactTicket>>> {
-  // A cursor is checked first (422 whatever the id), as on every list.
-  deps.pager.decode(`contact-tickets:${JSON.stringify([ctx.workspaceId, id.toLowerCase()])}`, q.cursor, 2);
+): Promise<Page<TicketView>> {
+  const query = { contact_id: id.toLowerCase(), sort: 'created_at' as const, limit: q.limit, cursor: q.cursor };
+  checkTicketCursor(deps, ctx, query);
   if (!isUuid(id)) throw notFound('Contact not found.');
   const row = await deps.database.db
     .selectFrom('contacts')
@@ -289,5 +337,59 @@ export async function listContactTickets(
     .where('id', '=', id)
     .executeTakeFirst();
   if (!row) throw notFound('Contact not found.');
-  return { data: [], next_cursor: null };
+  return listTickets(deps, ctx, query);
+}
+
+/**
+ * The contact with this email (case-insensitive), created with `name` when there is none
+ * (contact.created). Safe under concurrency: a contact created meanwhile by another
+ * transaction is found, not duplicated. Used when a ticket names its customer by email.
+ */
+export async function findOrCreateContactByEmail(u: Unit, email: string, name: string | null): Promise<string> {
+  const cleanEmail = email.trim();
+  const id = newId();
+  const inserted = await sql<{ id: string }>`
+    INSERT INTO contacts (workspace_id, id, email, name)
+    VALUES (${u.workspaceId}, ${id}, ${cleanEmail}, ${trimmedOrNull(name)})
+    ON CONFLICT (workspace_id, lower(email)) WHERE email IS NOT NULL DO NOTHING
+    RETURNING id`.execute(u.trx);
+  if (inserted.rows.length > 0) {
+    const view = (await loadContact(u.trx, u.workspaceId, id))!;
+    u.emit({ type: 'contact.created', data: { contact: view } });
+    return id;
+  }
+  const existing = await u.trx
+    .selectFrom('contacts')
+    .select('id')
+    .where('workspace_id', '=', u.workspaceId)
+    .where(sql`lower(email)`, '=', cleanEmail.toLowerCase())
+    .forShare()
+    .executeTakeFirstOrThrow();
+  return existing.id;
+}
+
+/**
+ * Up to `limit` contacts whose name, email or phone contains q (case-insensitive), best match
+ * first: by trigram similarity to the name or email, then newest. For GET /v1/search.
+ */
+export async function searchContacts(deps: Deps, ctx: RequestContext, q: string, limit: number) {
+  const pattern = likePattern(q);
+  const rows = await contactQuery(deps.database.db, ctx.workspaceId)
+    .where((eb) =>
+      eb.or([eb('c.name', 'ilike', pattern), eb('c.email', 'ilike', pattern), eb('c.phone', 'ilike', pattern)]),
+    )
+    .orderBy(sql`greatest(similarity(coalesce(c.name, ''), ${q}), similarity(coalesce(c.email, ''), ${q}))`, 'desc')
+    .orderBy('c.created_at', 'desc')
+    .orderBy('c.id', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map(
+    present(
+      await ticketCountsOfContacts(
+        deps.database.db,
+        ctx.workspaceId,
+        rows.map((r) => r.id),
+      ),
+    ),
+  );
 }

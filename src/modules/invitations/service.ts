@@ -9,6 +9,7 @@ import { isUuid, newId, randomSecret } from '../../platform/crypto/random.js';
 import { hashSecret } from '../../platform/crypto/tokens.js';
 import { fromMicros, microsOf } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
+import { isUniqueViolation } from '../../platform/db/unique.js';
 import type { RequestContext, UserContext } from '../../platform/http/context.js';
 import { conflict, forbidden, notFound } from '../../platform/http/errors.js';
 import type { Page } from '../../platform/http/pagination.js';
@@ -92,8 +93,6 @@ export async function listInvitations(
     .execute();
   return deps.pager.page(list, rows, limit, (r) => [r.created_us, r.id], present);
 }
-
-const isUniqueViolation = (err: unknown) => (err as { code?: unknown } | null)?.code === '23505';
 
 /**
  * Invites an address. An existing member's address answers 409. A pending invitation for

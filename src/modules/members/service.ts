@@ -14,6 +14,7 @@ import type { Page } from '../../platform/http/pagination.js';
 import { iso } from '../../platform/http/schemas.js';
 import { recordAudit } from '../audit/service.js';
 import { detachMemberFromTeams } from '../teams/service.js';
+import { openTicketsOfAssignees } from '../tickets/queries.js';
 import { publishControl } from './control.js';
 import type { AssignableRole, ListMembersQuery, Member } from './schemas.js';
 
@@ -41,21 +42,6 @@ function memberQuery(db: Kysely<DB>, workspaceId: string) {
 
 type MemberRow = Awaited<ReturnType<ReturnType<typeof memberQuery>['executeTakeFirstOrThrow']>>;
 
-/**
- * Open tickets assigned to each of these members.
- *
- * NOT YET COUNTED: there is no tickets table yet, so every member has 0. The tickets module
- * must replace this body with one grouped query (status open, pending or on_hold, assignee in
- * userIds, this workspace). Until then the field is documented as 0 in docs/api.md.
- */
-export async function countOpenTicketsAssigned(
-  _db: Kysely<DB>,
-  _workspaceId: string,
-  _userIds: string[],
-): Promise<Map<string, number>> {
-  return new Map();
-}
-
 function present(r: MemberRow, openTickets: Map<string, number>): MemberView {
   return {
     user: { id: r.user_id, name: r.name, email: r.email, avatar_url: r.avatar_url, avatar_source: r.avatar_source },
@@ -75,7 +61,7 @@ export async function getMemberView(db: Kysely<DB>, workspaceId: string, userId:
   if (!isUuid(userId)) return null;
   const row = await memberQuery(db, workspaceId).where('m.user_id', '=', userId).executeTakeFirst();
   if (!row) return null;
-  return present(row, await countOpenTicketsAssigned(db, workspaceId, [row.user_id]));
+  return present(row, await openTicketsOfAssignees(db, workspaceId, [row.user_id]));
 }
 
 /** Members in the order they joined (created_at, then user id): stable pages whatever is renamed. */
@@ -103,7 +89,7 @@ export async function listMembers(
     .orderBy('m.user_id', 'asc')
     .limit(limit + 1)
     .execute();
-  const counts = await countOpenTicketsAssigned(
+  const counts = await openTicketsOfAssignees(
     db,
     ctx.workspaceId,
     rows.slice(0, limit).map((r) => r.user_id),

@@ -8,6 +8,7 @@ import { isUuid, newId } from '../../platform/crypto/random.js';
 import { fromMicros, microsOf } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { Unit } from '../../platform/db/tx.js';
+import { uniqueOrConflict } from '../../platform/db/unique.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { conflict, invalid, notFound } from '../../platform/http/errors.js';
 import type { Page } from '../../platform/http/pagination.js';
@@ -135,16 +136,8 @@ function privateTeamsChanged(
   return [...new Set([...b, ...a])].filter((id) => b.has(id) !== a.has(id)).sort();
 }
 
-const isUniqueViolation = (err: unknown) => (err as { code?: unknown } | null)?.code === '23505';
-
-async function nameTaken<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    if (isUniqueViolation(err)) throw conflict('A team with this name already exists.');
-    throw err;
-  }
-}
+const nameTaken = <T>(work: () => Promise<T>): Promise<T> =>
+  uniqueOrConflict({ teams_name_key: 'A team with this name already exists.' }, work);
 
 async function teamsChanged(deps: Deps, workspaceId: string, userIds: string[]): Promise<void> {
   if (userIds.length === 0) return;

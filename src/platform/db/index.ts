@@ -24,6 +24,9 @@ export interface DatabaseOptions {
   poolSize?: number;
 }
 
+/** The longest any one statement of a request may run on PostgreSQL. */
+export const STATEMENT_TIMEOUT_MS = 30_000;
+
 // int8 (counts, seq) as JS numbers: every such value stays far below 2^53.
 const INT8 = 20;
 const parseInt8 = (v: string) => Number(v);
@@ -33,6 +36,12 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     const pool = new pg.Pool({
       connectionString: opts.databaseUrl,
       max: opts.poolSize ?? 16,
+      // No JIT: every request is a short OLTP statement, and JIT compilation of a search whose
+      // estimate crosses jit_above_cost costs about a second. No parallel workers either: under
+      // concurrent requests they only compete for the same cores (a field-sorted list served
+      // twice the requests without them). A statement still running after 30 s (a search whose
+      // client is long gone) is cancelled; migrations lift the limit.
+      options: `-c jit=off -c max_parallel_workers_per_gather=0 -c statement_timeout=${STATEMENT_TIMEOUT_MS}`,
       types: {
         getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
           oid === INT8 ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
@@ -59,9 +68,10 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
 
   const { PGlite } = await import('@electric-sql/pglite');
   const { pg_trgm } = await import('@electric-sql/pglite/contrib/pg_trgm');
+  const { btree_gin } = await import('@electric-sql/pglite/contrib/btree_gin');
   const client = await PGlite.create({
     ...(opts.memory ? {} : { dataDir: join(opts.dataDir, 'pglite') }),
-    extensions: { pg_trgm },
+    extensions: { pg_trgm, btree_gin },
     parsers: { [INT8]: parseInt8 },
   });
   const mutex = new Mutex();

@@ -16,6 +16,9 @@ class SqlFileProvider implements MigrationProvider {
       const text = await readFile(join(dir, f), 'utf8');
       out[f.replace(/\.sql$/, '')] = {
         up: async (db: Kysely<unknown>) => {
+          // Each migration runs in the migrator's transaction: lift the request statement timeout
+          // for it (an index on a large table may take minutes).
+          await sql.raw('SET LOCAL statement_timeout = 0').execute(db);
           await sql.raw(text).execute(db);
         },
       };

@@ -1,5 +1,5 @@
 // Row types of every table, for Kysely. Columns with a database default are `Generated`.
-import type { ColumnType, Generated } from 'kysely';
+import type { ColumnType, Generated, GeneratedAlways } from 'kysely';
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type NullableTimestamp = ColumnType<Date | null, Date | string | null, Date | string | null>;
@@ -192,6 +192,7 @@ export interface CompaniesTable {
   custom: DefaultJson;
   avatar_url: string | null;
   avatar_source: string | null;
+  fields: DefaultJson;
   created_at: DefaultTimestamp;
   updated_at: DefaultTimestamp;
 }
@@ -209,6 +210,220 @@ export interface ContactsTable {
   blocked: Generated<boolean>;
   avatar_url: string | null;
   avatar_source: string | null;
+  fields: DefaultJson;
+  created_at: DefaultTimestamp;
+  updated_at: DefaultTimestamp;
+}
+
+export interface TicketsTable {
+  workspace_id: string;
+  id: string;
+  number: number;
+  subject: string;
+  status: string;
+  priority: string;
+  priority_rank: GeneratedAlways<number>;
+  severity: string | null;
+  severity_rank: GeneratedAlways<number>;
+  channel: string;
+  mailbox_id: string | null;
+  contact_id: string | null;
+  assignee_id: string | null;
+  team_id: string | null;
+  sla: NullableJson;
+  due_at: NullableTimestamp;
+  first_responded_at: NullableTimestamp;
+  solved_at: NullableTimestamp;
+  snoozed_until: NullableTimestamp;
+  last_message_at: Timestamp;
+  last_customer_message_at: NullableTimestamp;
+  last_message_preview: Generated<string>;
+  message_count: Generated<number>;
+  spam: Generated<boolean>;
+  csat: NullableJson;
+  custom: DefaultJson;
+  fields: DefaultJson;
+  merged_into_id: string | null;
+  deleted_at: NullableTimestamp;
+  search: GeneratedAlways<string>;
+  created_at: DefaultTimestamp;
+  updated_at: DefaultTimestamp;
+}
+
+export interface MessagesTable {
+  workspace_id: string;
+  id: string;
+  ticket_id: string;
+  kind: 'reply' | 'note';
+  direction: 'inbound' | 'outbound';
+  author_type: 'contact' | 'user' | 'system' | 'api';
+  author_user_id: string | null;
+  author_contact_id: string | null;
+  author_api_key_id: string | null;
+  body_html: string;
+  body_text: string;
+  has_quoted: Generated<boolean>;
+  original_html: string | null;
+  original_text: string | null;
+  subject: Generated<string>;
+  from_email: Generated<string>;
+  from_name: Generated<string>;
+  to: ColumnType<string[], string[] | undefined, string[]>;
+  cc: ColumnType<string[], string[] | undefined, string[]>;
+  bcc: ColumnType<string[], string[] | undefined, string[]>;
+  delivery_status: Generated<'none' | 'pending' | 'sent' | 'failed' | 'bounced'>;
+  delivery_error: string | null;
+  reply_to: string | null;
+  auth_failed: Generated<boolean>;
+  form_sender: string | null;
+  email_message_id: string | null;
+  search: GeneratedAlways<string>;
+  created_at: DefaultTimestamp;
+}
+
+export interface TicketActivitiesTable {
+  workspace_id: string;
+  id: string;
+  ticket_id: string;
+  type: string;
+  data: DefaultJson;
+  actor_type: 'user' | 'api_key' | 'system' | 'ai' | 'automation';
+  actor_user_id: string | null;
+  actor_api_key_id: string | null;
+  actor_automation_id: string | null;
+  created_at: DefaultTimestamp;
+}
+
+export interface AttachmentsTable {
+  workspace_id: string;
+  id: string;
+  message_id: string | null;
+  filename: string;
+  content_type: string;
+  size_bytes: number;
+  inline: Generated<boolean>;
+  content_id: string | null;
+  storage_key: string;
+  sha256: string;
+  uploaded_by_user_id: string | null;
+  uploaded_by_api_key_id: string | null;
+  created_at: DefaultTimestamp;
+}
+
+export interface TagGroupsTable {
+  workspace_id: string;
+  id: string;
+  name: string;
+  color: string | null;
+  exclusive: Generated<boolean>;
+  position: Generated<number>;
+  created_at: DefaultTimestamp;
+  updated_at: DefaultTimestamp;
+}
+
+export interface TagsTable {
+  workspace_id: string;
+  id: string;
+  name: string;
+  color: string;
+  description: Generated<string>;
+  group_id: string | null;
+  position: Generated<number>;
+  archived: Generated<boolean>;
+  applies_to: ColumnType<string[], string[] | undefined, string[]>;
+  created_at: DefaultTimestamp;
+  updated_at: DefaultTimestamp;
+}
+
+export interface TicketTagsTable {
+  workspace_id: string;
+  ticket_id: string;
+  tag_id: string;
+  created_at: DefaultTimestamp;
+}
+
+export interface ContactTagsTable {
+  workspace_id: string;
+  contact_id: string;
+  tag_id: string;
+  created_at: DefaultTimestamp;
+}
+
+export interface CompanyTagsTable {
+  workspace_id: string;
+  company_id: string;
+  tag_id: string;
+  created_at: DefaultTimestamp;
+}
+
+export interface CustomFieldsTable {
+  workspace_id: string;
+  id: string;
+  entity: 'ticket' | 'contact' | 'company';
+  key: string;
+  name: string;
+  type: string;
+  options: DefaultJson<Array<{ id: string; label: string; color: string }>>;
+  required_on_solve: Generated<boolean>;
+  description: Generated<string>;
+  position: Generated<number>;
+  archived: Generated<boolean>;
+  created_at: DefaultTimestamp;
+  updated_at: DefaultTimestamp;
+}
+
+export interface ViewsTable {
+  workspace_id: string;
+  id: string;
+  name: string;
+  shared: Generated<boolean>;
+  owner_id: string | null;
+  position: Generated<number>;
+  filters: DefaultJson;
+  created_at: DefaultTimestamp;
+  updated_at: DefaultTimestamp;
+}
+
+export interface SavedRepliesTable {
+  workspace_id: string;
+  id: string;
+  title: string;
+  shortcut: string | null;
+  body_html: string;
+  created_at: DefaultTimestamp;
+  updated_at: DefaultTimestamp;
+}
+
+export interface WebhookEndpointsTable {
+  workspace_id: string;
+  id: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  enabled: Generated<boolean>;
+  team_ids: ColumnType<string[], string[] | undefined, string[]>;
+  secret_enc: string;
+  failing_since: NullableTimestamp;
+  created_at: DefaultTimestamp;
+  updated_at: DefaultTimestamp;
+}
+
+export interface WebhookDeliveriesTable {
+  workspace_id: string;
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  payload: string;
+  manual: Generated<boolean>;
+  status: ColumnType<'pending' | 'succeeded' | 'failed', 'pending' | 'succeeded' | 'failed' | undefined>;
+  attempts: Generated<number>;
+  response_status: number | null;
+  duration_ms: number | null;
+  error: string | null;
+  next_attempt_at: NullableTimestamp;
+  lease_until: NullableTimestamp;
+  event_at: Timestamp;
   created_at: DefaultTimestamp;
   updated_at: DefaultTimestamp;
 }
@@ -232,4 +447,18 @@ export interface DB {
   audit_logs: AuditLogsTable;
   companies: CompaniesTable;
   contacts: ContactsTable;
+  tickets: TicketsTable;
+  messages: MessagesTable;
+  ticket_activities: TicketActivitiesTable;
+  attachments: AttachmentsTable;
+  tag_groups: TagGroupsTable;
+  tags: TagsTable;
+  ticket_tags: TicketTagsTable;
+  contact_tags: ContactTagsTable;
+  company_tags: CompanyTagsTable;
+  custom_fields: CustomFieldsTable;
+  views: ViewsTable;
+  saved_replies: SavedRepliesTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }

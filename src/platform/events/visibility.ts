@@ -5,11 +5,15 @@ import type { EventEnvelope } from './envelope.js';
 
 /** Events meant for one person only (their user:<uid> topic). */
 const PERSONAL = new Set(['notification.created']);
+/** Types whose events are personal when they carry a user:<uid> topic (a personal view's). */
+const PERSONAL_WHEN_ADDRESSED = ['view.'];
 
 /** The scope an API key needs to see an event type (the `realtime` scope sees everything). */
 export function scopeForType(type: string): Scope {
   const prefix = type.split('.')[0] ?? '';
-  if (prefix === 'ticket' || prefix === 'message' || prefix === 'activity') return 'tickets:read';
+  if (prefix === 'ticket' || prefix === 'message' || prefix === 'activity' || prefix === 'saved_reply') {
+    return 'tickets:read';
+  }
   if (prefix === 'contact' || prefix === 'company') return 'contacts:read';
   if (prefix === 'kb_article' || prefix === 'kb_collection') return 'kb:read';
   return 'settings:read';
@@ -18,7 +22,9 @@ export function scopeForType(type: string): Scope {
 export function canSee(ctx: RequestContext, e: EventEnvelope): boolean {
   const admin = ctx.role === 'admin' || ctx.role === 'owner';
   if (e.team_id && !admin && !ctx.teams.includes(e.team_id)) return false;
-  if (PERSONAL.has(e.type)) {
+  const addressed =
+    PERSONAL_WHEN_ADDRESSED.some((p) => e.type.startsWith(p)) && e.topics.some((t) => t.startsWith('user:'));
+  if (PERSONAL.has(e.type) || addressed) {
     return ctx.actor.type === 'user' && e.topics.includes(`user:${ctx.actor.userId}`);
   }
   if (ctx.scopes) {

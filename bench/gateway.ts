@@ -1,0 +1,535 @@
+// npm run bench:gateway: the realtime gateway's fan-out against the raw `ws` limit
+// (../shared/bench/limit-ws.mjs, Phoenix framing, encode once) in the same run.
+//
+//   npm run bench:gateway -- [--clients 1000,5000] [--rate 5] [--seconds 20]
+//                            [--search 7500,10000,12500,15000,17500 | --no-search] [--no-limit]
+//
+// A service process (createRuntime: API + gateway on one port; PostgreSQL when DATABASE_URL is
+// set, else the embedded database in memory) is forked; this process opens N raw WebSocket
+// clients (the limit's client code path: `ws`, indexOf instead of JSON.parse), each joined to one
+// workspace topic. The service creates tickets through its own HTTP API at a steady rate; every
+// `ticket.created` envelope's occurred_at (read just before COMMIT) is compared with the
+// client's receipt time: commit-to-delivery latency. Memory per socket is the service's RSS
+// growth from connecting and joining N sockets, as the limit measures it.
+// Everything binds to 127.0.0.1; socket counts are bounded (20,000 descriptors per process).
+import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import WebSocket from 'ws';
+
+const SELF = fileURLToPath(import.meta.url);
+const ROOT = resolve(dirname(SELF), '..');
+const LIMIT_WS = resolve(ROOT, '../shared/bench/limit-ws.mjs');
+const MAX_SOCKETS = 18_000;
+/** Events of the paced phase (limit-ws.mjs --broadcasts 30). */
+const PACED = 30;
+
+// ------------------------------------------------------------------------------- the service
+
+async function serverMain() {
+  const { loadConfig } = await import('../src/config.js');
+  const { createRuntime } = await import('../src/runtime.js');
+  const config = loadConfig({
+    ...process.env,
+    DATABASE_IN_MEMORY: process.env.DATABASE_URL ? 'false' : 'true',
+    DATA_DIR: mkdtempSync(join(tmpdir(), 'svc-bench-gw-')),
+    PORT: '0',
+    HOST: '127.0.0.1',
+    RATE_LIMIT_PER_MINUTE: '10000000',
+    LOG_LEVEL: 'warn',
+  });
+  const rt = await createRuntime(config, { jobs: false });
+  const url = (await rt.listen()).replace('[::1]', '127.0.0.1');
+  const send = (m: object) => process.send?.(m);
+  // When each event went to the bus (right after its COMMIT): the start of the gateway's own part.
+  const published = new Map<number, number>();
+  const bus = rt.deps.bus;
+  const publish = bus.publish.bind(bus);
+  bus.publish = (events) => {
+    const t = mono();
+    for (const e of events) if (!published.has(e.seq)) published.set(e.seq, t);
+    return publish(events);
+  };
+  process.on('message', async (m: any) => {
+    if (m.cmd === 'mem') {
+      // RSS as the limit reads it (no collection first), and the live heap after a full collection.
+      const rss = process.memoryUsage().rss;
+      (globalThis as { gc?: () => void }).gc?.();
+      const mem = { ...process.memoryUsage(), rss };
+      send({ cmd: 'mem', rss: mem.rss, heap: mem.heapUsed, sockets: rt.gateway.stats().sockets });
+    } else if (m.cmd === 'create') {
+      // Steady rate: one ticket every 1000/rate ms (the next starts at once if one takes longer).
+      const every = 1000 / m.rate;
+      const t0 = performance.now();
+      let failed = 0;
+      for (let i = 0; i < m.count; i++) {
+        const wait = t0 + i * every - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        const r = await fetch(`${url}/v1/tickets`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${m.token}`, 'svc-workspace': m.wid },
+          body: JSON.stringify({ subject: `Bench ticket ${i}`, priority: 'high' }),
+        });
+        if (r.status !== 201) failed++;
+        await r.arrayBuffer();
+      }
+      send({ cmd: 'created', failed });
+    } else if (m.cmd === 'published') {
+      send({ cmd: 'published', stamps: [...published] });
+      published.clear();
+    } else if (m.cmd === 'stop') {
+      await rt.stop();
+      process.exit(0);
+    }
+  });
+  send({ cmd: 'ready', url });
+}
+
+// ------------------------------------------------------------------------------- the clients
+
+interface Run {
+  clients: number;
+  joined: number;
+  connect_per_s: number;
+  server_kib_per_socket: number;
+  /** Live JS heap per socket after a full collection (the limit does not report it). */
+  heap_kib_per_socket: number;
+  events: number;
+  deliveries: number;
+  missing: number;
+  duplicates: number;
+  out_of_order: number;
+  /** From occurred_at (read just before the event's INSERT and COMMIT) to the client's receipt. */
+  latency: {
+    p50_ms: number;
+    p99_ms: number;
+    max_ms: number;
+    fanout_complete_p50_ms: number;
+    fanout_complete_p99_ms: number;
+  };
+  /** From the publish to the bus (just after COMMIT) to the client's receipt: the gateway's own part. */
+  gateway_latency: { p50_ms: number; p99_ms: number; max_ms: number };
+  /** publish→delivery with events paced as limit-ws.mjs paces its broadcasts (one at a time). */
+  paced_latency: { p50_ms: number; p99_ms: number; max_ms: number };
+  frame_bytes: number;
+  error?: string;
+}
+
+function args() {
+  const a: Record<string, string | boolean> = {};
+  const argv = process.argv.slice(2);
+  for (let i = 0; i < argv.length; i++) {
+    const k = argv[i]!;
+    if (!k.startsWith('--')) continue;
+    const v = argv[i + 1];
+    if (v !== undefined && !v.startsWith('--')) {
+      a[k.slice(2)] = v;
+      i++;
+    } else a[k.slice(2)] = true;
+  }
+  const list = (v: unknown, d: string) =>
+    String(v ?? d)
+      .split(',')
+      .filter(Boolean)
+      .map((n) => Math.min(MAX_SOCKETS, Math.max(1, Number(n))));
+  return {
+    clients: list(a.clients, '1000,5000'),
+    search: a['no-search'] === true ? [] : list(a.search, '7500,10000,12500,15000,17500'),
+    rate: Math.min(100, Math.max(0.5, Number(a.rate ?? 5))),
+    seconds: Math.min(120, Math.max(2, Number(a.seconds ?? 20))),
+    limit: a['no-limit'] !== true,
+  };
+}
+
+const pct = (sorted: Float64Array, p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]! : Number.NaN;
+const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Wall clock with sub-millisecond digits (occurred_at is wall clock, in milliseconds). */
+const now = () => performance.timeOrigin + performance.now();
+/** The system's monotonic clock in ms, the same in every process (as limit-ws.mjs measures). */
+const mono = () => Number(process.hrtime.bigint()) / 1e6;
+/** Wall clock = monotonic + this (one clock read per receipt). */
+const wallMinusMono = now() - mono();
+
+async function main() {
+  const o = args();
+  console.log(
+    `bench:gateway — clients ${o.clients.join(', ')}, ${o.rate} tickets/s for ${o.seconds} s each, database ${process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded (memory)'}`,
+  );
+  const results: Run[] = [];
+  for (const n of o.clients) results.push(await runOne(n, o.rate, o.seconds));
+  let limit: any[] | null = null;
+  if (o.limit) {
+    const payload = results.find((r) => r.frame_bytes > 0)?.frame_bytes ?? 1024;
+    limit = await runLimit(o.clients, payload);
+  }
+  const search: Run[] = [];
+  if (o.search.length > 0) {
+    console.log('\nsearch: the socket count where delivery p99 passes 250 ms');
+    for (const n of o.search) {
+      const r = await runOne(n, o.rate, Math.min(o.seconds, 10));
+      search.push(r);
+      if (r.error || r.latency.p99_ms > 250) break;
+    }
+  }
+  report(results, limit, search);
+  console.log(`\nSUMMARY ${JSON.stringify({ gateway: results, limit, search })}`);
+  process.exit(0);
+}
+
+async function runOne(n: number, rate: number, seconds: number): Promise<Run> {
+  // BENCH_CPU_PROF=<dir>: a V8 CPU profile of each service process, written there when it stops.
+  // BENCH_NODE_FLAGS: more Node flags for the service process (e.g. --trace-gc).
+  const prof = [
+    ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+    ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
+  ];
+  const child = fork(SELF, ['--server'], {
+    execArgv: ['--import', 'tsx', '--expose-gc', ...prof],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const wait = (cmd: string, ms = 120_000) =>
+    new Promise<any>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`timeout waiting for ${cmd}`)), ms);
+      const h = (m: any) => {
+        if (m.cmd !== cmd) return;
+        clearTimeout(timer);
+        child.off('message', h);
+        resolve(m);
+      };
+      child.on('message', h);
+    });
+  const sockets: WebSocket[] = [];
+  try {
+    const { url } = await wait('ready');
+    const setup = await tenant(url);
+    child.send({ cmd: 'mem' });
+    const mem0 = await wait('mem');
+
+    // Receipts: per seq, how many clients got it, and latencies (ms) from occurred_at.
+    const lat: number[] = [];
+    const receiptSeq: number[] = [];
+    const receiptAt: number[] = [];
+    const bySeq = new Map<number, { occurred: number; count: number; last: number }>();
+    let frameBytes = 0;
+    let complete = 0;
+    let waiter: { expected: number; resolve: () => void } | null = null;
+    const joinedCount = { v: Number.POSITIVE_INFINITY };
+    let outOfOrder = 0;
+    const onEvent = (s: string, lastSeq: { v: number }) => {
+      const m = mono();
+      const t = m + wallMinusMono;
+      const j = s.indexOf('"seq":');
+      const seq = Number.parseInt(s.slice(j + 6), 10);
+      if (seq <= lastSeq.v) outOfOrder++;
+      lastSeq.v = seq;
+      let entry = bySeq.get(seq);
+      if (!entry) {
+        const i = s.indexOf('"occurred_at":"');
+        entry = { occurred: Date.parse(s.slice(i + 15, s.indexOf('"', i + 15))), count: 0, last: 0 };
+        bySeq.set(seq, entry);
+        frameBytes = Buffer.byteLength(s);
+      }
+      entry.count++;
+      entry.last = t;
+      if (entry.count === joinedCount.v) {
+        complete++;
+        if (waiter && complete >= waiter.expected) {
+          const w = waiter;
+          waiter = null;
+          w.resolve();
+        }
+      }
+      lat.push(t - entry.occurred);
+      receiptSeq.push(seq);
+      receiptAt.push(m);
+    };
+
+    const topic = `workspace:${setup.wid}`;
+    const wsUrl = `${url.replace('http', 'ws')}/socket/websocket?vsn=2.0.0&token=${setup.wsToken}`;
+    const t0 = now();
+    let joined = 0;
+    let failed = 0;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`connect timeout: joined ${joined}/${n}`)), 120_000);
+      let started = 0;
+      let inflight = 0;
+      const settle = () => {
+        inflight--;
+        if (joined + failed === n) {
+          clearTimeout(timer);
+          resolve();
+        } else pump();
+      };
+      const pump = () => {
+        while (inflight < 200 && started < n) {
+          started++;
+          inflight++;
+          const ws = new WebSocket(wsUrl, { perMessageDeflate: false });
+          sockets.push(ws);
+          const last = { v: 0 };
+          let isJoined = false;
+          ws.on('open', () => ws.send(JSON.stringify(['1', '1', topic, 'phx_join', {}])));
+          ws.on('message', (data) => {
+            const s = data.toString();
+            if (!isJoined) {
+              isJoined = true;
+              joined++;
+              settle();
+              return;
+            }
+            if (s.startsWith('[null,null,')) onEvent(s, last);
+          });
+          ws.on('error', () => {
+            if (isJoined) return;
+            isJoined = true;
+            failed++;
+            settle();
+          });
+        }
+      };
+      pump();
+    });
+    const connectMs = now() - t0;
+    joinedCount.v = joined;
+    await sleep(500);
+    child.send({ cmd: 'mem' });
+    const mem1 = await wait('mem');
+    const kib = (mem1.rss - mem0.rss) / Math.max(1, joined) / 1024;
+    const heapKib = (mem1.heap - mem0.heap) / Math.max(1, joined) / 1024;
+    console.log(
+      `\nN=${n}: joined ${joined} (failed ${failed}) in ${Math.round(connectMs)} ms (${Math.round(joined / (connectMs / 1000))}/s); service RSS +${round((mem1.rss - mem0.rss) / 1048576)} MiB = ${round(kib)} KiB/socket; live heap +${round(heapKib)} KiB/socket`,
+    );
+
+    // A heartbeat now and then, as clients do (the gateway closes sockets silent for 60 s).
+    const beat = setInterval(() => {
+      for (const ws of sockets) if (ws.readyState === WebSocket.OPEN) ws.send('[null,"hb","phoenix","heartbeat",{}]');
+    }, 25_000);
+
+    // Warm-up, then the steady phase.
+    const create = async (count: number, r: number) => {
+      child.send({ cmd: 'create', count, rate: r, token: setup.token, wid: setup.wid });
+      const done = await wait('created', (count / r) * 1000 + 120_000);
+      if (done.failed) throw new Error(`${done.failed} ticket creations failed`);
+    };
+    /** Resolves when `expected` events have reached every socket (or after `ms`). */
+    const allIn = (ms: number, expected: number) =>
+      new Promise<void>((resolve) => {
+        if (complete >= expected) return resolve();
+        const timer = setTimeout(() => {
+          waiter = null;
+          resolve();
+        }, ms);
+        waiter = {
+          expected,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+        };
+      });
+    await create(5, 10);
+    await allIn(30_000, 5);
+    lat.length = 0;
+    receiptSeq.length = 0;
+    receiptAt.length = 0;
+    bySeq.clear();
+    complete = 0;
+    child.send({ cmd: 'published' });
+    await wait('published');
+    const count = Math.round(rate * seconds);
+    await create(count, rate);
+    await allIn(60_000, count);
+    clearInterval(beat);
+    child.send({ cmd: 'published' });
+    const stamps = new Map<number, number>((await wait('published')).stamps);
+    const own = Float64Array.from(
+      receiptSeq.flatMap((seq, i) => (stamps.has(seq) ? [receiptAt[i]! - stamps.get(seq)!] : [])),
+    ).sort();
+    const steady = {
+      events: bySeq.size,
+      counts: [...bySeq.values()].map((e) => e.count),
+      lat: Float64Array.from(lat).sort(),
+    };
+    const completion = Float64Array.from([...bySeq.values()].map((e) => e.last - e.occurred)).sort();
+
+    // Paced as limit-ws.mjs paces its latency phase: one event, wait until every socket has it,
+    // 20 ms, the next. Same clock and end points as the publish→delivery figure.
+    receiptSeq.length = 0;
+    receiptAt.length = 0;
+    bySeq.clear();
+    complete = 0;
+    for (let i = 0; i < PACED; i++) {
+      await create(1, 1);
+      await allIn(30_000, i + 1);
+      await sleep(20);
+    }
+    child.send({ cmd: 'published' });
+    const pacedStamps = new Map<number, number>((await wait('published')).stamps);
+    const paced = Float64Array.from(
+      receiptSeq.flatMap((seq, i) => (pacedStamps.has(seq) ? [receiptAt[i]! - pacedStamps.get(seq)!] : [])),
+    ).sort();
+
+    const sorted = steady.lat;
+    const counts = steady.counts;
+    const run: Run = {
+      clients: n,
+      joined,
+      connect_per_s: Math.round(joined / (connectMs / 1000)),
+      server_kib_per_socket: round(kib),
+      heap_kib_per_socket: round(heapKib),
+      events: steady.events,
+      deliveries: sorted.length,
+      missing: counts.reduce((s, c) => s + Math.max(0, joined - c), 0) + (count - steady.events) * joined,
+      duplicates: counts.reduce((s, c) => s + Math.max(0, c - joined), 0),
+      out_of_order: outOfOrder,
+      latency: {
+        p50_ms: round(pct(sorted, 0.5), 2),
+        p99_ms: round(pct(sorted, 0.99), 2),
+        max_ms: round(sorted[sorted.length - 1] ?? Number.NaN, 2),
+        fanout_complete_p50_ms: round(pct(completion, 0.5), 2),
+        fanout_complete_p99_ms: round(pct(completion, 0.99), 2),
+      },
+      gateway_latency: {
+        p50_ms: round(pct(own, 0.5), 2),
+        p99_ms: round(pct(own, 0.99), 2),
+        max_ms: round(own[own.length - 1] ?? Number.NaN, 2),
+      },
+      paced_latency: {
+        p50_ms: round(pct(paced, 0.5), 2),
+        p99_ms: round(pct(paced, 0.99), 2),
+        max_ms: round(paced[paced.length - 1] ?? Number.NaN, 2),
+      },
+      frame_bytes: frameBytes,
+    };
+    console.log(
+      `  ${run.events} events x ${joined} sockets at ${rate}/s: commit→delivery p50 ${run.latency.p50_ms} ms, p99 ${run.latency.p99_ms} ms, max ${run.latency.max_ms} ms; last socket reached p50 ${run.latency.fanout_complete_p50_ms} ms, p99 ${run.latency.fanout_complete_p99_ms} ms; missing ${run.missing}, duplicates ${run.duplicates}, out of order ${run.out_of_order}; frame ${frameBytes} B`,
+    );
+    console.log(
+      `  publish→delivery (the gateway's part): p50 ${run.gateway_latency.p50_ms} ms, p99 ${run.gateway_latency.p99_ms} ms, max ${run.gateway_latency.max_ms} ms`,
+    );
+    console.log(
+      `  paced like limit-ws (${PACED} events one at a time): publish→delivery p50 ${run.paced_latency.p50_ms} ms, p99 ${run.paced_latency.p99_ms} ms, max ${run.paced_latency.max_ms} ms`,
+    );
+    return run;
+  } catch (err) {
+    console.error(`N=${n} failed: ${(err as Error).message}`);
+    return {
+      clients: n,
+      joined: 0,
+      connect_per_s: 0,
+      server_kib_per_socket: 0,
+      heap_kib_per_socket: 0,
+      events: 0,
+      deliveries: 0,
+      missing: 0,
+      duplicates: 0,
+      out_of_order: 0,
+      latency: { p50_ms: 0, p99_ms: 0, max_ms: 0, fanout_complete_p50_ms: 0, fanout_complete_p99_ms: 0 },
+      gateway_latency: { p50_ms: 0, p99_ms: 0, max_ms: 0 },
+      paced_latency: { p50_ms: 0, p99_ms: 0, max_ms: 0 },
+      frame_bytes: 0,
+      error: (err as Error).message,
+    };
+  } finally {
+    for (const ws of sockets) ws.terminate();
+    await stopChild(child);
+  }
+}
+
+async function stopChild(child: ChildProcess) {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.send({ cmd: 'stop' });
+  const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(t);
+}
+
+/** An owner, a workspace, and the owner's realtime token. */
+async function tenant(url: string) {
+  const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
+    const r = await fetch(url + path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json: any = await r.json();
+    if (r.status >= 300) throw new Error(`${path}: ${r.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+  const reg = await post('/v1/auth/register', {
+    email: `bench-${Date.now()}@example.com`,
+    password: 'correct horse battery',
+    name: 'Bench Owner',
+  });
+  const token = reg.access_token as string;
+  const ws = await post('/v1/workspaces', { name: 'Bench' }, { authorization: `Bearer ${token}` });
+  const rt = await post('/v1/realtime/token', undefined, {
+    authorization: `Bearer ${token}`,
+    'svc-workspace': ws.id,
+  });
+  return { token, wid: ws.id as string, wsToken: rt.token as string };
+}
+
+/** ../shared/bench/limit-ws.mjs with the same socket counts and the gateway's frame size. */
+function runLimit(clients: number[], payload: number): Promise<any[] | null> {
+  console.log(
+    `\nlimit: node ${LIMIT_WS} --clients ${clients.join(',')} --broadcasts 30 --burst 50 --payload ${payload}`,
+  );
+  return new Promise((resolve) => {
+    const child = spawn(
+      process.execPath,
+      [LIMIT_WS, '--clients', clients.join(','), '--broadcasts', '30', '--burst', '50', '--payload', String(payload)],
+      { cwd: dirname(LIMIT_WS), stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      process.stdout.write(d);
+    });
+    child.on('exit', () => {
+      const line = out.split('\n').find((l) => l.startsWith('SUMMARY '));
+      resolve(line ? JSON.parse(line.slice(8)) : null);
+    });
+  });
+}
+
+function report(runs: Run[], limit: any[] | null, search: Run[]) {
+  console.log(
+    '\n| sockets | commit→delivery p50 / p99 (ms) | publish→delivery p50 / p99 (ms) | paced p50 / p99 (ms) | limit p50 / p99 (ms) | p99 ratio (publish / commit / paced) | KiB/socket | limit KiB/socket | memory ratio | exactly once, in order |',
+  );
+  console.log('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
+  for (const r of runs) {
+    const l = limit?.find((x) => x.clients === r.clients);
+    const ratio = (v: number) => (l?.latency ? round(v / l.latency.p99_ms, 2) : 'n/a');
+    const mem = l ? round(r.server_kib_per_socket / l.server_kib_per_socket, 2) : 'n/a';
+    const once = r.error
+      ? `failed: ${r.error}`
+      : r.missing === 0 && r.duplicates === 0 && r.out_of_order === 0
+        ? 'yes'
+        : `no (${r.missing} missing, ${r.duplicates} repeated, ${r.out_of_order} out of order)`;
+    console.log(
+      `| ${r.clients} | ${r.latency.p50_ms} / ${r.latency.p99_ms} | ${r.gateway_latency.p50_ms} / ${r.gateway_latency.p99_ms} | ${r.paced_latency.p50_ms} / ${r.paced_latency.p99_ms} | ${l?.latency ? `${l.latency.p50_ms} / ${l.latency.p99_ms}` : 'n/a'} | ${ratio(r.gateway_latency.p99_ms)} / ${ratio(r.latency.p99_ms)} / ${ratio(r.paced_latency.p99_ms)} | ${r.server_kib_per_socket} | ${l?.server_kib_per_socket ?? 'n/a'} | ${mem} | ${once} |`,
+    );
+  }
+  if (search.length > 0) {
+    const passed = search.find((r) => r.error || r.latency.p99_ms > 250);
+    for (const r of search) {
+      console.log(
+        `search N=${r.clients}: commit→delivery p99 ${r.latency.p99_ms} ms, publish→delivery p99 ${r.gateway_latency.p99_ms} ms${r.error ? ` (${r.error})` : ''}`,
+      );
+    }
+    console.log(
+      passed
+        ? `p99 passes 250 ms at ${passed.clients} sockets`
+        : `p99 stayed under 250 ms up to ${search.at(-1)?.clients} sockets (the bound of this bench)`,
+    );
+  }
+}
+
+if (process.argv.includes('--server')) await serverMain();
+else await main();

@@ -1,0 +1,710 @@
+// The realtime gateway (interface.md "Realtime gateway"): Phoenix Channels v2 over WebSocket.
+// Push only: committed events from the bus fan out to the sockets allowed to see them, plus
+// presence and typing between people looking at the same ticket. Tokens are checked once, at
+// connect; control notices from the API (logout, removal, team changes) close sockets.
+//
+// It runs on the API's HTTP server by default (runtime.ts attaches it to the `upgrade` event)
+// and alone with `npm run gateway` (src/gateway-main.ts). docs/realtime.md is the client guide.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { type RawData, type WebSocket, WebSocketServer } from 'ws';
+import type { Deps } from '../deps.js';
+import type { ControlMessage } from '../platform/bus/index.js';
+import type { EventEnvelope } from '../platform/events/envelope.js';
+import { type RequestContext, ROLES, type Role } from '../platform/http/context.js';
+import { Conn, type GatewayLimits, type Identity, type TicketInfo } from './conn.js';
+import { Hub } from './hub.js';
+import { openPeers, type PeerLink, type PeerMessage } from './peers.js';
+import { BEAT_MS, PRESENCE_STATES, Presence, type PresenceState } from './presence.js';
+import { broadcastFrame, CLOSE, decodeFrame, encodeFrame, type Frame, MAX_PAYLOAD, reply } from './protocol.js';
+import { isUuid, parseTopic, type Topic } from './topics.js';
+
+export type GatewayDeps = Pick<Deps, 'config' | 'database' | 'bus' | 'tokens' | 'log'>;
+
+export const AGENT_PATH = '/socket/websocket';
+export const WIDGET_PATH = '/socket/widget/websocket';
+/** Topics one socket may have joined at once. */
+export const MAX_TOPICS_PER_SOCKET = 100;
+/** Realtime tokens live 5 minutes: revocations are remembered a little longer than that. */
+const REMEMBER_REVOKED_MS = 6 * 60_000;
+const AUTH_PROTOCOL_PREFIX = 'base64url.bearer.phx.';
+
+export const DEFAULT_LIMITS: GatewayLimits = {
+  maxBufferedBytes: 1024 * 1024,
+  heartbeatTimeoutMs: 60_000,
+  presencePerWindow: 10,
+  typingPerWindow: 20,
+  windowMs: 10_000,
+  gapWaitMs: 150,
+};
+
+type JoinOutcome =
+  | { ok: true; ticket?: { id: string; info: TicketInfo } }
+  | { ok: false; reason: 'forbidden' | 'unavailable' };
+
+/**
+ * Realtime tokens stay valid for 5 minutes, and the Phoenix client reconnects with the same
+ * token after a close: the gateway remembers what the API revoked so that a closed socket stays
+ * closed. Tokens are refused by session (logout, password change, session revoke), by issue
+ * time (`iat`, seconds) for a person's workspace membership, a workspace, or all of a person's
+ * sessions, and, for a change of private teams, by issue time strictly before the change plus
+ * the exact tokens of the sockets it closed: a fresh token fetched in the same second works.
+ */
+class Revocations {
+  readonly #sessions = new Map<string, number>();
+  readonly #users = new Map<string, number>();
+  readonly #members = new Map<string, number>();
+  readonly #workspaces = new Map<string, number>();
+  readonly #teams = new Map<string, number>();
+  readonly #tokens = new Map<string, number>();
+
+  #now = () => Math.floor(Date.now() / 1000);
+
+  sessions(userId: string, ids: string[] | 'all'): void {
+    if (ids === 'all') this.#users.set(userId, this.#now());
+    else for (const id of ids) this.#sessions.set(id, this.#now());
+  }
+  session(id: string): void {
+    this.#sessions.set(id, this.#now());
+  }
+  member(wid: string, userId: string): void {
+    this.#members.set(`${wid}:${userId}`, this.#now());
+  }
+  teams(wid: string, userId: string): void {
+    this.#teams.set(`${wid}:${userId}`, this.#now());
+  }
+  token(signature: string): void {
+    this.#tokens.set(signature, this.#now());
+  }
+  workspace(wid: string): void {
+    this.#workspaces.set(wid, this.#now());
+  }
+
+  refuses(who: Identity): boolean {
+    const upTo = (at: number | undefined) => at !== undefined && who.iat <= at;
+    if (this.#tokens.has(who.signature) || upTo(this.#workspaces.get(who.wid))) return true;
+    if (who.kind !== 'agent' || who.ctx.actor.type !== 'user') return false;
+    const { userId, sessionId } = who.ctx.actor;
+    const key = `${who.wid}:${userId}`;
+    const changed = this.#teams.get(key);
+    return (
+      this.#sessions.has(sessionId) ||
+      upTo(this.#users.get(userId)) ||
+      upTo(this.#members.get(key)) ||
+      (changed !== undefined && who.iat < changed)
+    );
+  }
+
+  prune(): void {
+    const oldest = this.#now() - REMEMBER_REVOKED_MS / 1000;
+    for (const map of [this.#sessions, this.#users, this.#members, this.#workspaces, this.#teams, this.#tokens]) {
+      for (const [k, at] of map) if (at < oldest) map.delete(k);
+    }
+  }
+}
+
+export class Gateway {
+  readonly limits: GatewayLimits = { ...DEFAULT_LIMITS };
+  /** This process among the gateway processes (presence entries and peer messages carry it). */
+  readonly node = randomUUID();
+  readonly #wss: WebSocketServer;
+  readonly #conns = new Set<Conn>();
+  readonly #byUser = new Map<string, Set<Conn>>();
+  readonly #byWorkspace = new Map<string, Set<Conn>>();
+  readonly #hubs = new Map<string, Hub>();
+  readonly #revoked = new Revocations();
+  readonly #presence: Presence;
+  readonly #unsubscribe: Array<() => void> = [];
+  #peers: PeerLink | null = null;
+  #sweep: NodeJS.Timeout | null = null;
+  #beat: NodeJS.Timeout | null = null;
+  #closing = false;
+  #deliveries = 0;
+  /** CHECK_ORIGINS as browsers send Origin (scheme://host[:port], lowercase, no path). */
+  readonly #origins: Set<string>;
+
+  constructor(private readonly deps: GatewayDeps) {
+    this.#origins = new Set(deps.config.checkOrigins.map(originOf).filter((o): o is string => o !== null));
+    this.#wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: MAX_PAYLOAD,
+      perMessageDeflate: false,
+      clientTracking: false,
+      // The Phoenix client's `authToken` option offers ["phoenix", "base64url.bearer.phx.<token>"].
+      handleProtocols: (protocols) => (protocols.has('phoenix') ? 'phoenix' : false),
+    });
+    this.#presence = new Presence(this.node, (topic, diff) => this.#broadcastLocal(topic, 'presence_diff', diff, null));
+  }
+
+  /** Subscribes to the bus (events and control notices) and, with NATS, to the other gateways. */
+  async start(): Promise<void> {
+    this.#unsubscribe.push(this.deps.bus.subscribe((e) => this.#onEvent(e)));
+    this.#unsubscribe.push(this.deps.bus.subscribeControl((m) => this.#onControl(m)));
+    if (this.deps.config.natsUrl) {
+      this.#peers = await openPeers(
+        this.deps.config.natsUrl,
+        this.node,
+        (m) => this.#onPeer(m),
+        (err) => this.deps.log.warn({ err: String(err) }, 'gateway peer link error'),
+      );
+      this.#presence.peers = this.#peers;
+      this.#presence.hello();
+      this.#beat = setInterval(() => this.#presence.beat(), BEAT_MS);
+      this.#beat.unref();
+    }
+    this.#scheduleSweep();
+  }
+
+  #scheduleSweep(): void {
+    const every = Math.max(50, Math.min(5000, Math.floor(this.limits.heartbeatTimeoutMs / 4)));
+    this.#sweep = setTimeout(() => {
+      this.#sweepIdle();
+      if (!this.#closing) this.#scheduleSweep();
+    }, every);
+    this.#sweep.unref();
+  }
+
+  #sweepIdle(): void {
+    const now = Date.now();
+    for (const c of this.#conns) {
+      if (now - c.lastSeen > this.limits.heartbeatTimeoutMs) c.close(CLOSE.heartbeatTimeout, 'heartbeat_timeout');
+    }
+    this.#revoked.prune();
+  }
+
+  /** Takes WebSocket upgrades of an HTTP server (the API's, or the gateway's own). */
+  attach(server: Server): void {
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.handleUpgrade(req, socket, head));
+  }
+
+  stats(): { sockets: number; workspaces: number; deliveries: number } {
+    return { sockets: this.#conns.size, workspaces: this.#hubs.size, deliveries: this.#deliveries };
+  }
+
+  /** Closes every socket (1001 going away), leaves the peers, stops listening to the bus. */
+  async close(): Promise<void> {
+    if (this.#closing) return;
+    this.#closing = true;
+    if (this.#sweep) clearTimeout(this.#sweep);
+    if (this.#beat) clearInterval(this.#beat);
+    for (const off of this.#unsubscribe) off();
+    for (const c of this.#conns) c.close(CLOSE.goingAway, 'server_shutdown');
+    const deadline = Date.now() + 1000;
+    while (this.#conns.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    for (const c of this.#conns) c.ws.terminate();
+    for (const h of this.#hubs.values()) h.close();
+    this.#hubs.clear();
+    this.#presence.bye();
+    await this.#peers?.close();
+    this.#wss.close();
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Connect
+
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer) {
+    socket.on('error', () => socket.destroy());
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://gateway');
+    } catch {
+      return refuse(socket, 400, 'bad_request', 'The request could not be read.');
+    }
+    const endpoint = url.pathname === AGENT_PATH ? 'agent' : url.pathname === WIDGET_PATH ? 'widget' : null;
+    if (!endpoint) return refuse(socket, 404, 'not_found', 'No socket endpoint here.');
+    if (this.#closing) return refuse(socket, 503, 'unavailable', 'The gateway is shutting down.');
+    const vsn = url.searchParams.get('vsn');
+    if (vsn !== null && !/^2\.\d+\.\d+$/.test(vsn)) {
+      return refuse(socket, 400, 'bad_request', 'Only the JSON serializer version 2 (vsn=2.0.0) is spoken here.');
+    }
+    if (endpoint === 'agent') {
+      const origin = req.headers.origin;
+      if (origin !== undefined && !this.#origins.has(originOf(origin) ?? '')) {
+        this.deps.log.info({ origin: origin.slice(0, 200) }, 'gateway refused an origin');
+        return refuse(socket, 403, 'forbidden', 'This origin may not open an agent socket.');
+      }
+    }
+    const token = url.searchParams.get('token') ?? tokenFromProtocols(req.headers['sec-websocket-protocol']);
+    if (!token || token.length > 4096) return refuse(socket, 401, 'unauthorized', 'A realtime token is required.');
+    this.#authenticate(endpoint, token, req.socket.remoteAddress ?? '').then(
+      (who) => {
+        if (socket.destroyed) return;
+        if (!who) return refuse(socket, 401, 'unauthorized', 'The realtime token is invalid, expired or revoked.');
+        if (this.#closing) return refuse(socket, 503, 'unavailable', 'The gateway is shutting down.');
+        this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws, who));
+      },
+      (err) => {
+        this.deps.log.error({ err: String(err) }, 'gateway could not check a token');
+        refuse(socket, 500, 'internal_error', 'Something went wrong on our side.');
+      },
+    );
+  }
+
+  async #authenticate(endpoint: 'agent' | 'widget', token: string, ip: string): Promise<Identity | null> {
+    const claims = await this.deps.tokens.verify(token, endpoint === 'agent' ? 'ws' : 'widget_ws');
+    if (!claims) return null;
+    const iat = typeof claims.iat === 'number' ? claims.iat : 0;
+    const signature = token.slice(token.lastIndexOf('.') + 1);
+    const wid = claims.wid;
+    if (!isUuid(wid)) return null;
+    let who: Identity;
+    if (endpoint === 'widget') {
+      // Widget tokens: sub = the contact (the visitor), wid = its workspace.
+      if (!isUuid(claims.sub)) return null;
+      who = { kind: 'widget', wid, contactId: claims.sub, iat, signature };
+    } else {
+      const teams = Array.isArray(claims.teams) ? claims.teams.filter(isUuid) : [];
+      let ctx: RequestContext;
+      if (claims.kind === 'user') {
+        const role = claims.role as Role;
+        if (!isUuid(claims.sub) || typeof claims.sid !== 'string' || !ROLES.includes(role)) return null;
+        ctx = {
+          workspaceId: wid,
+          actor: { type: 'user', userId: claims.sub, sessionId: claims.sid },
+          role,
+          scopes: null,
+          teams,
+          ip,
+        };
+      } else if (claims.kind === 'api_key') {
+        if (!isUuid(claims.sub)) return null;
+        // A key gets a realtime token only with the `realtime` scope, which sees every event type.
+        ctx = {
+          workspaceId: wid,
+          actor: { type: 'api_key', apiKeyId: claims.sub, createdBy: null },
+          role: null,
+          scopes: ['realtime'],
+          teams: [],
+          ip,
+        };
+      } else return null;
+      who = { kind: 'agent', wid, ctx, iat, signature };
+    }
+    return this.#revoked.refuses(who) ? null : who;
+  }
+
+  #accept(ws: WebSocket, who: Identity): void {
+    const conn = new Conn(ws, who, this);
+    this.#conns.add(conn);
+    addTo(this.#byWorkspace, who.wid, conn);
+    if (conn.userId) addTo(this.#byUser, conn.userId, conn);
+    ws.on('message', (data, isBinary) => this.#onMessage(conn, data, isBinary));
+    ws.on('close', () => this.#onClose(conn));
+    ws.on('error', () => conn.ws.terminate());
+  }
+
+  /** Called by a socket whose unsent data passed the bound: it stopped reading, so it goes. */
+  slow(conn: Conn): void {
+    if (conn.closed) return;
+    conn.closed = true;
+    this.deps.log.warn(
+      { socket: conn.id, workspace_id: conn.wid, buffered: conn.ws.bufferedAmount },
+      'gateway dropped a socket that stopped reading',
+    );
+    conn.ws.terminate();
+  }
+
+  #onClose(conn: Conn): void {
+    conn.closed = true;
+    if (!this.#conns.delete(conn)) return;
+    removeFrom(this.#byWorkspace, conn.wid, conn);
+    if (conn.userId) removeFrom(this.#byUser, conn.userId, conn);
+    for (const topic of conn.joined.keys()) this.#part(conn, topic);
+    conn.joined.clear();
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Frames from the client
+
+  #onMessage(conn: Conn, data: RawData, isBinary: boolean) {
+    conn.lastSeen = Date.now();
+    if (conn.closed) return;
+    if (isBinary) return conn.close(CLOSE.binary, 'binary_not_supported');
+    const text = Buffer.isBuffer(data)
+      ? data.toString('utf8')
+      : Array.isArray(data)
+        ? Buffer.concat(data).toString('utf8')
+        : Buffer.from(data).toString('utf8');
+    const f = decodeFrame(text);
+    if (!f) return conn.close(CLOSE.badFrame, 'bad_frame');
+    try {
+      this.#dispatch(conn, f);
+    } catch (err) {
+      this.deps.log.error({ err: String(err), event: f.event }, 'gateway failed on a frame');
+      this.#reply(conn, f, 'error', { reason: 'internal_error' });
+    }
+  }
+
+  #dispatch(conn: Conn, f: Frame) {
+    if (f.topic === 'phoenix') {
+      if (f.event === 'heartbeat') return this.#reply(conn, f, 'ok');
+      return this.#reply(conn, f, 'error', { reason: 'unknown_event' });
+    }
+    if (f.event === 'phx_join') {
+      void this.#join(conn, f).catch((err) => {
+        this.deps.log.error({ err: String(err) }, 'gateway join failed');
+        this.#reply(conn, f, 'error', { reason: 'unavailable' });
+      });
+      return;
+    }
+    if (f.event === 'phx_leave') {
+      if (conn.joined.has(f.topic)) {
+        this.#part(conn, f.topic);
+        conn.joined.delete(f.topic);
+      }
+      return this.#reply(conn, f, 'ok');
+    }
+    if (!conn.joined.has(f.topic)) return this.#reply(conn, f, 'error', { reason: 'unmatched_topic' });
+    const t = parseTopic(f.topic);
+    if (t?.kind === 'ticket' && f.event === 'presence') return this.#onPresence(conn, f);
+    if (t?.kind === 'ticket' && f.event === 'typing') return this.#onAgentTyping(conn, t, f);
+    if (t?.kind === 'contact' && f.event === 'typing') {
+      void this.#onWidgetTyping(conn, f).catch(() => this.#reply(conn, f, 'error', { reason: 'unavailable' }));
+      return;
+    }
+    return this.#reply(conn, f, 'error', { reason: 'unknown_event' });
+  }
+
+  #reply(conn: Conn, f: Frame, status: 'ok' | 'error', response: Record<string, unknown> = {}): void {
+    conn.send(encodeFrame(f.joinRef, f.ref, f.topic, 'phx_reply', reply(status, response)));
+  }
+
+  async #join(conn: Conn, f: Frame) {
+    const topic = f.topic;
+    if (!conn.joined.has(topic) && conn.joined.size >= MAX_TOPICS_PER_SOCKET) {
+      return this.#reply(conn, f, 'error', { reason: 'too_many_topics' });
+    }
+    const t = parseTopic(topic);
+    const outcome: JoinOutcome = t ? await this.#authorize(conn, t, f.payload) : { ok: false, reason: 'forbidden' };
+    if (conn.closed) return;
+    if (!outcome.ok) return this.#reply(conn, f, 'error', { reason: outcome.reason });
+    const wid = t!.kind === 'user' ? conn.wid : (t as Exclude<Topic, { kind: 'user' }>).wid;
+    const hub = this.#hubFor(wid);
+    hub.pending++;
+    try {
+      await hub.ready;
+    } catch (err) {
+      hub.pending--;
+      this.deps.log.warn({ err: String(err), workspace_id: wid }, 'gateway could not start a workspace');
+      return this.#reply(conn, f, 'error', { reason: 'unavailable' });
+    }
+    hub.pending--;
+    if (conn.closed || this.#hubs.get(wid) !== hub) {
+      this.#releaseIfIdle(hub);
+      if (!conn.closed) this.#reply(conn, f, 'error', { reason: 'unavailable' });
+      return;
+    }
+    // A second join of the same topic replaces the first (the Phoenix client rejoins this way).
+    const previous = conn.joined.get(topic);
+    if (conn.joined.has(topic)) {
+      this.#part(conn, topic);
+      conn.send(encodeFrame(previous ?? null, null, topic, 'phx_close', {}));
+    }
+    conn.joined.set(topic, f.joinRef);
+    hub.subscribe(topic, conn);
+    const response: Record<string, unknown> = { server_time: new Date().toISOString() };
+    if (t!.kind === 'workspace') response.latest_seq = hub.lastSeq;
+    this.#reply(conn, f, 'ok', response);
+    if (outcome.ticket && conn.who.kind === 'agent' && conn.userId) {
+      conn.tickets ??= new Map();
+      conn.tickets.set(outcome.ticket.id, outcome.ticket.info);
+      conn.send(encodeFrame(f.joinRef, null, topic, 'presence_state', this.#presence.list(topic)));
+      const state = PRESENCE_STATES.includes(f.payload.state as PresenceState)
+        ? (f.payload.state as PresenceState)
+        : 'viewing';
+      const profile = conn.profile ?? { name: '', avatar: null };
+      this.#presence.track(topic, conn.id, { user_id: conn.userId, name: profile.name, avatar: profile.avatar, state });
+    }
+  }
+
+  /** The join rules of interface.md's topic table. */
+  async #authorize(conn: Conn, t: Topic, payload: Record<string, unknown>): Promise<JoinOutcome> {
+    const no: JoinOutcome = { ok: false, reason: 'forbidden' };
+    const who = conn.who;
+    if (who.kind === 'widget') {
+      return t.kind === 'contact' && t.wid === who.wid && t.contactId === who.contactId ? { ok: true } : no;
+    }
+    const ctx = who.ctx;
+    switch (t.kind) {
+      case 'workspace':
+        return t.wid === who.wid ? { ok: true } : no;
+      case 'team':
+        // Admins and owners see every private team (as in canSee); others their own.
+        return t.wid === who.wid && (isAdmin(ctx.role) || ctx.teams.includes(t.teamId)) ? { ok: true } : no;
+      case 'user':
+        return ctx.actor.type === 'user' && ctx.actor.userId === t.userId ? { ok: true } : no;
+      case 'contact':
+        return no;
+      case 'ticket': {
+        if (t.wid !== who.wid || ctx.actor.type !== 'user') return no;
+        const row = await this.deps.database.db
+          .selectFrom('tickets as t')
+          .leftJoin('teams as tm', (j) =>
+            j.onRef('tm.workspace_id', '=', 't.workspace_id').onRef('tm.id', '=', 't.team_id'),
+          )
+          .select(['t.contact_id', 't.channel', 't.team_id', 'tm.private'])
+          .where('t.workspace_id', '=', t.wid)
+          .where('t.id', '=', t.ticketId)
+          .executeTakeFirst();
+        if (!row) return no;
+        const privateTeam = row.private ? row.team_id : null;
+        if (privateTeam !== null) {
+          // A private team's ticket: joined with its team_id, by someone who may see the team.
+          if (payload.team_id !== privateTeam) return no;
+          if (!isAdmin(ctx.role) && !ctx.teams.includes(privateTeam)) return no;
+        }
+        if (!conn.profile) {
+          const user = await this.deps.database.db
+            .selectFrom('users')
+            .select(['name', 'avatar_url'])
+            .where('id', '=', ctx.actor.userId)
+            .executeTakeFirst();
+          conn.profile = { name: user?.name ?? '', avatar: user?.avatar_url ?? null };
+        }
+        return { ok: true, ticket: { id: t.ticketId, info: { contactId: row.contact_id, channel: row.channel } } };
+      }
+    }
+  }
+
+  /** Leaves a topic: unsubscribes, and ends the socket's presence there. */
+  #part(conn: Conn, topic: string): void {
+    const t = parseTopic(topic);
+    if (!t) return;
+    const hub = this.#hubs.get(t.kind === 'user' ? conn.wid : t.wid);
+    if (t.kind === 'ticket') {
+      this.#presence.untrack(topic, conn.id);
+      conn.tickets?.delete(t.ticketId);
+    }
+    if (!hub) return;
+    hub.unsubscribe(topic, conn);
+    this.#releaseIfIdle(hub);
+  }
+
+  #hubFor(wid: string): Hub {
+    let hub = this.#hubs.get(wid);
+    if (!hub) {
+      const created = new Hub(
+        wid,
+        this.deps.database,
+        this.deps.log,
+        () => this.limits.gapWaitMs,
+        (n) => {
+          this.#deliveries += n;
+        },
+      );
+      created.ready.catch(() => {
+        if (this.#hubs.get(wid) === created) this.#hubs.delete(wid);
+        created.close();
+      });
+      this.#hubs.set(wid, created);
+      hub = created;
+    }
+    return hub;
+  }
+
+  #releaseIfIdle(hub: Hub): void {
+    if (!hub.idle || this.#hubs.get(hub.wid) !== hub) return;
+    hub.close();
+    this.#hubs.delete(hub.wid);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Presence and typing
+
+  #onPresence(conn: Conn, f: Frame) {
+    const state = f.payload.state as PresenceState;
+    if (!PRESENCE_STATES.includes(state)) {
+      return this.#reply(conn, f, 'error', { reason: 'invalid_payload', detail: 'state: viewing, replying or idle' });
+    }
+    if (!conn.allow('presence')) return this.#reply(conn, f, 'error', { reason: 'rate_limited' });
+    this.#presence.update(f.topic, conn.id, state);
+    this.#reply(conn, f, 'ok');
+  }
+
+  #onAgentTyping(conn: Conn, t: Extract<Topic, { kind: 'ticket' }>, f: Frame) {
+    if (!conn.userId) return this.#reply(conn, f, 'error', { reason: 'forbidden' });
+    if (f.payload.contact_id !== undefined && !isUuid(f.payload.contact_id)) {
+      return this.#reply(conn, f, 'error', { reason: 'invalid_payload', detail: 'contact_id: a contact id' });
+    }
+    if (!conn.allow('typing')) return this.#reply(conn, f, 'error', { reason: 'rate_limited' });
+    const name = conn.profile?.name ?? '';
+    this.#publish(f.topic, 'typing', { ticket_id: t.ticketId, user_id: conn.userId, name }, conn.userId);
+    // On a chat ticket the customer's widget sees it too (contact_id names the ticket's contact).
+    const ticket = conn.tickets?.get(t.ticketId);
+    if (ticket && ticket.channel === 'chat' && ticket.contactId && f.payload.contact_id === ticket.contactId) {
+      this.#publish(
+        `contact:${t.wid}:${ticket.contactId}`,
+        'typing',
+        {
+          ticket_id: t.ticketId,
+          user: { id: conn.userId, name, avatar_url: conn.profile?.avatar ?? null },
+        },
+        null,
+      );
+    }
+    this.#reply(conn, f, 'ok');
+  }
+
+  async #onWidgetTyping(conn: Conn, f: Frame) {
+    if (conn.who.kind !== 'widget') return this.#reply(conn, f, 'error', { reason: 'forbidden' });
+    const ticketId = f.payload.ticket_id;
+    if (!isUuid(ticketId)) {
+      return this.#reply(conn, f, 'error', { reason: 'invalid_payload', detail: 'ticket_id: a ticket id' });
+    }
+    if (!conn.allow('typing')) return this.#reply(conn, f, 'error', { reason: 'rate_limited' });
+    const { wid, contactId } = conn.who;
+    if (!conn.tickets?.has(ticketId)) {
+      const row = await this.deps.database.db
+        .selectFrom('tickets')
+        .select(['contact_id', 'channel'])
+        .where('workspace_id', '=', wid)
+        .where('id', '=', ticketId)
+        .executeTakeFirst();
+      if (!row || row.contact_id !== contactId) return this.#reply(conn, f, 'error', { reason: 'forbidden' });
+      conn.tickets ??= new Map();
+      if (conn.tickets.size < 100) conn.tickets.set(ticketId, { contactId, channel: row.channel });
+    }
+    if (conn.closed) return;
+    this.#publish(`ticket:${wid}:${ticketId}`, 'customer_typing', { ticket_id: ticketId, contact_id: contactId }, null);
+    this.#reply(conn, f, 'ok');
+  }
+
+  /** To this process's sockets of the topic and to the other gateways' (never stored). */
+  #publish(topic: string, event: string, payload: unknown, exceptUser: string | null): void {
+    this.#broadcastLocal(topic, event, payload, exceptUser);
+    this.#peers?.send({ t: 'push', node: this.node, topic, event, payload, except_user: exceptUser });
+  }
+
+  #broadcastLocal(topic: string, event: string, payload: unknown, exceptUser: string | null): void {
+    const t = parseTopic(topic);
+    if (!t || t.kind === 'user') return;
+    const subs = this.#hubs.get(t.wid)?.subs.get(topic);
+    if (!subs) return;
+    let frame: Buffer | undefined;
+    for (const c of subs) {
+      if (exceptUser !== null && c.userId === exceptUser) continue;
+      frame ??= broadcastFrame(topic, event, JSON.stringify(payload));
+      c.send(frame);
+    }
+  }
+
+  #onPeer(m: PeerMessage): void {
+    if (this.#closing) return;
+    if (m.t === 'push') {
+      if (typeof m.topic === 'string' && typeof m.event === 'string') {
+        this.#broadcastLocal(m.topic, m.event, m.payload, m.except_user ?? null);
+      }
+      return;
+    }
+    this.#presence.onPeer(m);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // The bus
+
+  #onEvent(e: EventEnvelope): void {
+    this.#hubs.get(e.workspace_id)?.offer(e);
+  }
+
+  #onControl(m: ControlMessage): void {
+    switch (m.type) {
+      case 'sessions.revoked': {
+        this.#revoked.sessions(m.user_id, m.session_ids);
+        for (const c of [...(this.#byUser.get(m.user_id) ?? [])]) {
+          if (c.who.kind !== 'agent' || c.who.ctx.actor.type !== 'user') continue;
+          const sid = c.who.ctx.actor.sessionId;
+          if (m.session_ids === 'all' || m.session_ids.includes(sid)) {
+            this.#revoked.session(sid);
+            c.close(CLOSE.sessionRevoked, 'session_revoked');
+          }
+        }
+        return;
+      }
+      case 'member.removed':
+        this.#revoked.member(m.workspace_id, m.user_id);
+        for (const c of [...(this.#byUser.get(m.user_id) ?? [])]) {
+          if (c.wid === m.workspace_id) c.close(CLOSE.removed, 'member_removed');
+        }
+        return;
+      case 'workspace.deleted':
+        this.#revoked.workspace(m.workspace_id);
+        for (const c of [...(this.#byWorkspace.get(m.workspace_id) ?? [])]) c.close(CLOSE.removed, 'workspace_deleted');
+        return;
+      case 'teams.changed':
+        for (const userId of m.user_ids) {
+          this.#revoked.teams(m.workspace_id, userId);
+          for (const c of [...(this.#byUser.get(userId) ?? [])]) {
+            if (c.wid !== m.workspace_id) continue;
+            this.#revoked.token(c.who.signature);
+            c.close(CLOSE.teamsChanged, 'teams_changed');
+          }
+        }
+        return;
+    }
+  }
+}
+
+function originOf(text: string): string | null {
+  try {
+    const u = new URL(text);
+    return u.origin === 'null' ? null : u.origin;
+  } catch {
+    return null;
+  }
+}
+
+const isAdmin = (role: Role | null) => role === 'admin' || role === 'owner';
+
+function addTo<K>(map: Map<K, Set<Conn>>, key: K, conn: Conn): void {
+  let set = map.get(key);
+  if (!set) {
+    set = new Set();
+    map.set(key, set);
+  }
+  set.add(conn);
+}
+
+function removeFrom<K>(map: Map<K, Set<Conn>>, key: K, conn: Conn): void {
+  const set = map.get(key);
+  if (!set) return;
+  set.delete(conn);
+  if (set.size === 0) map.delete(key);
+}
+
+/** The token the Phoenix client's `authToken` option puts in Sec-WebSocket-Protocol. */
+function tokenFromProtocols(header: string | undefined): string | null {
+  if (!header) return null;
+  for (const p of header.split(',')) {
+    const v = p.trim();
+    if (!v.startsWith(AUTH_PROTOCOL_PREFIX)) continue;
+    try {
+      return Buffer.from(v.slice(AUTH_PROTOCOL_PREFIX.length), 'base64url').toString('utf8');
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}
+
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+/** Answers an upgrade that is not accepted with the API's error body, then closes. */
+function refuse(socket: Duplex, status: number, code: string, detail: string): void {
+  if (socket.destroyed) return;
+  const body = JSON.stringify({ status, code, detail });
+  socket.end(
+    `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
+}

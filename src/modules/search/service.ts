@@ -1,0 +1,23 @@
+// GET /v1/search: up to five of each kind, best match first, each kind searched the way its
+// own list searches it (tickets: full-text over subject, messages and contact, ranked;
+// contacts: part of the name, email or phone, by similarity). A key sees only the kinds its
+// scopes can read; the others come back empty.
+import type { Static } from '@sinclair/typebox';
+import type { Deps } from '../../deps.js';
+import type { RequestContext, Scope } from '../../platform/http/context.js';
+import { searchContacts } from '../contacts/service.js';
+import { listTickets } from '../tickets/list.js';
+import type { SearchResult } from './schemas.js';
+
+const PER_KIND = 5;
+
+const mayRead = (ctx: RequestContext, area: 'tickets' | 'contacts') =>
+  ctx.scopes === null || ctx.scopes.some((s: Scope) => s === `${area}:read` || s === `${area}:write`);
+
+export async function search(deps: Deps, ctx: RequestContext, q: string): Promise<Static<typeof SearchResult>> {
+  const [tickets, contacts] = await Promise.all([
+    mayRead(ctx, 'tickets') ? listTickets(deps, ctx, { q, limit: PER_KIND }).then((p) => p.data) : [],
+    mayRead(ctx, 'contacts') ? searchContacts(deps, ctx, q, PER_KIND) : [],
+  ]);
+  return { tickets, contacts, articles: [] };
+}

@@ -1,0 +1,136 @@
+// The timeline of a ticket that is not messages: status, priority, severity, assignee and team
+// changes, merges (and, with later issues, labels, SLA breaches, CSAT, field changes). Each
+// activity is written in the change's transaction and published as activity.created.
+import type { Static } from '@sinclair/typebox';
+import type { Kysely } from 'kysely';
+import { newId } from '../../platform/crypto/random.js';
+import type { DB } from '../../platform/db/schema.js';
+import type { Unit } from '../../platform/db/tx.js';
+import type { RequestContext } from '../../platform/http/context.js';
+import { iso } from '../../platform/http/schemas.js';
+import type { Activity, ActivityActor } from './schemas.js';
+
+export type ActivityView = Static<typeof Activity>;
+type ActorView = Static<typeof ActivityActor>;
+type UserRefView = NonNullable<ActorView['user']>;
+
+/** Who acts: a request's caller, or the system (merges of other tickets, snooze wake-ups). */
+export type TicketActor = RequestContext | { system: true };
+
+const isSystem = (a: TicketActor): a is { system: true } => 'system' in a;
+
+export function actorColumns(a: TicketActor) {
+  if (isSystem(a)) return { actor_type: 'system' as const, actor_user_id: null, actor_api_key_id: null };
+  return a.actor.type === 'user'
+    ? { actor_type: 'user' as const, actor_user_id: a.actor.userId, actor_api_key_id: null }
+    : { actor_type: 'api_key' as const, actor_user_id: null, actor_api_key_id: a.actor.apiKeyId };
+}
+
+const userRefs = new WeakMap<object, Promise<UserRefView | null>>();
+
+/** The acting person's UserRef, read once per request. */
+export function userRefOf(db: Kysely<DB>, a: TicketActor): Promise<UserRefView | null> {
+  if (isSystem(a) || a.actor.type !== 'user') return Promise.resolve(null);
+  let ref = userRefs.get(a);
+  if (!ref) {
+    const userId = a.actor.userId;
+    ref = db
+      .selectFrom('users')
+      .select(['id', 'name', 'email', 'avatar_url'])
+      .where('id', '=', userId)
+      .executeTakeFirst()
+      .then((r) => r ?? null);
+    userRefs.set(a, ref);
+  }
+  return ref;
+}
+
+export interface TicketEventTarget {
+  id: string;
+  /** The ticket's private team (events go to the team topic in full, stand-ins elsewhere). */
+  privateTeamId: string | null;
+}
+
+/** Writes one activity and its activity.created event. */
+export async function addActivity(
+  u: Unit,
+  actor: TicketActor,
+  ticket: TicketEventTarget,
+  type: string,
+  data: Record<string, unknown>,
+): Promise<ActivityView> {
+  const cols = actorColumns(actor);
+  const row = await u.trx
+    .insertInto('ticket_activities')
+    .values({
+      workspace_id: u.workspaceId,
+      id: newId(),
+      ticket_id: ticket.id,
+      type,
+      data: JSON.stringify(data),
+      ...cols,
+    })
+    .returning(['id', 'created_at'])
+    .executeTakeFirstOrThrow();
+  const view: ActivityView = {
+    id: row.id,
+    ticket_id: ticket.id,
+    type,
+    data,
+    actor: {
+      type: cols.actor_type,
+      user: await userRefOf(u.trx, actor),
+      api_key_id: cols.actor_api_key_id,
+      automation_id: null,
+    },
+    created_at: iso(row.created_at)!,
+  };
+  u.emit({
+    type: 'activity.created',
+    data: { ticket_id: ticket.id, activity: view },
+    teamId: ticket.privateTeamId,
+  });
+  return view;
+}
+
+/** A ticket's activities, oldest first (the whole list). */
+export async function activitiesOf(db: Kysely<DB>, workspaceId: string, ticketId: string): Promise<ActivityView[]> {
+  const rows = await db
+    .selectFrom('ticket_activities as a')
+    .leftJoin('users as u', 'u.id', 'a.actor_user_id')
+    .select([
+      'a.id',
+      'a.ticket_id',
+      'a.type',
+      'a.data',
+      'a.actor_type',
+      'a.actor_user_id',
+      'a.actor_api_key_id',
+      'a.actor_automation_id',
+      'a.created_at',
+      'u.name as user_name',
+      'u.email as user_email',
+      'u.avatar_url as user_avatar_url',
+    ])
+    .where('a.workspace_id', '=', workspaceId)
+    .where('a.ticket_id', '=', ticketId)
+    .orderBy('a.created_at')
+    .orderBy('a.id')
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    ticket_id: r.ticket_id,
+    type: r.type,
+    data: r.data ?? {},
+    actor: {
+      type: r.actor_type,
+      user:
+        r.actor_user_id !== null && r.user_name !== null
+          ? { id: r.actor_user_id, name: r.user_name, email: r.user_email ?? '', avatar_url: r.user_avatar_url }
+          : null,
+      api_key_id: r.actor_api_key_id,
+      automation_id: r.actor_automation_id,
+    },
+    created_at: iso(r.created_at)!,
+  }));
+}

@@ -1,0 +1,363 @@
+// GET /v1/tickets: filters, sorts and keyset pages; GET /v1/tickets/counts.
+//
+// Every sort is a list of keys that all run in one direction and end in the id, so a page
+// boundary is one row comparison `(k1, k2, id) < (v1, v2, id0)` that PostgreSQL answers from
+// the matching index (migration 0007) without skipping or repeating rows when tickets are
+// added meanwhile. Filters are plain predicates added to the same query: the custom field
+// filters of the labels-and-fields issue plug in as more predicates (`FILTERS` below).
+//
+// Text search (`q`): PostgreSQL full-text search ('simple' configuration, every word of q as a
+// prefix, all words required) over the subject and the message bodies, plus a case-insensitive
+// substring of the contact's name or email, plus the ticket number when q is a number. With q
+// and no explicit sort, results are ranked: number match, then subject rank, then message
+// rank, then contact match.
+import type { Static } from '@sinclair/typebox';
+import { type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool, sql } from 'kysely';
+import type { Deps } from '../../deps.js';
+import { fromMicros } from '../../platform/db/keyset.js';
+import type { DB } from '../../platform/db/schema.js';
+import type { RequestContext } from '../../platform/http/context.js';
+import { invalid } from '../../platform/http/errors.js';
+import type { KeyValue, Page } from '../../platform/http/pagination.js';
+import { likePattern } from '../../platform/http/values.js';
+import { fieldFilterPredicates, fieldParams, fieldSort, textFieldMatch } from '../custom-fields/filters.js';
+import { type FieldDef, fieldDefs } from '../custom-fields/service.js';
+import { tagIdsByName } from '../tags/service.js';
+import { hasTag } from '../tags/sql.js';
+import { type ViewFilters, viewFiltersOf, visibleViews } from '../views/service.js';
+import { hiddenTeamIds, presentTicket, type TicketRow, type TicketView, ticketQuery } from './queries.js';
+import type { ListTicketsQuery, TicketCounts } from './schemas.js';
+import { ACTIVE_STATUSES } from './status.js';
+
+type Query = Static<typeof ListTicketsQuery>;
+type EB = ExpressionBuilder<DB & { t: DB['tickets'] }, 't'>;
+
+/** A sort key: its SQL, how its cursor value is read back, and where the row keeps it. */
+interface Key {
+  expr: RawBuilder<unknown>;
+  kind: 'micros' | 'int' | 'due' | 'id' | 'text' | 'jsonb';
+  of: (r: TicketRow & { rank?: number; sort_value?: KeyValue }) => KeyValue;
+}
+
+const K = {
+  lastMessage: { expr: sql`t.last_message_at`, kind: 'micros', of: (r) => r.last_message_us } as Key,
+  created: { expr: sql`t.created_at`, kind: 'micros', of: (r) => r.created_us } as Key,
+  priority: { expr: sql`t.priority_rank`, kind: 'int', of: (r) => r.priority_rank } as Key,
+  severity: { expr: sql`t.severity_rank`, kind: 'int', of: (r) => r.severity_rank } as Key,
+  // Infinity (no deadline) travels as null in the cursor.
+  due: {
+    expr: sql`coalesce(t.due_at, 'infinity'::timestamptz)`,
+    kind: 'due',
+    of: (r) => (Number.isFinite(r.due_us) ? r.due_us : null),
+  } as Key,
+  id: { expr: sql`t.id`, kind: 'id', of: (r) => r.id } as Key,
+};
+
+/** Sort name → keys and default direction (the order parameter flips it). */
+const SORTS: Record<string, { keys: Key[]; dir: 'asc' | 'desc' }> = {
+  last_message_at: { keys: [K.lastMessage, K.id], dir: 'desc' },
+  created_at: { keys: [K.created, K.id], dir: 'desc' },
+  // desc: urgent first; severity desc: sev1 first, none last (severity_rank sev1 = 4, none = 0).
+  priority: { keys: [K.priority, K.lastMessage, K.id], dir: 'desc' },
+  severity: { keys: [K.severity, K.lastMessage, K.id], dir: 'desc' },
+  // asc: the nearest deadline first, tickets without one last.
+  due: { keys: [K.due, K.id], dir: 'asc' },
+};
+
+function cursorValue(k: Key, v: KeyValue): RawBuilder<unknown> {
+  const bad = () => invalid('query.cursor', 'is not a cursor of this list; start again without one');
+  switch (k.kind) {
+    case 'micros':
+      if (typeof v !== 'number') throw bad();
+      return fromMicros(v);
+    case 'due':
+      if (v === null) return sql`'infinity'::timestamptz`;
+      if (typeof v !== 'number') throw bad();
+      return fromMicros(v);
+    case 'int':
+      if (typeof v !== 'number' || !Number.isInteger(v)) throw bad();
+      return sql`${v}::int4`;
+    case 'id':
+      if (typeof v !== 'string') throw bad();
+      return sql`${v}::uuid`;
+    case 'text':
+      if (typeof v !== 'string') throw bad();
+      return sql`${v}::text`;
+    case 'jsonb':
+      return sql`${JSON.stringify(v)}::jsonb`;
+  }
+}
+
+const csv = (s: string | undefined) => (s === undefined ? null : [...new Set(s.split(','))]);
+
+/** The word query of q: every word as a prefix, all required (empty when q has no words). */
+const tsQuery = (q: string) =>
+  sql`to_tsquery('simple', array_to_string(array(
+        SELECT '''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || ''':*'
+          FROM unnest(to_tsvector('simple', ${q}))), ' & '))`;
+
+const ticketNumberOf = (q: string): number | null => {
+  const m = /^\s*#?([1-9][0-9]{0,14})\s*$/.exec(q);
+  return m ? Number(m[1]) : null;
+};
+
+/** Predicates of the filters; each returns null when its parameter is absent. */
+type Filter = (eb: EB) => Expression<SqlBool>;
+
+/** What every list keeps to: live tickets, spam or not, and no private team the caller is not in. */
+function baseFilters(q: Query, teams: Filter | null): Filter[] {
+  const out: Filter[] = [];
+  out.push((eb) => eb('t.deleted_at', 'is', null));
+  out.push((eb) => eb('t.spam', '=', q.spam ?? false));
+  if (teams) out.push(teams);
+  return out;
+}
+
+/** Private teams' tickets the caller may see, given the private team ids they may not. */
+const notHidden = (hidden: string[]): Filter | null =>
+  hidden.length === 0 ? null : (eb) => eb.or([eb('t.team_id', 'is', null), eb('t.team_id', 'not in', hidden)]);
+
+/**
+ * The same rule inside ticketQuery, which joins the ticket's team as `tm`: no extra statement.
+ * Admins and owners see every team; others their own private teams; keys none.
+ */
+function teamVisible(ctx: RequestContext): Filter | null {
+  if (ctx.role === 'admin' || ctx.role === 'owner') return null;
+  const mine = ctx.teams;
+  return () =>
+    mine.length === 0
+      ? sql<SqlBool>`tm.private IS NOT TRUE`
+      : sql<SqlBool>`(tm.private IS NOT TRUE OR tm.id IN (${sql.join(mine)}))`;
+}
+
+/**
+ * The predicates of a query's filters (the list's own parameters, or a saved view's). `tagId` is
+ * the label `q.tag` names (null: no such label, so nothing matches).
+ */
+function filters(ctx: RequestContext, q: Query, defs: Map<string, FieldDef>, tagId: string | null, at = 'query') {
+  const out: Filter[] = [];
+  if (q.tag !== undefined) out.push(() => hasTag('ticket', 't', tagId));
+  const statuses = csv(q.status);
+  if (statuses) out.push((eb) => eb('t.status', 'in', statuses));
+  const priorities = csv(q.priority);
+  if (priorities) out.push((eb) => eb('t.priority', 'in', priorities));
+  const severities = csv(q.severity);
+  if (severities) {
+    const named = severities.filter((s) => s !== 'none');
+    const none = severities.includes('none');
+    out.push((eb) =>
+      eb.or([
+        ...(named.length > 0 ? [eb('t.severity', 'in', named)] : []),
+        ...(none ? [eb('t.severity', 'is', null)] : []),
+      ]),
+    );
+  }
+  const channels = csv(q.channel);
+  if (channels) out.push((eb) => eb('t.channel', 'in', channels));
+  if (q.assignee !== undefined) {
+    if (q.assignee === 'none') out.push((eb) => eb('t.assignee_id', 'is', null));
+    else if (q.assignee === 'me') {
+      if (ctx.actor.type !== 'user') throw invalid(`${at}.assignee`, 'me needs a signed-in person, not an API key');
+      const me = ctx.actor.userId;
+      out.push((eb) => eb('t.assignee_id', '=', me));
+    } else {
+      const id = q.assignee.toLowerCase();
+      out.push((eb) => eb('t.assignee_id', '=', id));
+    }
+  }
+  for (const col of ['team_id', 'mailbox_id', 'contact_id'] as const) {
+    const v = q[col]?.toLowerCase();
+    if (v !== undefined) out.push((eb) => eb(`t.${col}`, '=', v));
+  }
+  if (q.q !== undefined) {
+    const text = q.q;
+    const w = ctx.workspaceId;
+    const number = ticketNumberOf(text);
+    const pattern = likePattern(text.trim());
+    const inFields = textFieldMatch(sql`f.fields`, defs, pattern);
+    // The matching ids, each source from its own index and computed once (no reference to the
+    // outer row): PostgreSQL joins the few ids of a rare word through the primary key, and
+    // hashes the many of a common one. UNION ALL: IN needs no duplicates removed first.
+    out.push(
+      () =>
+        sql<SqlBool>`t.id IN (
+          SELECT s.id FROM tickets s WHERE s.workspace_id = ${w} AND s.deleted_at IS NULL AND s.search @@ ${tsQuery(text)}
+          UNION ALL SELECT m.ticket_id FROM messages m WHERE m.workspace_id = ${w} AND m.search @@ ${tsQuery(text)}
+          UNION ALL SELECT k.id FROM tickets k WHERE k.workspace_id = ${w} AND k.contact_id IN (
+                  SELECT c.id FROM contacts c
+                   WHERE c.workspace_id = ${w} AND (c.name ILIKE ${pattern} OR c.email ILIKE ${pattern}))
+          ${inFields ? sql`UNION ALL SELECT f.id FROM tickets f WHERE f.workspace_id = ${w} AND f.deleted_at IS NULL AND ${inFields}` : sql``}
+          ${number !== null ? sql`UNION ALL SELECT n.id FROM tickets n WHERE n.workspace_id = ${w} AND n.number = ${number}` : sql``})`,
+    );
+  }
+  return out;
+}
+
+/** A saved view's filters as list parameters (lists become comma-separated, like the query string). */
+function viewAsQuery(v: ViewFilters): Query {
+  return {
+    ...(v.status ? { status: v.status.join(',') } : {}),
+    ...(v.priority ? { priority: v.priority.join(',') } : {}),
+    ...(v.assignee ? { assignee: v.assignee } : {}),
+    ...(v.team_id ? { team_id: v.team_id } : {}),
+    ...(v.mailbox_id ? { mailbox_id: v.mailbox_id } : {}),
+    ...(v.tag ? { tag: v.tag } : {}),
+    ...(v.channel ? { channel: v.channel } : {}),
+    ...(v.q ? { q: v.q } : {}),
+  };
+}
+
+/**
+ * Every predicate of the list's parameters, its field filters and, with view_id, the view's
+ * filters too (both must hold). 422 at query.view_id for a view the caller cannot see.
+ */
+async function criteria(deps: Deps, ctx: RequestContext, q: Query, defs: Map<string, FieldDef>): Promise<Filter[]> {
+  const db = deps.database.db;
+  const tagOf = async (name: string | undefined) =>
+    name === undefined ? null : tagIdsByName(db, ctx.workspaceId, name);
+  const out = filters(ctx, q, defs, await tagOf(q.tag));
+  const own = await fieldFilterPredicates(db, ctx, 'ticket', sql`t.fields`, fieldParams(q), defs);
+  out.push(...own.map((p) => () => p));
+  if (q.view_id !== undefined) {
+    const view = await viewFiltersOf(db, ctx, q.view_id);
+    if (!view) throw invalid('query.view_id', 'no such view (or it is not yours)');
+    const vq = viewAsQuery(view);
+    const vdefs =
+      defs.size > 0 || view.q || view.fields?.length ? await fieldDefs(db, ctx.workspaceId, 'ticket') : defs;
+    out.push(...filters(ctx, vq, vdefs, await tagOf(vq.tag), 'view'));
+    const viewFields = (view.fields ?? []).map((f, i) => ({
+      key: f.key,
+      op: f.op,
+      value: f.value,
+      location: `query.view_id (view filter fields.${i})`,
+    }));
+    const preds = await fieldFilterPredicates(db, ctx, 'ticket', sql`t.fields`, viewFields, vdefs);
+    out.push(...preds.map((p) => () => p));
+  }
+  return out;
+}
+
+/**
+ * Relevance of a ticket for q, in tiers (higher first): its number (3), a subject match (2),
+ * anything else that matched (1: a message, the contact, a text field). Within a tier the
+ * newest activity comes first. Tiers are cheap to order by, where a ts_rank over every matching
+ * message of every matching ticket is not.
+ */
+function rankOf(text: string): RawBuilder<number> {
+  const number = ticketNumberOf(text);
+  return sql<number>`(CASE ${number !== null ? sql`WHEN t.number = ${number} THEN 3` : sql``}
+      WHEN t.search @@ ${tsQuery(text)} THEN 2 ELSE 1 END)::int4`;
+}
+
+/** The sort, the list's identity (what its cursors are bound to) and the cursor's position. */
+function plan(deps: Deps, ctx: RequestContext, q: Query, defs: Map<string, FieldDef>) {
+  const relevance = q.q !== undefined && q.sort === undefined;
+  const sortName = q.sort ?? 'last_message_at';
+  const rankExpr = relevance ? rankOf(q.q!) : null;
+  let spec: { keys: Key[]; dir: 'asc' | 'desc' };
+  if (relevance) {
+    spec = { keys: [{ expr: rankExpr!, kind: 'int', of: (r) => r.rank ?? 0 }, K.lastMessage, K.id], dir: 'desc' };
+  } else if (sortName.startsWith('field.')) {
+    // A field sort runs ascending by default; records without a value sort lowest.
+    const f = fieldSort(sql`t.fields`, defs.get(sortName.slice(6)), 'query.sort');
+    spec = { keys: [{ expr: f.expr, kind: f.kind, of: (r) => r.sort_value ?? null }, K.id], dir: 'asc' };
+  } else {
+    spec = SORTS[sortName]!;
+  }
+  const dir = q.order ?? spec.dir;
+  const { cursor: _c, limit: _l, ...shape } = q;
+  const me = ctx.actor.type === 'user' ? ctx.actor.userId : null;
+  const list = `tickets:${JSON.stringify([ctx.workspaceId, me, relevance ? 'relevance' : sortName, dir, shape])}`;
+  const after = deps.pager.decode(list, q.cursor, spec.keys.length);
+  return { rankExpr, spec, dir, list, after };
+}
+
+/** The ticket field definitions a list needs (none when it filters, sorts and searches on no field). */
+async function defsFor(deps: Deps, ctx: RequestContext, q: Query): Promise<Map<string, FieldDef>> {
+  const needed = q.q !== undefined || q.sort?.startsWith('field.') || fieldParams(q).length > 0;
+  return needed ? fieldDefs(deps.database.db, ctx.workspaceId, 'ticket') : new Map();
+}
+
+/** Checks a cursor before anything else is looked up (a foreign cursor is a 422 whatever else). */
+export function checkTicketCursor(deps: Deps, ctx: RequestContext, q: Query): void {
+  plan(deps, ctx, q, new Map());
+}
+
+export async function listTickets(deps: Deps, ctx: RequestContext, q: Query): Promise<Page<TicketView>> {
+  const limit = q.limit ?? 50;
+  const defs = await defsFor(deps, ctx, q);
+  const { rankExpr, spec, dir, list, after } = plan(deps, ctx, q, defs);
+  const db = deps.database.db;
+  let query = ticketQuery(db, ctx.workspaceId);
+  if (rankExpr) query = query.select(rankExpr.as('rank')) as typeof query;
+  if (q.sort?.startsWith('field.')) {
+    query = query.select(spec.keys[0]!.expr.as('sort_value')) as typeof query;
+  }
+  for (const f of [...baseFilters(q, teamVisible(ctx)), ...(await criteria(deps, ctx, q, defs))]) {
+    query = query.where(f as never);
+  }
+  if (after) {
+    const cols = sql.join(spec.keys.map((k) => k.expr));
+    const vals = sql.join(spec.keys.map((k, i) => cursorValue(k, after[i]!)));
+    query = query.where(sql<SqlBool>`(${cols}) ${sql.raw(dir === 'desc' ? '<' : '>')} (${vals})` as never);
+  }
+  for (const k of spec.keys) query = query.orderBy(k.expr, dir);
+  const rows = (await query.limit(limit + 1).execute()) as Array<TicketRow & { rank?: number; sort_value?: KeyValue }>;
+  return deps.pager.page(list, rows, limit, (r) => spec.keys.map((k) => k.of(r)), presentTicket);
+}
+
+/** The counts of the inbox sidebar, over live tickets the caller may see. */
+export async function ticketCounts(deps: Deps, ctx: RequestContext): Promise<Static<typeof TicketCounts>> {
+  const db = deps.database.db;
+  const hidden = await hiddenTeamIds(db, ctx);
+  const me = ctx.actor.type === 'user' ? ctx.actor.userId : null;
+  const active = sql.join(ACTIVE_STATUSES.map((s) => sql`${s}`));
+  const views = await viewCounts(deps, ctx, hidden);
+  const row = await db
+    .selectFrom('tickets as t')
+    .select([
+      sql<number>`count(*) FILTER (WHERE NOT t.spam AND t.assignee_id IS NULL AND t.status IN (${active}))::int`.as(
+        'unassigned',
+      ),
+      sql<number>`count(*) FILTER (WHERE NOT t.spam AND t.assignee_id = ${me} AND t.status IN (${active}))::int`.as(
+        'mine',
+      ),
+      sql<number>`count(*) FILTER (WHERE NOT t.spam AND t.status = 'open')::int`.as('open'),
+      sql<number>`count(*) FILTER (WHERE NOT t.spam AND t.status = 'pending')::int`.as('pending'),
+      sql<number>`count(*) FILTER (WHERE NOT t.spam AND t.status = 'on_hold')::int`.as('on_hold'),
+      sql<number>`count(*) FILTER (WHERE NOT t.spam AND t.status = 'solved')::int`.as('solved'),
+      sql<number>`count(*) FILTER (WHERE t.spam)::int`.as('spam'),
+    ])
+    .where('t.workspace_id', '=', ctx.workspaceId)
+    .where('t.deleted_at', 'is', null)
+    .$if(hidden.length > 0, (qb) =>
+      qb.where((eb) => eb.or([eb('t.team_id', 'is', null), eb('t.team_id', 'not in', hidden)])),
+    )
+    .executeTakeFirstOrThrow();
+  return { ...row, views };
+}
+
+/**
+ * Tickets in each view the caller can see (a view that cannot be evaluated, say after its
+ * field was deleted, counts 0 rather than failing the whole answer). One count per view.
+ */
+async function viewCounts(deps: Deps, ctx: RequestContext, hidden: string[]): Promise<Record<string, number>> {
+  const db = deps.database.db;
+  const views = await visibleViews(db, ctx);
+  const out: Record<string, number> = {};
+  if (views.length === 0) return out;
+  const defs = await fieldDefs(db, ctx.workspaceId, 'ticket');
+  for (const v of views) {
+    try {
+      const preds = await criteria(deps, ctx, { view_id: v.id }, defs);
+      let query = db.selectFrom('tickets as t').select(sql<number>`count(*)::int`.as('n'));
+      query = query.where('t.workspace_id', '=', ctx.workspaceId);
+      for (const f of [...baseFilters({}, notHidden(hidden)), ...preds]) query = query.where(f as never);
+      out[v.id] = (await query.executeTakeFirstOrThrow()).n;
+    } catch (err) {
+      if ((err as { status?: number }).status !== 422) throw err;
+      out[v.id] = 0;
+    }
+  }
+  return out;
+}

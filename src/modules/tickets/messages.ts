@@ -1,0 +1,296 @@
+// Messages of a ticket: replies (customer-visible) and notes (agents only). The body is
+// sanitized with an allowlist before storage and its text derived from the sanitized HTML. A
+// message updates its ticket's statistics (count, last message time and preview, first
+// response) in the same transaction, and a `status` sent with it changes the ticket in the
+// same step, under the same rules as PATCH.
+import type { Static } from '@sinclair/typebox';
+import type { Kysely } from 'kysely';
+import type { Deps } from '../../deps.js';
+import { isUuid, newId } from '../../platform/crypto/random.js';
+import type { DB } from '../../platform/db/schema.js';
+import type { Unit } from '../../platform/db/tx.js';
+import type { EventDraft } from '../../platform/events/envelope.js';
+import { htmlToText, preview, sanitizeHtml } from '../../platform/html/index.js';
+import type { RequestContext } from '../../platform/http/context.js';
+import { invalid, notFound } from '../../platform/http/errors.js';
+import { iso } from '../../platform/http/schemas.js';
+import { type AttachmentView, attachmentsOfMessages, claimAttachments } from '../attachments/service.js';
+import { userRefOf } from './activities.js';
+import type { TicketRow } from './queries.js';
+import type { CreateMessageBody, Message, MessageOriginal } from './schemas.js';
+import { applyPatch, findVisibleTicket, lockVisibleTicket, reload } from './service.js';
+
+export type MessageView = Static<typeof Message>;
+
+export interface CleanBody {
+  html: string;
+  text: string;
+}
+
+export interface NewMessage {
+  kind: 'reply' | 'note';
+  /** The body, already through cleanBody. */
+  body: CleanBody;
+  cc?: string[];
+  bcc?: string[];
+  attachment_ids?: string[];
+}
+
+/** What a message changes on its ticket (the `changes` of the ticket.updated it causes). */
+const STAT_CHANGES = ['message_count', 'last_message_at', 'last_message_preview'];
+
+/**
+ * Sanitized HTML and its text; 422 when nothing is left to send. Done before the transaction:
+ * sanitizing a large body must not hold the ticket's row lock.
+ */
+export function cleanBody(html: string, hasAttachments: boolean, location = 'body.body_html'): CleanBody {
+  const clean = sanitizeHtml(html);
+  const text = htmlToText(clean);
+  if (text.trim() === '' && !/<img\b/i.test(clean) && !hasAttachments) {
+    throw invalid(location, 'is empty once unsafe content is removed');
+  }
+  return { html: clean, text };
+}
+
+/**
+ * Writes an agent's or a key's message on a locked ticket and updates the ticket's statistics.
+ * Returns the message and its message.created event, for the caller to append in the order it
+ * needs (after ticket.created on a new ticket).
+ */
+export async function insertMessage(
+  deps: Deps,
+  u: Unit,
+  ctx: RequestContext,
+  ticket: TicketRow,
+  input: NewMessage,
+): Promise<{ message: MessageView; event: EventDraft }> {
+  const attachmentIds = input.attachment_ids ?? [];
+  const { html, text } = input.body;
+  if (input.kind === 'note' && ((input.cc?.length ?? 0) > 0 || (input.bcc?.length ?? 0) > 0)) {
+    throw invalid(input.cc?.length ? 'body.cc' : 'body.bcc', 'notes are never sent, so they take no recipients');
+  }
+  const user = await userRefOf(u.trx, ctx);
+  const isReply = input.kind === 'reply';
+  const id = newId();
+  const now = new Date();
+  const to = isReply && ticket.contact_email ? [ticket.contact_email] : [];
+  await u.trx
+    .insertInto('messages')
+    .values({
+      workspace_id: u.workspaceId,
+      id,
+      ticket_id: ticket.id,
+      kind: input.kind,
+      direction: 'outbound',
+      author_type: ctx.actor.type === 'user' ? 'user' : 'api',
+      author_user_id: ctx.actor.type === 'user' ? ctx.actor.userId : null,
+      author_contact_id: null,
+      author_api_key_id: ctx.actor.type === 'api_key' ? ctx.actor.apiKeyId : null,
+      body_html: html,
+      body_text: text,
+      subject: ticket.subject,
+      from_name: user?.name ?? '',
+      to,
+      cc: input.cc ?? [],
+      bcc: input.bcc ?? [],
+      // The email module delivers pending replies through the ticket's mailbox.
+      delivery_status: isReply && ticket.channel === 'email' ? 'pending' : 'none',
+      created_at: now,
+    })
+    .execute();
+  const attachments: AttachmentView[] =
+    attachmentIds.length > 0 ? await claimAttachments(deps, u, attachmentIds, id) : [];
+  await u.trx
+    .updateTable('tickets')
+    .set((eb) => ({
+      message_count: eb('message_count', '+', 1),
+      last_message_at: now,
+      last_message_preview: preview(text),
+      ...(isReply && ticket.first_responded_at === null ? { first_responded_at: now } : {}),
+      updated_at: now,
+    }))
+    .where('workspace_id', '=', u.workspaceId)
+    .where('id', '=', ticket.id)
+    .execute();
+
+  const message: MessageView = {
+    id,
+    ticket_id: ticket.id,
+    kind: input.kind,
+    direction: 'outbound',
+    author: { type: ctx.actor.type === 'user' ? 'user' : 'api', user, contact: null },
+    body_html: html,
+    body_text: text,
+    has_quoted: false,
+    subject: ticket.subject,
+    from_email: '',
+    from_name: user?.name ?? '',
+    to,
+    cc: input.cc ?? [],
+    bcc: input.bcc ?? [],
+    attachments,
+    delivery_status: isReply && ticket.channel === 'email' ? 'pending' : 'none',
+    delivery_error: null,
+    reply_to: null,
+    auth_failed: false,
+    form_sender: null,
+    created_at: now.toISOString(),
+  };
+  // Replies on chat tickets reach the customer's widget; everything else stays with agents.
+  const isPublic = isReply && ticket.channel === 'chat' && ticket.contact_id !== null;
+  const event: EventDraft = {
+    type: 'message.created',
+    data: { ticket_id: ticket.id, message },
+    teamId: ticket.private_team_id,
+    ...(isPublic ? { visibility: 'public', topics: [`contact:${u.workspaceId}:${ticket.contact_id}`] } : {}),
+  };
+  return { message, event };
+}
+
+/** POST /v1/tickets/{id}/messages: the message, and the ticket status in the same step. */
+export async function createMessage(
+  deps: Deps,
+  ctx: RequestContext,
+  param: string,
+  input: Static<typeof CreateMessageBody>,
+): Promise<MessageView> {
+  const body = cleanBody(input.body_html, (input.attachment_ids?.length ?? 0) > 0);
+  return deps.writer.run(ctx.workspaceId, async (u) => {
+    const ticket = await lockVisibleTicket(u, ctx, param);
+    const { message, event } = await insertMessage(deps, u, ctx, ticket, { ...input, body });
+    u.emit(event);
+    const after = await reload(u, ticket.id);
+    const changes = [...STAT_CHANGES];
+    if (input.kind === 'reply' && ticket.first_responded_at === null) changes.push('first_responded_at');
+    await applyPatch(u, ctx, after, input.status === undefined ? {} : { status: input.status }, 'body', changes);
+    return message;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+function messageQuery(db: Kysely<DB>, workspaceId: string) {
+  return db
+    .selectFrom('messages as m')
+    .leftJoin('users as u', 'u.id', 'm.author_user_id')
+    .leftJoin('contacts as c', (j) =>
+      j.onRef('c.workspace_id', '=', 'm.workspace_id').onRef('c.id', '=', 'm.author_contact_id'),
+    )
+    .select([
+      'm.id',
+      'm.ticket_id',
+      'm.kind',
+      'm.direction',
+      'm.author_type',
+      'm.author_user_id',
+      'u.name as user_name',
+      'u.email as user_email',
+      'u.avatar_url as user_avatar_url',
+      'm.author_contact_id',
+      'c.name as contact_name',
+      'c.email as contact_email',
+      'c.avatar_url as contact_avatar_url',
+      'm.body_html',
+      'm.body_text',
+      'm.has_quoted',
+      'm.subject',
+      'm.from_email',
+      'm.from_name',
+      'm.to',
+      'm.cc',
+      'm.bcc',
+      'm.delivery_status',
+      'm.delivery_error',
+      'm.reply_to',
+      'm.auth_failed',
+      'm.form_sender',
+      'm.created_at',
+    ])
+    .where('m.workspace_id', '=', workspaceId);
+}
+
+type MessageRow = Awaited<ReturnType<ReturnType<typeof messageQuery>['executeTakeFirstOrThrow']>>;
+
+function presentMessage(r: MessageRow, attachments: AttachmentView[]): MessageView {
+  return {
+    id: r.id,
+    ticket_id: r.ticket_id,
+    kind: r.kind,
+    direction: r.direction,
+    author: {
+      type: r.author_type,
+      user:
+        r.author_user_id !== null && r.user_name !== null
+          ? { id: r.author_user_id, name: r.user_name, email: r.user_email ?? '', avatar_url: r.user_avatar_url }
+          : null,
+      contact:
+        r.author_contact_id !== null
+          ? { id: r.author_contact_id, name: r.contact_name, email: r.contact_email, avatar_url: r.contact_avatar_url }
+          : null,
+    },
+    body_html: r.body_html,
+    body_text: r.body_text,
+    has_quoted: r.has_quoted,
+    subject: r.subject,
+    from_email: r.from_email,
+    from_name: r.from_name,
+    to: r.to,
+    cc: r.cc,
+    bcc: r.bcc,
+    attachments,
+    delivery_status: r.delivery_status,
+    delivery_error: r.delivery_error,
+    reply_to: r.reply_to,
+    auth_failed: r.auth_failed,
+    form_sender: r.form_sender,
+    created_at: iso(r.created_at)!,
+  };
+}
+
+/** Every message of a ticket, oldest first (no pages: a conversation is read whole). */
+export async function listMessages(deps: Deps, ctx: RequestContext, param: string): Promise<{ data: MessageView[] }> {
+  const db = deps.database.db;
+  const ticket = await findVisibleTicket(db, ctx, param);
+  const rows = await messageQuery(db, ctx.workspaceId)
+    .where('m.ticket_id', '=', ticket.id)
+    .orderBy('m.created_at')
+    .orderBy('m.id')
+    .execute();
+  const files = await attachmentsOfMessages(
+    deps,
+    db,
+    ctx.workspaceId,
+    rows.map((r) => r.id),
+  );
+  return { data: rows.map((r) => presentMessage(r, files.get(r.id) ?? [])) };
+}
+
+/** GET /v1/messages/{id}/original: the whole original body, quoted history included. */
+export async function messageOriginal(
+  deps: Deps,
+  ctx: RequestContext,
+  id: string,
+): Promise<Static<typeof MessageOriginal>> {
+  if (!isUuid(id)) throw notFound('Message not found.');
+  const db = deps.database.db;
+  const m = await db
+    .selectFrom('messages')
+    .select(['id', 'ticket_id', 'body_html', 'body_text', 'original_html', 'original_text', 'has_quoted'])
+    .where('workspace_id', '=', ctx.workspaceId)
+    .where('id', '=', id.toLowerCase())
+    .executeTakeFirst();
+  if (!m) throw notFound('Message not found.');
+  try {
+    await findVisibleTicket(db, ctx, m.ticket_id);
+  } catch {
+    throw notFound('Message not found.');
+  }
+  return {
+    id: m.id,
+    ticket_id: m.ticket_id,
+    body_html: m.original_html ?? m.body_html,
+    body_text: m.original_text ?? m.body_text,
+    has_quoted: m.has_quoted,
+  };
+}

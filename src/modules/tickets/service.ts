@@ -1,0 +1,513 @@
+// Tickets: create, read, change, soft delete, bulk changes and merges. Every write is one
+// transaction that locks the ticket row, applies the status rules, writes activities and
+// appends its events (ticket.*, activity.*, message.*) before COMMIT.
+import type { Static } from '@sinclair/typebox';
+import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
+import type { Deps } from '../../deps.js';
+import { newId } from '../../platform/crypto/random.js';
+import type { DB } from '../../platform/db/schema.js';
+import type { Unit } from '../../platform/db/tx.js';
+import { type RequestContext, type Role, roleAtLeast } from '../../platform/http/context.js';
+import { invalid, notFound } from '../../platform/http/errors.js';
+import { mergeCustom } from '../../platform/http/values.js';
+import { recordAudit } from '../audit/service.js';
+import { findOrCreateContactByEmail } from '../contacts/service.js';
+import { applyFieldValues } from '../custom-fields/values.js';
+import { applyTags } from '../tags/service.js';
+import { addActivity } from './activities.js';
+import { cleanBody, insertMessage } from './messages.js';
+import {
+  parseTicketRef,
+  presentTicket,
+  type TicketRef,
+  type TicketRow,
+  type TicketView,
+  ticketQuery,
+} from './queries.js';
+import type { BulkBody, CreateTicketBody, MergeBody, PatchTicketBody } from './schemas.js';
+import { checkRequiredFields, isDone } from './status.js';
+
+export type { TicketView } from './queries.js';
+
+type PatchInput = Static<typeof PatchTicketBody>;
+
+const NOT_FOUND = 'Ticket not found.';
+
+/** The ticket a path names, by id or by number. */
+const byRef = (ref: TicketRef) => (eb: ExpressionBuilder<DB & { t: DB['tickets'] }, 't'>) =>
+  'id' in ref ? eb('t.id', '=', ref.id) : eb('t.number', '=', ref.number);
+
+/** The private team of a row as events and visibility need it. */
+const target = (r: TicketRow) => ({ id: r.id, privateTeamId: r.private_team_id });
+
+function visible(ctx: RequestContext, r: TicketRow): boolean {
+  if (r.private_team_id === null) return true;
+  if (ctx.role === 'admin' || ctx.role === 'owner') return true;
+  return ctx.teams.includes(r.private_team_id);
+}
+
+/** A live ticket the caller may see, or 404 (missing, deleted, another workspace, a hidden team). */
+export async function findVisibleTicket(db: Kysely<DB>, ctx: RequestContext, param: string): Promise<TicketRow> {
+  const ref = parseTicketRef(param);
+  if (!ref) throw notFound(NOT_FOUND);
+  const row = await ticketQuery(db, ctx.workspaceId).where(byRef(ref)).executeTakeFirst();
+  if (!row || row.deleted_at !== null || !visible(ctx, row)) throw notFound(NOT_FOUND);
+  return row;
+}
+
+/** The same, locked FOR UPDATE in the unit's transaction. */
+export async function lockVisibleTicket(u: Unit, ctx: RequestContext, param: string): Promise<TicketRow> {
+  const ref = parseTicketRef(param);
+  if (!ref) throw notFound(NOT_FOUND);
+  const row = await ticketQuery(u.trx, ctx.workspaceId).where(byRef(ref)).forUpdate('t').executeTakeFirst();
+  if (!row || row.deleted_at !== null || !visible(ctx, row)) throw notFound(NOT_FOUND);
+  return row;
+}
+
+/** A ticket as it is now inside the unit's transaction. */
+export async function reload(u: Unit, id: string): Promise<TicketRow> {
+  return ticketQuery(u.trx, u.workspaceId).where('t.id', '=', id).executeTakeFirstOrThrow();
+}
+
+export async function getTicket(deps: Deps, ctx: RequestContext, param: string): Promise<TicketView> {
+  return presentTicket(await findVisibleTicket(deps.database.db, ctx, param));
+}
+
+// ---------------------------------------------------------------------------------------------
+// References a write names: assignee, team, contact, mailbox.
+
+/** An assignee must be a member who can work tickets (agent or above). */
+async function checkAssignee(u: Unit, userId: string, location: string): Promise<void> {
+  const m = await u.trx
+    .selectFrom('members')
+    .select('role')
+    .where('workspace_id', '=', u.workspaceId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  if (!m) throw invalid(location, 'is not a member of this workspace');
+  if (!roleAtLeast(m.role as Role, 'agent')) throw invalid(location, 'is a viewer; viewers cannot be assigned tickets');
+}
+
+/** A team of this workspace; its private flag. */
+async function checkTeam(u: Unit, teamId: string, location: string): Promise<{ private: boolean }> {
+  const t = await u.trx
+    .selectFrom('teams')
+    .select('private')
+    .where('workspace_id', '=', u.workspaceId)
+    .where('id', '=', teamId)
+    .forShare()
+    .executeTakeFirst();
+  if (!t) throw invalid(location, 'no such team in this workspace');
+  return t;
+}
+
+async function checkContact(u: Unit, contactId: string, location: string): Promise<void> {
+  const c = await u.trx
+    .selectFrom('contacts')
+    .select('id')
+    .where('workspace_id', '=', u.workspaceId)
+    .where('id', '=', contactId)
+    .forShare()
+    .executeTakeFirst();
+  if (!c) throw invalid(location, 'no such contact in this workspace');
+}
+
+function checkSnooze(value: string | null, location: string): Date | null {
+  if (value === null) return null;
+  const at = new Date(value);
+  if (Number.isNaN(at.getTime())) throw invalid(location, 'must be a date-time');
+  if (at.getTime() <= Date.now()) throw invalid(location, 'must be in the future (null wakes the ticket)');
+  return at;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Create
+
+export async function createTicket(
+  deps: Deps,
+  ctx: RequestContext,
+  input: Static<typeof CreateTicketBody>,
+): Promise<TicketView> {
+  const subject = input.subject.trim();
+  if (subject === '') throw invalid('body.subject', 'must not be blank');
+  if (input.contact_id !== undefined && input.contact !== undefined) {
+    throw invalid('body.contact', 'send contact_id or contact, not both');
+  }
+  if (input.kind !== undefined && input.body_html === undefined) {
+    throw invalid('body.kind', 'needs body_html (the first message)');
+  }
+  const custom = mergeCustom({}, input.custom ?? {});
+  const status = input.status ?? 'open';
+  const body = input.body_html === undefined ? null : cleanBody(input.body_html, false);
+
+  return deps.writer.run(ctx.workspaceId, async (u) => {
+    let contactId: string | null = null;
+    if (input.contact_id !== undefined) {
+      await checkContact(u, input.contact_id.toLowerCase(), 'body.contact_id');
+      contactId = input.contact_id.toLowerCase();
+    } else if (input.contact !== undefined) {
+      contactId = await findOrCreateContactByEmail(u, input.contact.email, input.contact.name ?? null);
+    }
+    if (input.mailbox_id !== undefined) throw invalid('body.mailbox_id', 'no such mailbox in this workspace');
+    const assigneeId = input.assignee_id?.toLowerCase() ?? null;
+    if (assigneeId !== null) await checkAssignee(u, assigneeId, 'body.assignee_id');
+    const teamId = input.team_id?.toLowerCase() ?? null;
+    if (teamId !== null) await checkTeam(u, teamId, 'body.team_id');
+    const { fields } = await applyFieldValues(u, 'ticket', {}, input.fields ?? {}, 'body.fields');
+    await checkRequiredFields(u.trx, ctx.workspaceId, status, fields);
+
+    const id = newId();
+    const now = new Date();
+    // The number comes last before the insert: the counter row stays locked until COMMIT.
+    await sql`
+      WITH n AS (
+        INSERT INTO workspace_counters (workspace_id, name, value) VALUES (${ctx.workspaceId}, 'ticket_number', 1)
+        ON CONFLICT (workspace_id, name) DO UPDATE SET value = workspace_counters.value + 1
+        RETURNING value
+      )
+      INSERT INTO tickets (workspace_id, id, number, subject, status, priority, severity, channel, contact_id,
+                           assignee_id, team_id, last_message_at, solved_at, custom, fields)
+      SELECT ${ctx.workspaceId}, ${id}, n.value, ${subject}, ${status}, ${input.priority ?? 'normal'},
+             ${input.severity ?? null}, ${input.channel ?? 'api'}, ${contactId}, ${assigneeId}, ${teamId},
+             ${now}, ${isDone(status) ? now : null}, ${JSON.stringify(custom)}::jsonb, ${JSON.stringify(fields)}::jsonb
+        FROM n`.execute(u.trx);
+
+    if (input.tags !== undefined) await applyTags(u, ctx, 'ticket', id, { tags: input.tags }, 'body');
+    let row = await reload(u, id);
+    const first = body === null ? null : await insertMessage(deps, u, ctx, row, { kind: input.kind ?? 'reply', body });
+    if (first) row = await reload(u, id);
+    const view = presentTicket(row);
+    // ticket.created comes before its first message's message.created.
+    u.emit({ type: 'ticket.created', data: { ticket: view }, teamId: row.private_team_id });
+    if (first) u.emit(first.event);
+    return view;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Update (PATCH, bulk, a reply carrying status)
+
+export interface Applied {
+  row: TicketRow;
+  changes: string[];
+}
+
+/**
+ * Applies a patch to a locked ticket: checks references and the status rules, updates the
+ * row, writes an activity per tracked change and the ticket.updated event. `at` locates
+ * errors (`body` for PATCH, `body.patch` for bulk). Returns the row as it is now.
+ */
+export async function applyPatch(
+  u: Unit,
+  ctx: RequestContext,
+  before: TicketRow,
+  patch: PatchInput,
+  at = 'body',
+  extraChanges: string[] = [],
+): Promise<Applied> {
+  const set: Record<string, unknown> = {};
+  const changes: string[] = [...extraChanges];
+  const activities: Array<[string, Record<string, unknown>]> = [];
+
+  if (patch.subject !== undefined) {
+    const subject = patch.subject.trim();
+    if (subject === '') throw invalid(`${at}.subject`, 'must not be blank');
+    if (subject !== before.subject) {
+      set.subject = subject;
+      changes.push('subject');
+    }
+  }
+  let fields = before.fields ?? {};
+  if (patch.fields !== undefined) {
+    const applied = await applyFieldValues(u, 'ticket', fields, patch.fields, `${at}.fields`);
+    if (applied.changes.length > 0) {
+      fields = applied.fields;
+      set.fields = JSON.stringify(fields);
+      changes.push('fields');
+      for (const c of applied.changes) activities.push(['field_changed', { key: c.key, from: c.from, to: c.to }]);
+    }
+  }
+  if (patch.status !== undefined && patch.status !== before.status) {
+    await checkRequiredFields(u.trx, u.workspaceId, patch.status, fields);
+    set.status = patch.status;
+    if (patch.status === 'solved') set.solved_at = new Date();
+    else if (patch.status === 'closed') set.solved_at = before.solved_at ?? new Date();
+    else set.solved_at = null;
+    if (isDone(patch.status) && before.snoozed_until !== null && patch.snoozed_until === undefined) {
+      set.snoozed_until = null;
+      changes.push('snoozed_until');
+    }
+    changes.push('status');
+    activities.push(['status_changed', { from: before.status, to: patch.status }]);
+  }
+  if (patch.priority !== undefined && patch.priority !== before.priority) {
+    set.priority = patch.priority;
+    changes.push('priority');
+    activities.push(['priority_changed', { from: before.priority, to: patch.priority }]);
+  }
+  if (patch.severity !== undefined && patch.severity !== before.severity) {
+    set.severity = patch.severity;
+    changes.push('severity');
+    activities.push(['severity_changed', { from: before.severity, to: patch.severity }]);
+  }
+  let newAssignee: string | null | undefined;
+  if (patch.assignee_id !== undefined) {
+    const to = patch.assignee_id?.toLowerCase() ?? null;
+    if (to !== before.assignee_id) {
+      if (to !== null) await checkAssignee(u, to, `${at}.assignee_id`);
+      set.assignee_id = to;
+      newAssignee = to;
+      changes.push('assignee_id');
+      activities.push(['assigned', { from: before.assignee_id, to }]);
+    }
+  }
+  if (patch.team_id !== undefined) {
+    const to = patch.team_id?.toLowerCase() ?? null;
+    if (to !== before.team_id) {
+      if (to !== null) await checkTeam(u, to, `${at}.team_id`);
+      set.team_id = to;
+      changes.push('team_id');
+      activities.push(['team_changed', { from: before.team_id, to }]);
+    }
+  }
+  if (patch.snoozed_until !== undefined) {
+    const to = checkSnooze(patch.snoozed_until, `${at}.snoozed_until`);
+    if ((to?.getTime() ?? null) !== (before.snoozed_until?.getTime() ?? null)) {
+      set.snoozed_until = to;
+      if (!changes.includes('snoozed_until')) changes.push('snoozed_until');
+    }
+  }
+  if (patch.tags !== undefined || patch.add_tags !== undefined || patch.remove_tags !== undefined) {
+    const { added, removed } = await applyTags(
+      u,
+      ctx,
+      'ticket',
+      before.id,
+      { tags: patch.tags, add_tags: patch.add_tags, remove_tags: patch.remove_tags },
+      at,
+    );
+    if (added.length + removed.length > 0) changes.push('tags');
+    for (const tag of added) activities.push(['tagged', { tag }]);
+    for (const tag of removed) activities.push(['untagged', { tag }]);
+  }
+  if (patch.spam !== undefined && patch.spam !== before.spam) {
+    set.spam = patch.spam;
+    changes.push('spam');
+  }
+  if (patch.custom !== undefined) {
+    const custom = mergeCustom(before.custom ?? {}, patch.custom, `${at}.custom`);
+    if (JSON.stringify(custom) !== JSON.stringify(before.custom ?? {})) {
+      set.custom = JSON.stringify(custom);
+      changes.push('custom');
+    }
+  }
+  if (changes.length === 0) return { row: before, changes };
+
+  if (Object.keys(set).length > 0 || changes.includes('tags')) {
+    await u.trx
+      .updateTable('tickets')
+      .set({ ...set, updated_at: new Date() })
+      .where('workspace_id', '=', u.workspaceId)
+      .where('id', '=', before.id)
+      .execute();
+  }
+  const row = await reload(u, before.id);
+  for (const [type, data] of activities) await addActivity(u, ctx, target(row), type, data);
+  emitUpdated(u, row, changes, newAssignee);
+  return { row, changes };
+}
+
+/** ticket.updated, also on the new assignee's user topic when the assignee changed. */
+export function emitUpdated(u: Unit, row: TicketRow, changes: string[], newAssignee?: string | null): void {
+  u.emit({
+    type: 'ticket.updated',
+    data: { ticket: presentTicket(row), changes },
+    teamId: row.private_team_id,
+    ...(newAssignee ? { topics: [`user:${newAssignee}`] } : {}),
+  });
+}
+
+export async function updateTicket(
+  deps: Deps,
+  ctx: RequestContext,
+  param: string,
+  patch: PatchInput,
+): Promise<TicketView> {
+  return deps.writer.run(ctx.workspaceId, async (u) => {
+    const before = await lockVisibleTicket(u, ctx, param);
+    const { row } = await applyPatch(u, ctx, before, patch);
+    return presentTicket(row);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Delete (soft): gone from lists and GET, kept for audit; its number is never reused.
+
+async function softDelete(u: Unit, ctx: RequestContext, row: TicketRow): Promise<void> {
+  await u.trx
+    .updateTable('tickets')
+    .set({ deleted_at: new Date(), updated_at: new Date() })
+    .where('workspace_id', '=', u.workspaceId)
+    .where('id', '=', row.id)
+    .execute();
+  u.emit({ type: 'ticket.deleted', data: { ticket_id: row.id }, teamId: row.private_team_id });
+  await recordAudit(u.trx, ctx, {
+    action: 'ticket.deleted',
+    entityType: 'ticket',
+    entityId: row.id,
+    data: { number: Number(row.number), subject: row.subject },
+  });
+}
+
+export async function deleteTicket(deps: Deps, ctx: RequestContext, param: string): Promise<void> {
+  await deps.writer.run(ctx.workspaceId, async (u) => {
+    await softDelete(u, ctx, await lockVisibleTicket(u, ctx, param));
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bulk: up to 100 tickets in one transaction, all or nothing; each ticket gets its own events
+// and activities. Locks are taken in id order so two bulk calls cannot deadlock.
+
+export async function bulkTickets(deps: Deps, ctx: RequestContext, input: Static<typeof BulkBody>) {
+  if ((input.patch === undefined) === (input.delete === undefined)) {
+    throw invalid('body', 'send either patch or delete: true');
+  }
+  const refs = input.ids.map((p, i) => {
+    const ref = parseTicketRef(p);
+    if (!ref) throw notFound(`${NOT_FOUND} (body.ids.${i})`);
+    return ref;
+  });
+  return deps.writer.run(ctx.workspaceId, async (u) => {
+    const ids = refs.filter((r): r is { id: string } => 'id' in r).map((r) => r.id);
+    const numbers = refs.filter((r): r is { number: number } => 'number' in r).map((r) => r.number);
+    const rows = await ticketQuery(u.trx, ctx.workspaceId)
+      .where((eb) =>
+        eb.or([
+          ...(ids.length > 0 ? [eb('t.id', 'in', ids)] : []),
+          ...(numbers.length > 0 ? [eb('t.number', 'in', numbers)] : []),
+        ]),
+      )
+      .orderBy('t.id')
+      .forUpdate('t')
+      .execute();
+    const rowOf = (r: TicketRef) => rows.find((x) => ('id' in r ? x.id === r.id : Number(x.number) === r.number));
+    const found: TicketRow[] = [];
+    refs.forEach((r, i) => {
+      const row = rowOf(r);
+      if (!row || row.deleted_at !== null || !visible(ctx, row)) throw notFound(`${NOT_FOUND} (body.ids.${i})`);
+      if (!found.includes(row)) found.push(row);
+    });
+    found.sort((a, b) => (a.id < b.id ? -1 : 1));
+    if (input.delete) {
+      for (const row of found) await softDelete(u, ctx, row);
+      return { data: [], deleted_ids: found.map((r) => r.id) };
+    }
+    const out: TicketView[] = [];
+    for (const row of found) out.push(presentTicket((await applyPatch(u, ctx, row, input.patch!, 'body.patch')).row));
+    return { data: out, deleted_ids: [] as string[] };
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Merge: the source's messages move to the target; the source is closed, remembers where it
+// went (custom.merged_into) and gets a merged activity. Required fields are not enforced.
+
+export async function mergeTicket(
+  deps: Deps,
+  ctx: RequestContext,
+  param: string,
+  input: Static<typeof MergeBody>,
+): Promise<TicketView> {
+  const intoRef = parseTicketRef(input.into_id);
+  return deps.writer.run(ctx.workspaceId, async (u) => {
+    const source0 = await findVisibleTicket(u.trx, ctx, param);
+    const into0 = intoRef
+      ? await ticketQuery(u.trx, ctx.workspaceId).where(byRef(intoRef)).executeTakeFirst()
+      : undefined;
+    if (!into0 || into0.deleted_at !== null || !visible(ctx, into0)) {
+      throw invalid('body.into_id', 'no such ticket in this workspace (or it was deleted)');
+    }
+    if (into0.id === source0.id) throw invalid('body.into_id', 'a ticket cannot be merged into itself');
+    // Lock both in id order.
+    const [first, second] = source0.id < into0.id ? [source0.id, into0.id] : [into0.id, source0.id];
+    for (const id of [first, second]) {
+      await u.trx
+        .selectFrom('tickets')
+        .select('id')
+        .where('workspace_id', '=', u.workspaceId)
+        .where('id', '=', id)
+        .forUpdate()
+        .execute();
+    }
+    const source = await reload(u, source0.id);
+    const into = await reload(u, into0.id);
+    if (source.deleted_at !== null) throw notFound(NOT_FOUND);
+    if (source.merged_into_id !== null) throw invalid('body.into_id', 'this ticket was already merged');
+    if (into.deleted_at !== null) throw invalid('body.into_id', 'no such ticket in this workspace (or it was deleted)');
+    if (into.merged_into_id !== null) throw invalid('body.into_id', 'that ticket was merged into another one');
+
+    await u.trx
+      .updateTable('messages')
+      .set({ ticket_id: into.id })
+      .where('workspace_id', '=', u.workspaceId)
+      .where('ticket_id', '=', source.id)
+      .execute();
+    await refreshMessageStats(u, into.id);
+    const intoAfter = await reload(u, into.id);
+    emitUpdated(u, intoAfter, ['message_count', 'last_message_at', 'last_message_preview']);
+
+    const custom = { ...(source.custom ?? {}), merged_into: { id: into.id, number: Number(into.number) } };
+    await u.trx
+      .updateTable('tickets')
+      .set({
+        status: 'closed',
+        solved_at: source.solved_at ?? new Date(),
+        snoozed_until: null,
+        merged_into_id: into.id,
+        custom: JSON.stringify(custom),
+        message_count: 0,
+        last_message_preview: '',
+        updated_at: new Date(),
+      })
+      .where('workspace_id', '=', u.workspaceId)
+      .where('id', '=', source.id)
+      .execute();
+    const sourceAfter = await reload(u, source.id);
+    if (source.status !== 'closed') {
+      await addActivity(u, ctx, target(sourceAfter), 'status_changed', { from: source.status, to: 'closed' });
+    }
+    await addActivity(u, ctx, target(sourceAfter), 'merged', { into: into.id });
+    emitUpdated(u, sourceAfter, [
+      ...(source.status !== 'closed' ? ['status'] : []),
+      'custom',
+      'message_count',
+      'last_message_preview',
+    ]);
+    return presentTicket(intoAfter);
+  });
+}
+
+/** Recomputes a ticket's message statistics from its messages (after a merge moved some in). */
+async function refreshMessageStats(u: Unit, ticketId: string): Promise<void> {
+  await sql`
+    UPDATE tickets t SET
+      message_count = s.n,
+      last_message_at = greatest(t.last_message_at, coalesce(s.last_at, t.last_message_at)),
+      last_customer_message_at = s.last_in,
+      first_responded_at = s.first_out,
+      last_message_preview = coalesce(s.preview, t.last_message_preview),
+      updated_at = now()
+    FROM (
+      SELECT count(*)::int AS n,
+             max(created_at) AS last_at,
+             max(created_at) FILTER (WHERE direction = 'inbound') AS last_in,
+             min(created_at) FILTER (WHERE kind = 'reply' AND direction = 'outbound' AND author_type IN ('user', 'api'))
+               AS first_out,
+             (SELECT left(regexp_replace(m2.body_text, '\\s+', ' ', 'g'), 200) FROM messages m2
+               WHERE m2.workspace_id = ${u.workspaceId} AND m2.ticket_id = ${ticketId}
+               ORDER BY m2.created_at DESC, m2.id DESC LIMIT 1) AS preview
+        FROM messages WHERE workspace_id = ${u.workspaceId} AND ticket_id = ${ticketId}
+    ) s
+    WHERE t.workspace_id = ${u.workspaceId} AND t.id = ${ticketId}`.execute(u.trx);
+}

@@ -1,0 +1,103 @@
+import { Type } from '@sinclair/typebox';
+import { PageQuery } from '../../platform/http/pagination.js';
+import { Body, Nullable, Timestamp } from '../../platform/http/schemas.js';
+import { ALL_EVENTS, EVENT_TYPES } from './catalog.js';
+
+export const MAX_URL_LENGTH = 2000;
+
+/** A catalog type or `*` (every type). */
+const EventName = Type.Unsafe<string>({
+  type: 'string',
+  enum: [ALL_EVENTS, ...EVENT_TYPES],
+  description: 'An event type of the catalog, or `*` for every type.',
+});
+
+export const Webhook = Type.Object(
+  {
+    id: Type.String(),
+    url: Type.String(),
+    events: Type.Array(Type.String()),
+    description: Nullable(Type.String()),
+    enabled: Type.Boolean(),
+    team_ids: Type.Array(Type.String(), { description: 'Private teams whose events this endpoint receives.' }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { title: 'Webhook' },
+);
+
+export const CreatedWebhook = Type.Intersect(
+  [
+    Webhook,
+    Type.Object({
+      secret: Type.String({ description: 'The signing secret (`whsec_…`), in this response only.' }),
+    }),
+  ],
+  { title: 'CreatedWebhook' },
+);
+
+const Url = Type.String({
+  minLength: 1,
+  maxLength: MAX_URL_LENGTH,
+  description: 'An https URL on the public internet (http and private addresses only with WEBHOOK_ALLOW_PRIVATE).',
+});
+const Events = Type.Array(EventName, { minItems: 1, maxItems: EVENT_TYPES.length + 1, uniqueItems: true });
+const Description = Nullable(Type.String({ maxLength: 500 }));
+const TeamIds = Type.Array(Type.String({ format: 'uuid' }), {
+  maxItems: 100,
+  uniqueItems: true,
+  description: 'Private teams granted: their tickets’ events are delivered in full. Replaces the whole list.',
+});
+
+export const CreateWebhookBody = Body({
+  url: Url,
+  events: Events,
+  description: Type.Optional(Description),
+  enabled: Type.Optional(Type.Boolean({ default: true })),
+  team_ids: Type.Optional(TeamIds),
+});
+
+export const PatchWebhookBody = Body({
+  url: Type.Optional(Url),
+  events: Type.Optional(Events),
+  description: Type.Optional(Description),
+  enabled: Type.Optional(Type.Boolean()),
+  team_ids: Type.Optional(TeamIds),
+});
+
+export const DeliveryStatus = Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]);
+
+export const Delivery = Type.Object(
+  {
+    id: Type.String(),
+    event_id: Type.String(),
+    event_type: Type.String(),
+    status: DeliveryStatus,
+    attempts: Type.Integer(),
+    response_status: Nullable(Type.Integer()),
+    duration_ms: Nullable(Type.Integer()),
+    error: Nullable(Type.String()),
+    next_attempt_at: Nullable(Timestamp),
+    created_at: Timestamp,
+  },
+  { title: 'WebhookDelivery' },
+);
+
+export const ListWebhooksQuery = Type.Object(
+  { limit: Type.Optional(PageQuery.limit), cursor: Type.Optional(PageQuery.cursor) },
+  { additionalProperties: false },
+);
+
+export const ListDeliveriesQuery = Type.Object(
+  {
+    limit: Type.Optional(PageQuery.limit),
+    cursor: Type.Optional(PageQuery.cursor),
+    status: Type.Optional(DeliveryStatus),
+  },
+  { additionalProperties: false },
+);
+
+export const DeliveryParams = Type.Object(
+  { id: Type.String({ maxLength: 64 }), delivery_id: Type.String({ maxLength: 64 }) },
+  { additionalProperties: false },
+);

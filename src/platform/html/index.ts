@@ -1,0 +1,11 @@
+// HTML for stored bodies (interface.md: messages' body_html "sanitized before storage" and the
+// body_text derived from it; KB articles, macros, signatures; inbound and outbound mail).
+//
+//   body_html = sanitizeHtml(input)            or textToHtml(text) for text-only mail
+//   body_text = htmlToText(body_html)
+//   preview   = preview(body_text)
+//
+// Callers bound the input first: HTML_LIMITS.maxInputLength (1 MiB) is theirs to enforce.
+export { HTML_LIMITS } from './limits.js';
+export { ANCHOR_PREFIX, sanitizeHtml } from './sanitize.js';
+export { htmlToText, preview, textToHtml } from './text.js';

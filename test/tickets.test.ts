@@ -1,0 +1,590 @@
+// /v1/tickets: the Ticket shape, numbers, addressing by id/number/#number, create with a
+// contact found or created by email, PATCH with activities and events (changes, the
+// assignee's user topic), status rules, soft delete, bulk, merge, counts, who may do what,
+// private teams, and the bad input of the issue.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  addMember,
+  eventsAfterOf,
+  isErrorBody,
+  latestSeqOf,
+  newApiKey,
+  newTenant,
+  type ReqOpts,
+  type Service,
+  startService,
+  type Tenant,
+  unique,
+} from './helpers.js';
+
+let svc: Service;
+beforeAll(async () => {
+  svc = await startService({}, { jobs: false });
+});
+afterAll(async () => svc?.stop());
+
+const api = () => svc.api;
+async function ticket(t: Tenant | ReqOpts, body: Record<string, unknown> = {}) {
+  const as = 'as' in t ? t.as : t;
+  const r = await api().post('/v1/tickets', { subject: 'Printer on fire', ...body }, as);
+  expect(r.status, r.text).toBe(201);
+  return r.body;
+}
+const email = () => `${unique('c')}@example.com`;
+
+describe('creating and reading tickets', () => {
+  it('creates a ticket with a new contact and a first reply; reads it by id, number and #number', async () => {
+    const t = await newTenant(api());
+    const seq = await latestSeqOf(svc, t);
+    const addr = email();
+    const r = await api().post(
+      '/v1/tickets',
+      {
+        subject: '  Printer on fire ',
+        contact: { email: addr, name: 'Jane Doe' },
+        body_html: '<p>Hello <b>Jane</b>, we are on it.</p>',
+        priority: 'high',
+        severity: 'sev2',
+      },
+      t.as,
+    );
+    expect(r.status, r.text).toBe(201);
+    expect(r.headers.get('location')).toBe(`/v1/tickets/${r.body.id}`);
+    const tk = r.body;
+    expect(tk).toMatchObject({
+      number: 1,
+      subject: 'Printer on fire',
+      status: 'open',
+      priority: 'high',
+      severity: 'sev2',
+      channel: 'api',
+      mailbox_id: null,
+      assignee: null,
+      team_id: null,
+      tags: [],
+      sla: null,
+      solved_at: null,
+      snoozed_until: null,
+      last_customer_message_at: null,
+      last_message_preview: 'Hello Jane, we are on it.',
+      message_count: 1,
+      spam: false,
+      csat: null,
+      custom: {},
+      fields: {},
+    });
+    expect(tk.contact).toMatchObject({ name: 'Jane Doe', email: addr, avatar_url: null });
+    expect(tk.first_responded_at).not.toBeNull();
+    for (const ref of [tk.id, '1', '%231']) {
+      const g = await api().get(`/v1/tickets/${ref}`, t.as);
+      expect(g.status, ref).toBe(200);
+      expect(g.body).toEqual(tk);
+    }
+    // The contact was created once and is found again by email, whatever its case.
+    const again = await ticket(t, { contact: { email: addr.toUpperCase() } });
+    expect(again.contact.id).toBe(tk.contact.id);
+    expect(again.number).toBe(2);
+
+    const events = await eventsAfterOf(svc, t, seq);
+    expect(events.map((e) => e.type)).toEqual([
+      'contact.created',
+      'ticket.created',
+      'message.created',
+      'ticket.created',
+    ]);
+    expect(events[1].data.ticket).toEqual(tk);
+    expect(events[2].visibility).toBe('agents');
+    expect(events[2].data.message.body_html).toContain('<b>Jane</b>');
+  });
+
+  it('numbers are gapless under concurrent creates and never reused after a delete', async () => {
+    const t = await newTenant(api());
+    const made = await Promise.all(Array.from({ length: 12 }, () => ticket(t)));
+    expect(made.map((m) => m.number).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    const last = made.find((m) => m.number === 12);
+    expect((await api().delete(`/v1/tickets/${last.id}`, t.as)).status).toBe(204);
+    expect((await ticket(t)).number).toBe(13);
+  });
+
+  it('links an existing contact by id; other workspaces number on their own', async () => {
+    const a = await newTenant(api());
+    const b = await newTenant(api());
+    const c = await api().post('/v1/contacts', { email: email(), name: 'Carl' }, a.as);
+    const tk = await ticket(a, { contact_id: c.body.id });
+    expect(tk.contact.id).toBe(c.body.id);
+    expect((await ticket(b)).number).toBe(1);
+    // Another workspace's contact is unknown here.
+    const r = await api().post('/v1/tickets', { subject: 'x', contact_id: c.body.id }, b.as);
+    expect(r.status).toBe(422);
+    expect(r.body.errors[0].location).toBe('body.contact_id');
+  });
+
+  it('refuses bad input with located 422s and changes nothing', async () => {
+    const t = await newTenant(api());
+    const viewer = await addMember(svc, t, 'viewer');
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ subject: 'x'.repeat(1_000_000) }, 'body.subject'],
+      [{ subject: '   ' }, 'body.subject'],
+      [{ subject: 'x', contact_id: randomUUID() }, 'body.contact_id'],
+      [{ subject: 'x', assignee_id: randomUUID() }, 'body.assignee_id'],
+      [{ subject: 'x', assignee_id: viewer.userId }, 'body.assignee_id'],
+      [{ subject: 'x', team_id: randomUUID() }, 'body.team_id'],
+      [{ subject: 'x', priority: 'asap' }, 'body.priority'],
+      [{ subject: 'x', severity: 'sev5' }, 'body.severity'],
+      [{ subject: 'x', status: 'done' }, 'body.status'],
+      [{ subject: 'x', channel: 'chat' }, 'body.channel'],
+      [{ subject: 'x', body_html: '<script>alert(1)</script>' }, 'body.body_html'],
+      [{ subject: 'x', contact: { email: 'not an email' } }, 'body.contact.email'],
+      [{ subject: 'x', mailbox_id: randomUUID() }, 'body.mailbox_id'],
+    ];
+    for (const [body, location] of cases) {
+      const r = await api().post('/v1/tickets', body, t.as);
+      expect(r.status, JSON.stringify(body).slice(0, 80)).toBe(422);
+      expect(isErrorBody(r.body, 422, 'validation_failed')).toBe(true);
+      expect(r.body.errors[0].location).toBe(location);
+    }
+    const list = await api().get('/v1/tickets', t.as);
+    expect(list.body.data).toEqual([]);
+    // Nothing was numbered either: the next ticket is number 1.
+    expect((await ticket(t)).number).toBe(1);
+  });
+});
+
+describe('changing tickets', () => {
+  it('PATCH changes fields, writes activities and ticket.updated with changes and the assignee topic', async () => {
+    const t = await newTenant(api());
+    const agent = await addMember(svc, t, 'agent', 'Ann Agent');
+    const team = await api().post('/v1/teams', { name: unique('Billing'), private: false, member_ids: [] }, t.as);
+    const tk = await ticket(t, { severity: 'sev3' });
+    const seq = await latestSeqOf(svc, t);
+    const snooze = new Date(Date.now() + 3_600_000).toISOString();
+    const r = await api().patch(
+      `/v1/tickets/${tk.number}`,
+      {
+        status: 'pending',
+        priority: 'urgent',
+        severity: null,
+        assignee_id: agent.userId,
+        team_id: team.body.id,
+        snoozed_until: snooze,
+        custom: { order: 'A-1', drop: null },
+        subject: 'Printer still on fire',
+      },
+      t.as,
+    );
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toMatchObject({
+      status: 'pending',
+      priority: 'urgent',
+      severity: null,
+      team_id: team.body.id,
+      snoozed_until: snooze,
+      custom: { order: 'A-1' },
+      subject: 'Printer still on fire',
+    });
+    expect(r.body.assignee).toEqual({ id: agent.userId, name: 'Ann Agent', email: agent.email, avatar_url: null });
+    expect(new Date(r.body.updated_at).getTime()).toBeGreaterThan(new Date(tk.updated_at).getTime());
+
+    const acts = await api().get(`/v1/tickets/${tk.id}/activities`, t.as);
+    expect(acts.status).toBe(200);
+    expect(acts.body.data.map((a: any) => [a.type, a.data])).toEqual([
+      ['status_changed', { from: 'open', to: 'pending' }],
+      ['priority_changed', { from: 'normal', to: 'urgent' }],
+      ['severity_changed', { from: 'sev3', to: null }],
+      ['assigned', { from: null, to: agent.userId }],
+      ['team_changed', { from: null, to: team.body.id }],
+    ]);
+    expect(acts.body.data[0].actor).toEqual({
+      type: 'user',
+      user: { id: t.owner.userId, name: 'Olivia Owner', email: t.owner.email, avatar_url: null },
+      api_key_id: null,
+      automation_id: null,
+    });
+
+    const events = await eventsAfterOf(svc, t, seq);
+    const updated = events.filter((e) => e.type === 'ticket.updated');
+    expect(updated).toHaveLength(1);
+    expect(updated[0].data.ticket).toEqual(r.body);
+    expect(new Set(updated[0].data.changes)).toEqual(
+      new Set(['subject', 'status', 'priority', 'severity', 'assignee_id', 'team_id', 'snoozed_until', 'custom']),
+    );
+    expect(updated[0].topics).toContain(`user:${agent.userId}`);
+    expect(events.filter((e) => e.type === 'activity.created')).toHaveLength(5);
+
+    // The same PATCH again changes nothing and publishes nothing.
+    const seq2 = await latestSeqOf(svc, t);
+    const same = await api().patch(`/v1/tickets/${tk.id}`, { status: 'pending', priority: 'urgent' }, t.as);
+    expect(same.status).toBe(200);
+    expect(await latestSeqOf(svc, t)).toBe(seq2);
+  });
+
+  it('solving sets solved_at and clears a snooze; reopening clears solved_at; an API key acts as itself', async () => {
+    const t = await newTenant(api());
+    const key = await newApiKey(api(), t, ['tickets:write']);
+    const tk = await ticket(t);
+    await api().patch(`/v1/tickets/${tk.id}`, { snoozed_until: new Date(Date.now() + 60_000).toISOString() }, t.as);
+    const solved = await api().patch(`/v1/tickets/${tk.id}`, { status: 'solved' }, { token: key.key });
+    expect(solved.status, solved.text).toBe(200);
+    expect(solved.body.solved_at).not.toBeNull();
+    expect(solved.body.snoozed_until).toBeNull();
+    const reopened = await api().patch(`/v1/tickets/${tk.id}`, { status: 'open' }, { token: key.key });
+    expect(reopened.body.solved_at).toBeNull();
+    const acts = (await api().get(`/v1/tickets/${tk.id}/activities`, t.as)).body.data;
+    expect(acts.at(-1).actor).toEqual({ type: 'api_key', user: null, api_key_id: key.id, automation_id: null });
+  });
+
+  it('refuses bad changes: unknown or viewer assignee, unknown team, past snooze, blank subject', async () => {
+    const t = await newTenant(api());
+    const viewer = await addMember(svc, t, 'viewer');
+    const other = await newTenant(api());
+    const tk = await ticket(t);
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ assignee_id: randomUUID() }, 'body.assignee_id'],
+      [{ assignee_id: viewer.userId }, 'body.assignee_id'],
+      [{ assignee_id: other.owner.userId }, 'body.assignee_id'],
+      [{ team_id: randomUUID() }, 'body.team_id'],
+      [{ snoozed_until: '2001-01-01T00:00:00Z' }, 'body.snoozed_until'],
+      [{ subject: ' ' }, 'body.subject'],
+      [{ spam: 'yes' }, 'body.spam'],
+      [{ number: 5 }, 'body.number'],
+    ];
+    for (const [body, location] of cases) {
+      const r = await api().patch(`/v1/tickets/${tk.id}`, body, t.as);
+      expect(r.status, JSON.stringify(body)).toBe(422);
+      expect(r.body.errors[0].location).toBe(location);
+    }
+    expect((await api().get(`/v1/tickets/${tk.id}`, t.as)).body).toEqual(tk);
+  });
+
+  it('soft delete: gone from GET, lists, PATCH and counts; audited; ticket.deleted', async () => {
+    const t = await newTenant(api());
+    const tk = await ticket(t);
+    const seq = await latestSeqOf(svc, t);
+    expect((await api().delete(`/v1/tickets/${tk.id}`, t.as)).status).toBe(204);
+    expect((await api().get(`/v1/tickets/${tk.id}`, t.as)).status).toBe(404);
+    expect((await api().get(`/v1/tickets/${tk.number}`, t.as)).status).toBe(404);
+    expect((await api().patch(`/v1/tickets/${tk.id}`, { status: 'solved' }, t.as)).status).toBe(404);
+    expect((await api().delete(`/v1/tickets/${tk.id}`, t.as)).status).toBe(404);
+    expect((await api().get('/v1/tickets', t.as)).body.data).toEqual([]);
+    expect((await api().get('/v1/tickets/counts', t.as)).body.open).toBe(0);
+    const events = await eventsAfterOf(svc, t, seq);
+    expect(events.map((e) => [e.type, e.data])).toEqual([['ticket.deleted', { ticket_id: tk.id }]]);
+    const audit = await api().get('/v1/audit-logs?action=ticket.deleted', t.as);
+    expect(audit.body.data[0]).toMatchObject({ entity_id: tk.id, data: { number: tk.number } });
+  });
+});
+
+describe('bulk', () => {
+  it('patches up to 100 tickets with an event and activity each', async () => {
+    const t = await newTenant(api());
+    const made = await Promise.all(Array.from({ length: 5 }, () => ticket(t)));
+    const seq = await latestSeqOf(svc, t);
+    const r = await api().post(
+      '/v1/tickets/bulk',
+      {
+        ids: [...made.slice(0, 4).map((m) => m.id), `#${made[4].number}`],
+        patch: { status: 'solved', priority: 'low' },
+      },
+      t.as,
+    );
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.data).toHaveLength(5);
+    expect(r.body.data.every((x: any) => x.status === 'solved' && x.priority === 'low')).toBe(true);
+    const events = await eventsAfterOf(svc, t, seq);
+    expect(events.filter((e) => e.type === 'ticket.updated')).toHaveLength(5);
+    expect(events.filter((e) => e.type === 'activity.created')).toHaveLength(10);
+  });
+
+  it('deletes; refuses 101 ids, an unknown id (nothing changes), and patch with delete', async () => {
+    const t = await newTenant(api());
+    const made = await Promise.all(Array.from({ length: 3 }, () => ticket(t)));
+    const tooMany = await api().post(
+      '/v1/tickets/bulk',
+      { ids: Array.from({ length: 101 }, () => randomUUID()), delete: true },
+      t.as,
+    );
+    expect(tooMany.status).toBe(422);
+    expect(tooMany.body.errors[0].location).toBe('body.ids');
+    const unknown = await api().post(
+      '/v1/tickets/bulk',
+      { ids: [made[0].id, randomUUID()], patch: { status: 'solved' } },
+      t.as,
+    );
+    expect(unknown.status).toBe(404);
+    expect((await api().get(`/v1/tickets/${made[0].id}`, t.as)).body.status).toBe('open');
+    const both = await api().post('/v1/tickets/bulk', { ids: [made[0].id], patch: {}, delete: true }, t.as);
+    expect(both.status).toBe(422);
+    const del = await api().post('/v1/tickets/bulk', { ids: made.map((m) => m.id), delete: true }, t.as);
+    expect(del.status).toBe(200);
+    expect(new Set(del.body.deleted_ids)).toEqual(new Set(made.map((m) => m.id)));
+    expect((await api().get('/v1/tickets', t.as)).body.data).toEqual([]);
+  });
+});
+
+describe('merge', () => {
+  it('moves messages to the target, closes the source with a merged activity', async () => {
+    const t = await newTenant(api());
+    const source = await ticket(t, { body_html: '<p>first</p>' });
+    await api().post(`/v1/tickets/${source.id}/messages`, { kind: 'note', body_html: '<p>second</p>' }, t.as);
+    const into = await ticket(t, { body_html: '<p>target</p>' });
+    const r = await api().post(`/v1/tickets/${source.id}/merge`, { into_id: String(into.number) }, t.as);
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.id).toBe(into.id);
+    expect(r.body.message_count).toBe(3);
+    const msgs = await api().get(`/v1/tickets/${into.id}/messages`, t.as);
+    expect(msgs.body.data.map((m: any) => m.body_text)).toEqual(['first', 'second', 'target']);
+    const src = await api().get(`/v1/tickets/${source.id}`, t.as);
+    expect(src.status).toBe(200);
+    expect(src.body).toMatchObject({
+      status: 'closed',
+      message_count: 0,
+      custom: { merged_into: { id: into.id, number: into.number } },
+    });
+    const acts = (await api().get(`/v1/tickets/${source.id}/activities`, t.as)).body.data;
+    expect(acts.map((a: any) => [a.type, a.data])).toEqual([
+      ['status_changed', { from: 'open', to: 'closed' }],
+      ['merged', { into: into.id }],
+    ]);
+    // Merging it again, into itself, into a deleted ticket, or into an unknown one: 422.
+    const other = await ticket(t);
+    const gone = await ticket(t);
+    await api().delete(`/v1/tickets/${gone.id}`, t.as);
+    for (const [from, to] of [
+      [source.id, into.id],
+      [other.id, other.id],
+      [other.id, gone.id],
+      [other.id, randomUUID()],
+      [other.id, source.id],
+    ]) {
+      const bad = await api().post(`/v1/tickets/${from}/merge`, { into_id: to }, t.as);
+      expect(bad.status, `${from} → ${to}`).toBe(422);
+      expect(bad.body.errors[0].location).toBe('body.into_id');
+    }
+  });
+});
+
+describe('lists', () => {
+  it('filters, sorts and pages without skipping or repeating under concurrent inserts', async () => {
+    const t = await newTenant(api());
+    const agent = await addMember(svc, t, 'agent');
+    const made: any[] = [];
+    for (let i = 0; i < 9; i++) {
+      made.push(
+        await ticket(t, {
+          priority: (['low', 'normal', 'high', 'urgent'] as const)[i % 4],
+          severity: i % 3 === 0 ? null : `sev${(i % 4) + 1}`,
+          status: i % 2 === 0 ? 'open' : 'pending',
+          ...(i < 3 ? { assignee_id: agent.userId } : {}),
+        }),
+      );
+    }
+    // Pages of 2, newest activity first, while new tickets arrive: every earlier ticket once.
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const r: any = await api().get(
+        `/v1/tickets?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        t.as,
+      );
+      expect(r.status, r.text).toBe(200);
+      seen.push(...r.body.data.map((x: any) => x.id));
+      cursor = r.body.next_cursor;
+      if (pages++ === 1) await ticket(t, { subject: 'arrives meanwhile' });
+    } while (cursor);
+    expect(seen).toEqual([...made].reverse().map((m) => m.id));
+
+    const ids = async (query: string, as = t.as) => {
+      const r = await api().get(`/v1/tickets?${query}`, as);
+      expect(r.status, `${query}: ${r.text}`).toBe(200);
+      return r.body.data.map((x: any) => x.number);
+    };
+    expect(await ids('status=pending&sort=created_at&order=asc')).toEqual([2, 4, 6, 8]);
+    expect(await ids('priority=urgent,high&sort=created_at&order=asc')).toEqual([3, 4, 7, 8]);
+    expect(await ids('severity=none&sort=created_at&order=asc')).toEqual([1, 4, 7, 10]);
+    expect(await ids(`assignee=${agent.userId}&sort=created_at&order=asc`)).toEqual([1, 2, 3]);
+    expect(await ids('assignee=me', agent.as)).toEqual([3, 2, 1]);
+    expect((await ids('assignee=none')).length).toBe(7);
+    // priority desc: urgent first; severity desc: sev1 first, none last.
+    const byPriority = (await api().get('/v1/tickets?sort=priority', t.as)).body.data.map((x: any) => x.priority);
+    expect(byPriority.slice(0, 2)).toEqual(['urgent', 'urgent']);
+    expect(byPriority.at(-1)).toBe('low');
+    const bySeverity = (await api().get('/v1/tickets?sort=severity', t.as)).body.data.map((x: any) => x.severity);
+    expect(bySeverity[0]).toBe('sev1');
+    expect(bySeverity.slice(-4)).toEqual([null, null, null, null]);
+    // Severity pages of 3 give the same order as one page.
+    const paged: Array<string | null> = [];
+    let c: string | null = null;
+    do {
+      const r: any = await api().get(
+        `/v1/tickets?sort=severity&limit=3${c ? `&cursor=${encodeURIComponent(c)}` : ''}`,
+        t.as,
+      );
+      paged.push(...r.body.data.map((x: any) => x.severity));
+      c = r.body.next_cursor;
+    } while (c);
+    expect(paged).toEqual(bySeverity);
+    // A cursor of another list is refused.
+    const first = await api().get('/v1/tickets?limit=1', t.as);
+    const wrong = await api().get(`/v1/tickets?status=open&cursor=${encodeURIComponent(first.body.next_cursor)}`, t.as);
+    expect(wrong.status).toBe(422);
+    expect(wrong.body.errors[0].location).toBe('query.cursor');
+    for (const bad of [
+      'status=done',
+      'sort=subject',
+      'assignee=someone',
+      'limit=101',
+      'spam=maybe',
+      'view_id=x',
+      'colour=red',
+    ]) {
+      expect((await api().get(`/v1/tickets?${bad}`, t.as)).status, bad).toBe(422);
+    }
+  });
+
+  it('q finds words of the subject, message bodies (partial words too), the contact, and the number; ranked', async () => {
+    const t = await newTenant(api());
+    const a = await ticket(t, { subject: 'Invoice for March is wrong' });
+    const b = await ticket(t, { subject: 'Hello', body_html: '<p>My <i>invoice</i> shows a duplicate charge</p>' });
+    const c = await ticket(t, {
+      subject: 'Login trouble',
+      contact: { email: 'zelda.quartermaine@example.org', name: 'Zelda Q' },
+    });
+    await ticket(t, { subject: 'Unrelated' });
+    const find = async (q: string) =>
+      (await api().get(`/v1/tickets?q=${encodeURIComponent(q)}`, t.as)).body.data.map((x: any) => x.id);
+    expect(await find('invoice')).toEqual([a.id, b.id]);
+    expect(await find('invo')).toEqual([a.id, b.id]);
+    expect(await find('duplicate charge')).toEqual([b.id]);
+    expect(await find('quarterm')).toEqual([c.id]);
+    expect(await find('Zelda')).toEqual([c.id]);
+    expect(await find(`#${c.number}`)).toEqual([c.id]);
+    expect(await find('nothing-like-this')).toEqual([]);
+    expect(await find("o'brien & | ! :* (")).toEqual([]);
+    // q with pages of 1 keeps the ranked order.
+    const p1 = await api().get('/v1/tickets?q=invoice&limit=1', t.as);
+    const p2 = await api().get(`/v1/tickets?q=invoice&limit=1&cursor=${encodeURIComponent(p1.body.next_cursor)}`, t.as);
+    expect([p1.body.data[0].id, p2.body.data[0].id]).toEqual([a.id, b.id]);
+    expect(p2.body.next_cursor).toBeNull();
+  });
+
+  it('spam is left out unless asked for; counts', async () => {
+    const t = await newTenant(api());
+    const agent = await addMember(svc, t, 'agent');
+    const s = await ticket(t);
+    await api().patch(`/v1/tickets/${s.id}`, { spam: true }, t.as);
+    await ticket(t, { assignee_id: agent.userId });
+    await ticket(t, { status: 'pending' });
+    await ticket(t, { status: 'solved' });
+    await ticket(t, { status: 'on_hold', assignee_id: agent.userId });
+    expect((await api().get('/v1/tickets', t.as)).body.data).toHaveLength(4);
+    expect((await api().get('/v1/tickets?spam=true', t.as)).body.data.map((x: any) => x.id)).toEqual([s.id]);
+    const counts = await api().get('/v1/tickets/counts', agent.as);
+    expect(counts.status).toBe(200);
+    expect(counts.body).toEqual({
+      unassigned: 1,
+      mine: 2,
+      open: 1,
+      pending: 1,
+      on_hold: 1,
+      solved: 1,
+      spam: 1,
+      views: {},
+    });
+  });
+});
+
+describe('who may do what', () => {
+  it('viewers and read keys read; agents and write keys write; a private team hides its tickets', async () => {
+    const t = await newTenant(api());
+    const viewer = await addMember(svc, t, 'viewer');
+    const agent = await addMember(svc, t, 'agent');
+    const insider = await addMember(svc, t, 'agent');
+    const readKey = await newApiKey(api(), t, ['tickets:read']);
+    const contactsKey = await newApiKey(api(), t, ['contacts:read']);
+    const tk = await ticket(t);
+    expect((await api().get(`/v1/tickets/${tk.id}`, viewer.as)).status).toBe(200);
+    expect((await api().get(`/v1/tickets/${tk.id}`, { token: readKey.key })).status).toBe(200);
+    expect((await api().patch(`/v1/tickets/${tk.id}`, { priority: 'low' }, viewer.as)).status).toBe(403);
+    expect((await api().post('/v1/tickets', { subject: 'x' }, { token: readKey.key })).status).toBe(403);
+    expect((await api().get('/v1/tickets', { token: contactsKey.key })).status).toBe(403);
+    expect((await api().patch(`/v1/tickets/${tk.id}`, { priority: 'low' }, agent.as)).status).toBe(200);
+
+    const team = await api().post(
+      '/v1/teams',
+      { name: unique('VIP'), private: true, member_ids: [insider.userId] },
+      t.as,
+    );
+    const secret = await ticket(t, { team_id: team.body.id, subject: 'Secret' });
+    const insiderAs = insider.as;
+    for (const as of [agent.as, viewer.as, { token: readKey.key }]) {
+      expect((await api().get(`/v1/tickets/${secret.id}`, as)).status).toBe(404);
+      expect((await api().get('/v1/tickets', as)).body.data.map((x: any) => x.id)).not.toContain(secret.id);
+      expect((await api().get(`/v1/tickets/${secret.id}/messages`, as)).status).toBe(404);
+    }
+    expect((await api().get(`/v1/tickets/${secret.id}`, insiderAs)).status).toBe(200);
+    expect((await api().get(`/v1/tickets/${secret.id}`, t.as)).status).toBe(200);
+    // Its events are stand-ins for those who may not see it.
+    const seq = await latestSeqOf(svc, t);
+    await api().patch(`/v1/tickets/${secret.id}`, { priority: 'high' }, t.as);
+    const seen = (await api().get(`/v1/events?since=${seq}`, agent.as)).body.data;
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.every((e: any) => e.type === 'event.hidden')).toBe(true);
+  });
+});
+
+describe('snooze', () => {
+  it('wakes a snoozed pending ticket: snooze cleared, open again, a system activity and ticket.updated', async () => {
+    const { wakeSnoozedTickets } = await import('../src/modules/tickets/snooze.js');
+    const t = await newTenant(api());
+    const tk = await ticket(t, { status: 'pending' });
+    const later = await ticket(t, { status: 'on_hold' });
+    const at = new Date(Date.now() + 60_000);
+    await api().patch(`/v1/tickets/${tk.id}`, { snoozed_until: at.toISOString() }, t.as);
+    await api().patch(
+      `/v1/tickets/${later.id}`,
+      { snoozed_until: new Date(Date.now() + 3_600_000).toISOString() },
+      t.as,
+    );
+    const seq = await latestSeqOf(svc, t);
+    // Before its time nothing happens; a minute later it wakes, the other one not yet.
+    await wakeSnoozedTickets(svc.rt.deps, new Date());
+    expect((await api().get(`/v1/tickets/${tk.id}`, t.as)).body.status).toBe('pending');
+    await wakeSnoozedTickets(svc.rt.deps, new Date(at.getTime() + 1000));
+    const woke = (await api().get(`/v1/tickets/${tk.id}`, t.as)).body;
+    expect(woke).toMatchObject({ status: 'open', snoozed_until: null });
+    expect((await api().get(`/v1/tickets/${later.id}`, t.as)).body.status).toBe('on_hold');
+    const acts = (await api().get(`/v1/tickets/${tk.id}/activities`, t.as)).body.data;
+    expect(acts.at(-1)).toMatchObject({
+      type: 'status_changed',
+      data: { from: 'pending', to: 'open' },
+      actor: { type: 'system', user: null, api_key_id: null },
+    });
+    const events = await eventsAfterOf(svc, t, seq);
+    expect(events.map((e) => e.type)).toEqual(['activity.created', 'ticket.updated']);
+    expect(events[1].data.changes).toEqual(['snoozed_until', 'status']);
+  });
+});
+
+describe('search', () => {
+  it('GET /v1/search: up to five tickets and contacts each, best first; keys see only their kinds', async () => {
+    const t = await newTenant(api());
+    for (let i = 0; i < 7; i++) await ticket(t, { subject: `Refund request ${i}` });
+    await api().post('/v1/contacts', { email: 'refundo.fan@example.com', name: 'Refundo Fan' }, t.as);
+    await api().post('/v1/contacts', { email: 'other@example.com', name: 'Other' }, t.as);
+    const r = await api().get('/v1/search?q=refund', t.as);
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.tickets).toHaveLength(5);
+    expect(r.body.tickets.every((x: any) => x.subject.startsWith('Refund request'))).toBe(true);
+    expect(r.body.contacts.map((c: any) => c.name)).toEqual(['Refundo Fan']);
+    expect(r.body.articles).toEqual([]);
+    const ticketsOnly = await newApiKey(api(), t, ['tickets:read']);
+    const k = await api().get('/v1/search?q=refund', { token: ticketsOnly.key });
+    expect(k.body.tickets).toHaveLength(5);
+    expect(k.body.contacts).toEqual([]);
+    expect((await api().get('/v1/search', t.as)).status).toBe(422);
+    const other = await newTenant(api());
+    expect((await api().get('/v1/search?q=refund', other.as)).body.tickets).toEqual([]);
+  });
+});
