@@ -98,6 +98,58 @@ describe('creating and reading tickets', () => {
     expect(events[2].data.message.body_html).toContain('<b>Jane</b>');
   });
 
+  it('every read is exactly the Ticket schema: no field more or less, RFC 3339 UTC timestamps', async () => {
+    const t = await newTenant(api());
+    const agent = await addMember(svc, t, 'agent', 'Ann Agent');
+    const team = await api().post('/v1/teams', { name: unique('Team') }, t.as);
+    expect(team.status, team.text).toBe(201);
+    const f = await api().post('/v1/custom-fields', { entity: 'ticket', name: 'Plan', type: 'text' }, t.as);
+    expect(f.status, f.text).toBe(201);
+    const tk = await ticket(t, {
+      contact: { email: email(), name: 'Zoë "Quotes" <O\'Brien>' },
+      body_html: '<p>Line one</p><p>Ünïcode ✓ and "quotes" \\ back\\slash</p>',
+      assignee_id: agent.userId,
+      team_id: team.body.id,
+      tags: ['vip', 'Billing'],
+      fields: { [f.body.key]: 'pro "plus"' },
+      severity: 'sev1',
+    });
+    await api().patch(`/v1/tickets/${tk.id}`, { custom: { nested: { a: [1, 'x'] } }, snoozed_until: null }, t.as);
+    const strict = (schema: any): any => {
+      if (Array.isArray(schema)) return schema.map(strict);
+      if (schema === null || typeof schema !== 'object') return schema;
+      const out: any = {};
+      for (const k of Reflect.ownKeys(schema)) out[k] = strict(schema[k]);
+      if (schema.type === 'object' && schema.properties && !schema.patternProperties) out.additionalProperties = false;
+      return out;
+    };
+    const { Ticket } = await import('../src/modules/tickets/schemas.js');
+    const { Ajv } = await import('ajv');
+    const { default: addFormats } = await import('ajv-formats');
+    const ajv = new Ajv({ allErrors: true, strict: false });
+    addFormats(ajv);
+    const check = ajv.compile(strict(Ticket));
+    const got = await api().get(`/v1/tickets/${tk.number}`, t.as);
+    const listed = await api().get('/v1/tickets?limit=5', t.as);
+    expect(listed.status).toBe(200);
+    expect(Object.keys(listed.body).sort()).toEqual(['data', 'next_cursor']);
+    for (const x of [got.body, listed.body.data[0]]) {
+      expect(check(x) ? [] : check.errors).toEqual([]);
+      expect(Object.keys(x).sort()).toEqual(Object.keys(Ticket.properties).sort());
+      for (const k of ['created_at', 'updated_at', 'last_message_at', 'first_responded_at']) {
+        expect(x[k], k).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      }
+      expect(x.contact.name).toBe('Zoë "Quotes" <O\'Brien>');
+      expect(x.assignee).toEqual({ id: agent.userId, name: 'Ann Agent', email: expect.any(String), avatar_url: null });
+      expect(x.tags.map((g: any) => g.name)).toEqual(['Billing', 'vip']);
+      expect(x.fields).toEqual({ [f.body.key]: 'pro "plus"' });
+      expect(x.custom).toEqual({ nested: { a: [1, 'x'] } });
+      expect(x.last_message_preview).toContain('Ünïcode ✓ and "quotes"');
+    }
+    expect(listed.body.data[0]).toEqual(got.body);
+    expect(got.headers.get('content-type')).toBe('application/json; charset=utf-8');
+  });
+
   it('numbers are gapless under concurrent creates and never reused after a delete', async () => {
     const t = await newTenant(api());
     const made = await Promise.all(Array.from({ length: 12 }, () => ticket(t)));

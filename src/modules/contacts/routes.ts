@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
 import { access } from '../../platform/http/context.js';
+import { sendJson } from '../../platform/http/json.js';
 import { IdParams, PageOf } from '../../platform/http/schemas.js';
 import { Ticket } from '../tickets/schemas.js';
 import { Contact, CreateContactBody, ListContactsQuery, ListContactTicketsQuery, PatchContactBody } from './schemas.js';
@@ -100,6 +101,6 @@ export default async function contactRoutes(app: App, deps: Deps) {
         response: { 200: PageOf(Ticket) },
       },
     },
-    async (req) => listContactTickets(deps, req.ctx, req.params.id, req.query),
+    async (req, reply) => sendJson(reply, 200, await listContactTickets(deps, req.ctx, req.params.id, req.query)),
   );
 }

@@ -12,6 +12,7 @@ import type { Unit } from '../../platform/db/tx.js';
 import { uniqueOrConflict } from '../../platform/db/unique.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { invalid, notFound } from '../../platform/http/errors.js';
+import type { JsonText } from '../../platform/http/json.js';
 import type { Page } from '../../platform/http/pagination.js';
 import { iso } from '../../platform/http/schemas.js';
 import { likePattern, mergeCustom } from '../../platform/http/values.js';
@@ -326,7 +327,7 @@ export async function listContactTickets(
   ctx: RequestContext,
   id: string,
   q: Static<typeof ListContactTicketsQuery>,
-): Promise<Page<TicketView>> {
+): Promise<JsonText> {
   const query = { contact_id: id.toLowerCase(), sort: 'created_at' as const, limit: q.limit, cursor: q.cursor };
   checkTicketCursor(deps, ctx, query);
   if (!isUuid(id)) throw notFound('Contact not found.');

@@ -7,6 +7,7 @@ import type { Deps } from '../../deps.js';
 import type { RequestContext, Scope } from '../../platform/http/context.js';
 import { searchContacts } from '../contacts/service.js';
 import { listTickets } from '../tickets/list.js';
+import type { TicketView } from '../tickets/queries.js';
 import type { SearchResult } from './schemas.js';
 
 const PER_KIND = 5;
@@ -16,7 +17,9 @@ const mayRead = (ctx: RequestContext, area: 'tickets' | 'contacts') =>
 
 export async function search(deps: Deps, ctx: RequestContext, q: string): Promise<Static<typeof SearchResult>> {
   const [tickets, contacts] = await Promise.all([
-    mayRead(ctx, 'tickets') ? listTickets(deps, ctx, { q, limit: PER_KIND }).then((p) => p.data) : [],
+    mayRead(ctx, 'tickets')
+      ? listTickets(deps, ctx, { q, limit: PER_KIND }).then((p) => (JSON.parse(p) as { data: TicketView[] }).data)
+      : [],
     mayRead(ctx, 'contacts') ? searchContacts(deps, ctx, q, PER_KIND) : [],
   ]);
   return { tickets, contacts, articles: [] };

@@ -14,10 +14,11 @@
 import type { Static } from '@sinclair/typebox';
 import { type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
-import { fromMicros } from '../../platform/db/keyset.js';
+import { fromMicros, microsOf } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { invalid } from '../../platform/http/errors.js';
+import type { JsonText } from '../../platform/http/json.js';
 import type { KeyValue, Page } from '../../platform/http/pagination.js';
 import { likePattern } from '../../platform/http/values.js';
 import { fieldFilterPredicates, fieldParams, fieldSort, textFieldMatch } from '../custom-fields/filters.js';
@@ -25,18 +26,31 @@ import { type FieldDef, fieldDefs } from '../custom-fields/service.js';
 import { tagIdsByName } from '../tags/service.js';
 import { hasTag } from '../tags/sql.js';
 import { type ViewFilters, viewFiltersOf, visibleViews } from '../views/service.js';
-import { hiddenTeamIds, presentTicket, type TicketRow, type TicketView, ticketQuery } from './queries.js';
+import { hiddenTeamIds, TICKET_JSON, ticketFrom } from './queries.js';
 import type { ListTicketsQuery, TicketCounts } from './schemas.js';
 import { ACTIVE_STATUSES } from './status.js';
 
 type Query = Static<typeof ListTicketsQuery>;
 type EB = ExpressionBuilder<DB & { t: DB['tickets'] }, 't'>;
 
+/** What a list reads per ticket: the Ticket's JSON and the values its cursor may need. */
+interface ListRow {
+  json: JsonText;
+  id: string;
+  last_message_us: number;
+  created_us: number;
+  due_us: number;
+  priority_rank: number;
+  severity_rank: number;
+  rank?: number;
+  sort_value?: KeyValue;
+}
+
 /** A sort key: its SQL, how its cursor value is read back, and where the row keeps it. */
 interface Key {
   expr: RawBuilder<unknown>;
   kind: 'micros' | 'int' | 'due' | 'id' | 'text' | 'jsonb';
-  of: (r: TicketRow & { rank?: number; sort_value?: KeyValue }) => KeyValue;
+  of: (r: ListRow) => KeyValue;
 }
 
 const K = {
@@ -283,12 +297,20 @@ export function checkTicketCursor(deps: Deps, ctx: RequestContext, q: Query): vo
   plan(deps, ctx, q, new Map());
 }
 
-export async function listTickets(deps: Deps, ctx: RequestContext, q: Query): Promise<Page<TicketView>> {
+/** A page of tickets as JSON text, `{data, next_cursor}`, built from PostgreSQL's JSON per ticket. */
+export async function listTickets(deps: Deps, ctx: RequestContext, q: Query): Promise<JsonText> {
   const limit = q.limit ?? 50;
   const defs = await defsFor(deps, ctx, q);
   const { rankExpr, spec, dir, list, after } = plan(deps, ctx, q, defs);
-  const db = deps.database.db;
-  let query = ticketQuery(db, ctx.workspaceId);
+  let query = ticketFrom(deps.database.db, ctx.workspaceId).select([
+    TICKET_JSON.as('json'),
+    't.id',
+    microsOf('t.last_message_at').as('last_message_us'),
+    microsOf('t.created_at').as('created_us'),
+    sql<number>`(extract(epoch from coalesce(t.due_at, 'infinity'::timestamptz)) * 1000000)::float8`.as('due_us'),
+    't.priority_rank',
+    't.severity_rank',
+  ]);
   if (rankExpr) query = query.select(rankExpr.as('rank')) as typeof query;
   if (q.sort?.startsWith('field.')) {
     query = query.select(spec.keys[0]!.expr.as('sort_value')) as typeof query;
@@ -302,8 +324,14 @@ export async function listTickets(deps: Deps, ctx: RequestContext, q: Query): Pr
     query = query.where(sql<SqlBool>`(${cols}) ${sql.raw(dir === 'desc' ? '<' : '>')} (${vals})` as never);
   }
   for (const k of spec.keys) query = query.orderBy(k.expr, dir);
-  const rows = (await query.limit(limit + 1).execute()) as Array<TicketRow & { rank?: number; sort_value?: KeyValue }>;
-  return deps.pager.page(list, rows, limit, (r) => spec.keys.map((k) => k.of(r)), presentTicket);
+  const rows = (await query.limit(limit + 1).execute()) as unknown as ListRow[];
+  return deps.pager.pageJson(
+    list,
+    rows,
+    limit,
+    (r) => spec.keys.map((k) => k.of(r)),
+    (r) => r.json,
+  );
 }
 
 /** The counts of the inbox sidebar, over live tickets the caller may see. */

@@ -3,17 +3,47 @@
 import type { Static } from '@sinclair/typebox';
 import { type Kysely, sql } from 'kysely';
 import { isUuid } from '../../platform/crypto/random.js';
-import { microsOf } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { RequestContext } from '../../platform/http/context.js';
-import { iso } from '../../platform/http/schemas.js';
 import { tagRefsJson } from '../tags/sql.js';
 import type { Ticket } from './schemas.js';
 
 export type TicketView = Static<typeof Ticket>;
 
-/** Every column a Ticket shows, plus its private team (null when it has none or it is not private). */
-export function ticketQuery(db: Kysely<DB>, workspaceId: string) {
+/** A timestamptz as the API writes it (RFC 3339, UTC, milliseconds), like Date#toISOString. */
+const isoSql = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * The Ticket object of the API, built by PostgreSQL as JSON text over `tickets t`, `contacts c`
+ * and `users a` (joined as in ticketQuery). Lists and GET send this text as it comes, so Node
+ * neither parses the row's timestamps nor serialises the page; every other use parses it
+ * (presentTicket), so there is one definition of the shape. Only the schema's fields are named
+ * here: this is the allow-list a response schema would otherwise be (a test checks each read
+ * against the Ticket schema with no extra properties).
+ */
+export const TICKET_JSON = sql<string>`${sql.raw(`json_build_object(
+    'id', t.id, 'number', t.number, 'subject', t.subject, 'status', t.status, 'priority', t.priority,
+    'severity', t.severity, 'channel', t.channel, 'mailbox_id', t.mailbox_id,
+    'contact', CASE WHEN t.contact_id IS NOT NULL THEN json_build_object(
+        'id', t.contact_id, 'name', c.name, 'email', c.email, 'avatar_url', c.avatar_url) END,
+    'assignee', CASE WHEN t.assignee_id IS NOT NULL AND a.name IS NOT NULL THEN json_build_object(
+        'id', t.assignee_id, 'name', a.name, 'email', coalesce(a.email, ''), 'avatar_url', a.avatar_url) END,
+    'team_id', t.team_id,
+    'tags', `)}${tagRefsJson('ticket', 't')}${sql.raw(`,
+    'sla', CASE WHEN jsonb_typeof(t.sla) = 'object' THEN json_build_object(
+        'policy_id', t.sla->'policy_id', 'first_response_due_at', t.sla->'first_response_due_at',
+        'resolution_due_at', t.sla->'resolution_due_at', 'breached', coalesce(t.sla->'breached', 'false')) END,
+    'first_responded_at', ${isoSql('t.first_responded_at')}, 'solved_at', ${isoSql('t.solved_at')},
+    'snoozed_until', ${isoSql('t.snoozed_until')}, 'last_message_at', ${isoSql('t.last_message_at')},
+    'last_customer_message_at', ${isoSql('t.last_customer_message_at')},
+    'last_message_preview', t.last_message_preview, 'message_count', t.message_count, 'spam', t.spam,
+    'csat', CASE WHEN jsonb_typeof(t.csat) = 'object' THEN json_build_object(
+        'score', t.csat->'score', 'comment', t.csat->'comment') END,
+    'custom', coalesce(t.custom, '{}'::jsonb), 'fields', coalesce(t.fields, '{}'::jsonb),
+    'created_at', ${isoSql('t.created_at')}, 'updated_at', ${isoSql('t.updated_at')})::text`)}`;
+
+/** `tickets t` with the contact (`c`), the assignee (`a`) and the team (`tm`) a Ticket shows. */
+export function ticketFrom(db: Kysely<DB>, workspaceId: string) {
   return db
     .selectFrom('tickets as t')
     .leftJoin('contacts as c', (j) =>
@@ -21,93 +51,48 @@ export function ticketQuery(db: Kysely<DB>, workspaceId: string) {
     )
     .leftJoin('users as a', 'a.id', 't.assignee_id')
     .leftJoin('teams as tm', (j) => j.onRef('tm.workspace_id', '=', 't.workspace_id').onRef('tm.id', '=', 't.team_id'))
-    .select([
-      't.id',
-      't.number',
-      't.subject',
-      't.status',
-      't.priority',
-      't.severity',
-      't.channel',
-      't.mailbox_id',
-      't.contact_id',
-      'c.name as contact_name',
-      'c.email as contact_email',
-      'c.avatar_url as contact_avatar_url',
-      't.assignee_id',
-      'a.name as assignee_name',
-      'a.email as assignee_email',
-      'a.avatar_url as assignee_avatar_url',
-      't.team_id',
-      sql<string | null>`case when tm.private then tm.id end`.as('private_team_id'),
-      't.sla',
-      't.first_responded_at',
-      't.solved_at',
-      't.snoozed_until',
-      't.last_message_at',
-      't.last_customer_message_at',
-      't.last_message_preview',
-      't.message_count',
-      't.spam',
-      't.csat',
-      't.custom',
-      't.fields',
-      't.merged_into_id',
-      't.deleted_at',
-      't.created_at',
-      't.updated_at',
-      't.priority_rank',
-      't.severity_rank',
-      tagRefsJson('ticket', 't').as('tags'),
-      microsOf('t.last_message_at').as('last_message_us'),
-      microsOf('t.created_at').as('created_us'),
-      sql<number>`(extract(epoch from coalesce(t.due_at, 'infinity'::timestamptz)) * 1000000)::float8`.as('due_us'),
-    ])
     .where('t.workspace_id', '=', workspaceId);
+}
+
+/** Every column the services use, the private team (null unless private) and the JSON. */
+export function ticketQuery(db: Kysely<DB>, workspaceId: string) {
+  return ticketFrom(db, workspaceId).select([
+    't.id',
+    't.number',
+    't.subject',
+    't.status',
+    't.priority',
+    't.severity',
+    't.channel',
+    't.mailbox_id',
+    't.contact_id',
+    'c.email as contact_email',
+    't.assignee_id',
+    't.team_id',
+    sql<string | null>`case when tm.private then tm.id end`.as('private_team_id'),
+    't.sla',
+    't.first_responded_at',
+    't.solved_at',
+    't.snoozed_until',
+    't.last_message_at',
+    't.last_customer_message_at',
+    't.message_count',
+    't.spam',
+    't.custom',
+    't.fields',
+    't.merged_into_id',
+    't.deleted_at',
+    't.created_at',
+    't.updated_at',
+    TICKET_JSON.as('json'),
+  ]);
 }
 
 export type TicketRow = Awaited<ReturnType<ReturnType<typeof ticketQuery>['executeTakeFirstOrThrow']>>;
 
-export function presentTicket(r: TicketRow): TicketView {
-  return {
-    id: r.id,
-    number: Number(r.number),
-    subject: r.subject,
-    status: r.status as TicketView['status'],
-    priority: r.priority as TicketView['priority'],
-    severity: r.severity as TicketView['severity'],
-    channel: r.channel as TicketView['channel'],
-    mailbox_id: r.mailbox_id,
-    contact:
-      r.contact_id === null
-        ? null
-        : { id: r.contact_id, name: r.contact_name, email: r.contact_email, avatar_url: r.contact_avatar_url },
-    assignee:
-      r.assignee_id === null || r.assignee_name === null
-        ? null
-        : {
-            id: r.assignee_id,
-            name: r.assignee_name,
-            email: r.assignee_email ?? '',
-            avatar_url: r.assignee_avatar_url,
-          },
-    team_id: r.team_id,
-    tags: r.tags ?? [],
-    sla: (r.sla as TicketView['sla']) ?? null,
-    first_responded_at: iso(r.first_responded_at),
-    solved_at: iso(r.solved_at),
-    snoozed_until: iso(r.snoozed_until),
-    last_message_at: iso(r.last_message_at)!,
-    last_customer_message_at: iso(r.last_customer_message_at),
-    last_message_preview: r.last_message_preview,
-    message_count: r.message_count,
-    spam: r.spam,
-    csat: (r.csat as TicketView['csat']) ?? null,
-    custom: r.custom ?? {},
-    fields: r.fields ?? {},
-    created_at: iso(r.created_at)!,
-    updated_at: iso(r.updated_at)!,
-  };
+/** The Ticket object of a row (the JSON PostgreSQL built, parsed). */
+export function presentTicket(r: { json: string }): TicketView {
+  return JSON.parse(r.json) as TicketView;
 }
 
 /** How a path names a ticket: a UUID, a number, or `#` + number. */

@@ -5,6 +5,7 @@ import { Type } from '@sinclair/typebox';
 import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
 import { access } from '../../platform/http/context.js';
+import { sendJson } from '../../platform/http/json.js';
 import { PageOf } from '../../platform/http/schemas.js';
 import { activitiesOf } from './activities.js';
 import { listTickets, ticketCounts } from './list.js';
@@ -49,7 +50,7 @@ export default async function ticketRoutes(app: App, deps: Deps) {
         response: { 200: PageOf(Ticket) },
       },
     },
-    async (req) => listTickets(deps, req.ctx, req.query),
+    async (req, reply) => sendJson(reply, 200, await listTickets(deps, req.ctx, req.query)),
   );
 
   app.get(
@@ -99,7 +100,7 @@ export default async function ticketRoutes(app: App, deps: Deps) {
       config: { access: read },
       schema: { tags, summary: 'A ticket', params: TicketParams, response: { 200: Ticket } },
     },
-    async (req) => getTicket(deps, req.ctx, req.params.id),
+    async (req, reply) => sendJson(reply, 200, await getTicket(deps, req.ctx, req.params.id)),
   );
 
   app.patch(

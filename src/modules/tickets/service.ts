@@ -9,6 +9,7 @@ import type { DB } from '../../platform/db/schema.js';
 import type { Unit } from '../../platform/db/tx.js';
 import { type RequestContext, type Role, roleAtLeast } from '../../platform/http/context.js';
 import { invalid, notFound } from '../../platform/http/errors.js';
+import type { JsonText } from '../../platform/http/json.js';
 import { mergeCustom } from '../../platform/http/values.js';
 import { recordAudit } from '../audit/service.js';
 import { findOrCreateContactByEmail } from '../contacts/service.js';
@@ -69,8 +70,9 @@ export async function reload(u: Unit, id: string): Promise<TicketRow> {
   return ticketQuery(u.trx, u.workspaceId).where('t.id', '=', id).executeTakeFirstOrThrow();
 }
 
-export async function getTicket(deps: Deps, ctx: RequestContext, param: string): Promise<TicketView> {
-  return presentTicket(await findVisibleTicket(deps.database.db, ctx, param));
+/** The ticket as JSON text, as PostgreSQL built it. */
+export async function getTicket(deps: Deps, ctx: RequestContext, param: string): Promise<JsonText> {
+  return (await findVisibleTicket(deps.database.db, ctx, param)).json as JsonText;
 }
 
 // ---------------------------------------------------------------------------------------------

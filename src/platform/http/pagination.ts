@@ -6,6 +6,7 @@ import { createHmac, hkdfSync } from 'node:crypto';
 import { type Static, Type } from '@sinclair/typebox';
 import { constantTimeEqual } from '../crypto/random.js';
 import { invalid } from './errors.js';
+import type { JsonText } from './json.js';
 
 export const PageQuery = {
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'Page size, 1 to 100.' }),
@@ -56,6 +57,24 @@ export class Pager {
     }
     if (!Array.isArray(position) || position.length !== arity) throw bad();
     return position as KeyValue[];
+  }
+
+  /**
+   * The same page as JSON text, from rows that carry each item's JSON already (built by
+   * PostgreSQL): nothing is parsed or serialised again.
+   */
+  pageJson<R>(
+    list: string,
+    rows: R[],
+    limit: number,
+    keyOf: (row: R) => KeyValue[],
+    json: (row: R) => JsonText,
+  ): JsonText {
+    const more = rows.length > limit;
+    const pageRows = more ? rows.slice(0, limit) : rows;
+    const last = pageRows[pageRows.length - 1];
+    const cursor = more && last !== undefined ? JSON.stringify(this.encode(list, keyOf(last))) : 'null';
+    return `{"data":[${pageRows.map(json).join(',')}],"next_cursor":${cursor}}` as JsonText;
   }
 
   /** Rows fetched with `limit + 1`: the page and the cursor after its last row. */
