@@ -3,7 +3,10 @@
 // assignee's user topic), status rules, soft delete, bulk, merge, counts, who may do what,
 // private teams, and the bad input of the issue.
 import { randomUUID } from 'node:crypto';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Ticket } from '../src/modules/tickets/schemas.js';
 import {
   addMember,
   eventsAfterOf,
@@ -123,11 +126,8 @@ describe('creating and reading tickets', () => {
       if (schema.type === 'object' && schema.properties && !schema.patternProperties) out.additionalProperties = false;
       return out;
     };
-    const { Ticket } = await import('../src/modules/tickets/schemas.js');
-    const { Ajv } = await import('ajv');
-    const { default: addFormats } = await import('ajv-formats');
     const ajv = new Ajv({ allErrors: true, strict: false });
-    addFormats(ajv);
+    (addFormats as unknown as { default: (a: Ajv) => void }).default(ajv);
     const check = ajv.compile(strict(Ticket));
     const got = await api().get(`/v1/tickets/${tk.number}`, t.as);
     const listed = await api().get('/v1/tickets?limit=5', t.as);

@@ -31,8 +31,52 @@ export const STATEMENT_TIMEOUT_MS = 30_000;
 const INT8 = 20;
 const parseInt8 = (v: string) => Number(v);
 
+/**
+ * Names for the statements a process runs again and again, so that each connection parses
+ * and plans them once (a server-side prepared statement) instead of on every request: what
+ * pgjdbc's prepareThreshold and Npgsql's automatic preparation do. A statement text gets a
+ * name on its fifth use; at most MAX_NAMED texts are named per process (so a connection holds
+ * at most that many prepared statements), and the usage counts of unnamed texts are forgotten
+ * when there are too many of them (texts that differ per request never get a name).
+ */
+export class StatementNames {
+  static readonly THRESHOLD = 5;
+  static readonly MAX_NAMED = 300;
+  static readonly MAX_COUNTED = 5_000;
+  readonly #named = new Map<string, string>();
+  readonly #uses = new Map<string, number>();
+
+  nameOf(text: string): string | undefined {
+    const name = this.#named.get(text);
+    if (name !== undefined || this.#named.size >= StatementNames.MAX_NAMED) return name;
+    const uses = (this.#uses.get(text) ?? 0) + 1;
+    if (uses < StatementNames.THRESHOLD) {
+      if (this.#uses.size >= StatementNames.MAX_COUNTED) this.#uses.clear();
+      this.#uses.set(text, uses);
+      return undefined;
+    }
+    this.#uses.delete(text);
+    const fresh = `svc_${this.#named.size + 1}`;
+    this.#named.set(text, fresh);
+    return fresh;
+  }
+}
+
+/** Runs a connection's parameterised statements under their names once they have one. */
+function autoPrepare(client: pg.PoolClient, statements: StatementNames): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as { query: unknown }).query = (text: unknown, values?: unknown, callback?: unknown) => {
+    if (typeof text === 'string' && Array.isArray(values) && values.length > 0) {
+      const name = statements.nameOf(text);
+      if (name !== undefined) return query({ name, text, values }, callback);
+    }
+    return callback === undefined ? query(text, values) : query(text, values, callback);
+  };
+}
+
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   if (opts.databaseUrl) {
+    const statements = new StatementNames();
     const pool = new pg.Pool({
       connectionString: opts.databaseUrl,
       max: opts.poolSize ?? 16,
@@ -49,6 +93,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     });
     // An idle client losing its server must not crash the process; the next query reconnects.
     pool.on('error', () => {});
+    pool.on('connect', (client) => autoPrepare(client, statements));
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     return {
       kind: 'postgres',
