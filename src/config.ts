@@ -39,6 +39,10 @@ export interface Config {
   };
   stripe: { secretKey: string | null; webhookSecret: string | null; apiBase: string | null };
   smtpUrl: string | null;
+  /** INBOUND_DOMAIN: the domain of mailboxes' forwarding addresses (its MX reaches POST /v1/inbound/email). */
+  inboundDomain: string;
+  /** MAIL_ALLOW_PRIVATE: mailboxes may connect to loopback and private IMAP/SMTP servers (self-hosting, tests). */
+  mailAllowPrivate: boolean;
   rateLimitPerMinute: number;
   attachmentMaxMb: number;
   /** S3-compatible storage for attachments (S3_BUCKET turns it on); null = local disk under DATA_DIR. */
@@ -139,6 +143,24 @@ function secret(
   const value = randomBytes(32).toString('base64url');
   writeFileSync(path, value + '\n', { mode: 0o600 });
   return { value, generated: true };
+}
+
+const HOSTNAME_RE =
+  /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/**
+ * INBOUND_DOMAIN, or the host of PUBLIC_URL (`help.example.com` gives
+ * `support-k3j9x2m4qa@help.example.com`); `localhost` when PUBLIC_URL names an IP address.
+ */
+function inboundDomain(env: Env, publicUrl: string): string {
+  const v = str(env, 'INBOUND_DOMAIN');
+  if (v !== null) {
+    const d = v.toLowerCase().replace(/\.$/, '');
+    if (!HOSTNAME_RE.test(d)) throw new ConfigError('INBOUND_DOMAIN', `must be a domain name such as in.example.com`);
+    return d;
+  }
+  const host = new URL(publicUrl).hostname.toLowerCase();
+  return HOSTNAME_RE.test(host) && !/^[\d.]+$/.test(host) ? host : 'localhost';
 }
 
 /** S3_* settings: S3_BUCKET turns S3 storage on; the others are refused without it. */
@@ -278,6 +300,8 @@ export function loadConfig(env: Env = process.env): Config {
       apiBase: url(env, 'STRIPE_API_BASE', ['http:', 'https:']),
     },
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
+    inboundDomain: inboundDomain(env, publicUrl),
+    mailAllowPrivate: bool(env, 'MAIL_ALLOW_PRIVATE', false),
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 700, 1, 10_000_000),
     attachmentMaxMb: int(env, 'ATTACHMENT_MAX_MB', 25, 1, 1024),
     s3,

@@ -277,6 +277,12 @@ export interface MessagesTable {
   auth_failed: Generated<boolean>;
   form_sender: string | null;
   email_message_id: string | null;
+  /** The mailbox an email came in or went out through (0011). */
+  mailbox_id: ColumnType<string | null, string | null | undefined, string | null>;
+  email_in_reply_to: ColumnType<string | null, string | null | undefined, string | null>;
+  email_references: ColumnType<string[], string[] | undefined, string[]>;
+  /** The inbound_emails row this message was made from. */
+  raw_inbound_id: ColumnType<string | null, string | null | undefined, string | null>;
   search: GeneratedAlways<string>;
   created_at: DefaultTimestamp;
 }
@@ -428,6 +434,85 @@ export interface WebhookDeliveriesTable {
   updated_at: DefaultTimestamp;
 }
 
+export type MailboxInboundKind = 'forwarding' | 'imap' | 'google' | 'microsoft';
+export type MailboxOutboundKind = 'smtp' | 'google' | 'microsoft' | 'system';
+export type MailboxStatus = 'active' | 'error' | 'disabled';
+
+/** Mailbox connection settings, as given (defaults are applied where they are used). */
+export interface MailboxConfig {
+  imap_host?: string;
+  imap_port?: number;
+  imap_username?: string;
+  imap_tls?: 'tls' | 'starttls' | 'none';
+  smtp_host?: string;
+  smtp_port?: number;
+  smtp_username?: string;
+  smtp_tls?: 'tls' | 'starttls' | 'none';
+  oauth_email?: string;
+}
+
+export interface MailboxesTable {
+  workspace_id: string;
+  id: string;
+  name: string;
+  email: string;
+  display_name: string;
+  inbound_kind: MailboxInboundKind;
+  outbound_kind: MailboxOutboundKind;
+  forwarding_address: string;
+  config: DefaultJson<MailboxConfig>;
+  team_id: string | null;
+  signature_html: Generated<string>;
+  auto_reply_enabled: Generated<boolean>;
+  auto_reply_subject: Generated<string>;
+  auto_reply_html: Generated<string>;
+  status: ColumnType<MailboxStatus, MailboxStatus | undefined, MailboxStatus>;
+  last_error: string | null;
+  last_synced_at: NullableTimestamp;
+  trusted_form_senders: ColumnType<string[], string[] | undefined, string[]>;
+  password_enc: string | null;
+  smtp_password_enc: string | null;
+  oauth_enc: string | null;
+  oauth_expires_at: NullableTimestamp;
+  imap_uidvalidity: ColumnType<number | null, number | null | undefined, number | null>;
+  imap_last_uid: ColumnType<number | null, number | null | undefined, number | null>;
+  created_at: DefaultTimestamp;
+  updated_at: DefaultTimestamp;
+}
+
+export interface MailboxAddressesTable {
+  address: string;
+  workspace_id: string;
+  mailbox_id: string;
+}
+
+export type InboundEmailStatus = 'received' | 'processed' | 'failed' | 'unrouted';
+
+export interface InboundEmailsTable {
+  id: string;
+  workspace_id: string | null;
+  mailbox_id: string | null;
+  recipient: string;
+  source: ColumnType<
+    'http' | 'imap' | 'google' | 'microsoft',
+    'http' | 'imap' | 'google' | 'microsoft' | undefined,
+    'http' | 'imap' | 'google' | 'microsoft'
+  >;
+  raw: Buffer;
+  size_bytes: number;
+  sha256: string;
+  message_id: string | null;
+  imap_uidvalidity: ColumnType<number | null, number | null | undefined, number | null>;
+  imap_uid: ColumnType<number | null, number | null | undefined, number | null>;
+  status: ColumnType<InboundEmailStatus, InboundEmailStatus | undefined, InboundEmailStatus>;
+  error: string | null;
+  attempts: Generated<number>;
+  ticket_id: string | null;
+  result_message_id: string | null;
+  received_at: DefaultTimestamp;
+  processed_at: NullableTimestamp;
+}
+
 export interface DB {
   users: UsersTable;
   workspaces: WorkspacesTable;
@@ -461,4 +546,7 @@ export interface DB {
   saved_replies: SavedRepliesTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  mailboxes: MailboxesTable;
+  mailbox_addresses: MailboxAddressesTable;
+  inbound_emails: InboundEmailsTable;
 }
