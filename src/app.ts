@@ -26,6 +26,7 @@ import contactRoutes from './modules/contacts/routes.js';
 import customFieldRoutes from './modules/custom-fields/routes.js';
 import eventRoutes, { Envelope } from './modules/events/routes.js';
 import invitationRoutes from './modules/invitations/routes.js';
+import mailboxRoutes from './modules/mailboxes/routes.js';
 import meRoutes from './modules/me/routes.js';
 import memberRoutes from './modules/members/routes.js';
 import messageRoutes from './modules/messages/routes.js';
@@ -88,6 +89,7 @@ const MODULES: Array<(app: App, deps: Deps) => Promise<void>> = [
   searchRoutes,
   customFieldRoutes,
   webhookRoutes,
+  mailboxRoutes,
 ];
 
 export const JSON_BODY_LIMIT = 1024 * 1024;

@@ -112,6 +112,12 @@ const FACTORIES: Record<string, Factory> = {
   '/v1/webhooks/:id/deliveries': async (api, t) => FACTORIES['/v1/webhooks/:id']!(api, t),
   // Only the endpoint id is replaced here; test/webhooks.test.ts checks foreign delivery ids.
   '/v1/webhooks/:id/deliveries/:delivery_id/redeliver': async (api, t) => FACTORIES['/v1/webhooks/:id']!(api, t),
+  '/v1/mailboxes/:id': async (api, t) => {
+    const r = await api.post('/v1/mailboxes', { name: 'Support', email: `${unique('mbx')}@example.com` }, t.as);
+    if (r.status !== 201) throw new Error(`mailbox: ${r.status} ${r.text}`);
+    return r.body.id;
+  },
+  '/v1/mailboxes/:id/test': async (api, t) => FACTORIES['/v1/mailboxes/:id']!(api, t),
 };
 
 /** A body that passes validation for each write, so the answer is about the record, not the input. */
@@ -130,6 +136,7 @@ const BODIES: Record<string, unknown> = {
   'POST /v1/tags/:id/merge': { into: '0193c6a0-0000-7000-8000-00000000beef' },
   'PATCH /v1/tag-groups/:id': { name: 'Renamed' },
   'PATCH /v1/webhooks/:id': { description: 'Renamed' },
+  'PATCH /v1/mailboxes/:id': { name: 'Renamed' },
 };
 
 describe('records of another workspace', () => {
