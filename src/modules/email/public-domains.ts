@@ -1,0 +1,126 @@
+// Domains of public email providers: anyone can have an address there, so a domain entry
+// (`@gmail.com`) in a mailbox's trusted_form_senders would trust every stranger (interface.md:
+// "A domain of a public email provider is refused"). Also useful wherever a domain is taken to
+// mean an organisation (linking contacts to companies).
+
+const EXACT = new Set([
+  // Google, Microsoft, Apple
+  'gmail.com',
+  'googlemail.com',
+  'outlook.com',
+  'hotmail.com',
+  'live.com',
+  'msn.com',
+  'passport.com',
+  'icloud.com',
+  'me.com',
+  'mac.com',
+  // Yahoo, AOL, Verizon
+  'aol.com',
+  'aim.com',
+  'ymail.com',
+  'rocketmail.com',
+  'verizon.net',
+  // Privacy-minded and independent
+  'proton.me',
+  'protonmail.com',
+  'protonmail.ch',
+  'pm.me',
+  'tutanota.com',
+  'tutanota.de',
+  'tuta.io',
+  'tuta.com',
+  'fastmail.com',
+  'fastmail.fm',
+  'hey.com',
+  'zoho.com',
+  'zohomail.com',
+  'mailbox.org',
+  'posteo.de',
+  'posteo.net',
+  'hushmail.com',
+  'duck.com',
+  // Generic
+  'mail.com',
+  'email.com',
+  'usa.com',
+  'inbox.com',
+  'gmx.com',
+  'gmx.net',
+  'web.de',
+  't-online.de',
+  'freenet.de',
+  'arcor.de',
+  'orange.fr',
+  'wanadoo.fr',
+  'free.fr',
+  'laposte.net',
+  'sfr.fr',
+  'libero.it',
+  'virgilio.it',
+  'tiscali.it',
+  'alice.it',
+  'seznam.cz',
+  'centrum.cz',
+  'wp.pl',
+  'o2.pl',
+  'onet.pl',
+  'interia.pl',
+  'btinternet.com',
+  'sky.com',
+  'comcast.net',
+  'att.net',
+  'sbcglobal.net',
+  'bellsouth.net',
+  'cox.net',
+  'charter.net',
+  'earthlink.net',
+  'shaw.ca',
+  'rogers.com',
+  'sympatico.ca',
+  'bigpond.com',
+  'optusnet.com.au',
+  'xtra.co.nz',
+  'uol.com.br',
+  'bol.com.br',
+  'terra.com.br',
+  'ig.com.br',
+  // Russia, China, Korea, Japan, India
+  'mail.ru',
+  'inbox.ru',
+  'list.ru',
+  'bk.ru',
+  'rambler.ru',
+  'ya.ru',
+  'qq.com',
+  'foxmail.com',
+  '163.com',
+  '126.com',
+  'yeah.net',
+  'sina.com',
+  'sina.cn',
+  'sohu.com',
+  'aliyun.com',
+  '139.com',
+  'naver.com',
+  'daum.net',
+  'hanmail.net',
+  'nate.com',
+  'docomo.ne.jp',
+  'ezweb.ne.jp',
+  'softbank.ne.jp',
+  'rediffmail.com',
+]);
+
+// Providers with a domain per country: yahoo.co.uk, hotmail.fr, gmx.de, yandex.ru, live.co.uk,
+// outlook.de, aol.fr, ...
+const FAMILIES =
+  /^(?:yahoo|ymail|hotmail|live|outlook|windowslive|aol|gmx|yandex|web|mail|icloud)\.(?:(?:com?|net|org)\.)?[a-z]{2,3}$/;
+const FAMILY_EXCEPTIONS = new Set(['mail.org', 'web.com', 'web.net', 'mail.net']);
+
+/** Whether `domain` (or "@domain", any case, a trailing dot allowed) is a public email provider's. */
+export function isPublicEmailDomain(domain: string): boolean {
+  const d = domain.trim().toLowerCase().replace(/^@/, '').replace(/\.$/, '');
+  if (EXACT.has(d)) return true;
+  return FAMILIES.test(d) && !FAMILY_EXCEPTIONS.has(d);
+}
