@@ -9,6 +9,7 @@ import { once } from 'node:events';
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
 import { isPublicEmailDomain } from '../src/modules/mailboxes/public-domains.js';
 import { passwordContext, smtpPasswordContext } from '../src/modules/mailboxes/service.js';
 import {
@@ -759,5 +760,37 @@ describe('POST /v1/mailboxes/{id}/test', () => {
     const t2 = await svc.api.post(`/v1/mailboxes/${plain.id}/test`, undefined, t.as);
     expect(t2.body.outbound.ok).toBe(false);
     expect(t2.body.outbound.error).toMatch(/STARTTLS/i);
+  });
+
+  it('checks the address again when connecting: without MAIL_ALLOW_PRIVATE a loopback server is never reached', async () => {
+    const t = await newTenant(svc.api);
+    const m = await create(t, imapBody());
+    const logins = smtpAuth.logins.length;
+    const imapLogins = imap.logins.length;
+    svc.rt.deps.config.mailAllowPrivate = false;
+    try {
+      const r = await svc.api.post(`/v1/mailboxes/${m.id}/test`, undefined, t.as);
+      expect(r.status).toBe(200);
+      expect(r.body.inbound).toEqual({ ok: false, error: expect.stringContaining('loopback') });
+      expect(r.body.outbound).toEqual({ ok: false, error: expect.stringContaining('loopback') });
+    } finally {
+      svc.rt.deps.config.mailAllowPrivate = true;
+    }
+    expect(smtpAuth.logins.length).toBe(logins);
+    expect(imap.logins.length).toBe(imapLogins);
+  });
+});
+
+describe('INBOUND_DOMAIN', () => {
+  const base = { DATABASE_IN_MEMORY: 'true', SECRET_KEY: 'k'.repeat(40), INBOUND_SECRET: 's'.repeat(20) };
+  it('defaults to the host of PUBLIC_URL (localhost for an IP address) and refuses what is not a domain', () => {
+    expect(loadConfig({ ...base, PUBLIC_URL: 'https://help.example.com:8443' }).inboundDomain).toBe('help.example.com');
+    expect(loadConfig({ ...base, PUBLIC_URL: 'http://127.0.0.1:3000' }).inboundDomain).toBe('localhost');
+    expect(loadConfig({ ...base }).inboundDomain).toBe('localhost');
+    expect(loadConfig({ ...base, INBOUND_DOMAIN: 'In.Example.com.' }).inboundDomain).toBe('in.example.com');
+    for (const bad of ['not a domain', 'a@b.com', '-x.com', 'x'.repeat(64) + '.com']) {
+      expect(() => loadConfig({ ...base, INBOUND_DOMAIN: bad }), bad).toThrow(ConfigError);
+    }
+    expect(loadConfig({ ...base }).mailAllowPrivate).toBe(false);
   });
 });
