@@ -10,7 +10,7 @@ import { type AddressInfo, createServer, type Server, type Socket } from 'node:n
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { isPublicEmailDomain } from '../src/modules/mailboxes/public-domains.js';
+import { isPublicEmailDomain } from '../src/modules/email/public-domains.js';
 import { passwordContext, smtpPasswordContext } from '../src/modules/mailboxes/service.js';
 import {
   addMember,

@@ -18,6 +18,7 @@ import { invalid, notFound } from '../../platform/http/errors.js';
 import type { Page } from '../../platform/http/pagination.js';
 import { iso } from '../../platform/http/schemas.js';
 import { recordAudit } from '../audit/service.js';
+import { isPublicEmailDomain } from '../email/public-domains.js';
 import {
   type CheckResult,
   checkImap,
@@ -27,7 +28,6 @@ import {
   imapSettings,
   smtpSettings,
 } from './connect.js';
-import { isPublicEmailDomain } from './public-domains.js';
 import type { CreateMailboxBody, ListMailboxesQuery, Mailbox, MailboxTestResult, PatchMailboxBody } from './schemas.js';
 
 export type MailboxView = Static<typeof Mailbox>;
