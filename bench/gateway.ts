@@ -2,7 +2,12 @@
 // (../shared/bench/limit-ws.mjs, Phoenix framing, encode once) in the same run.
 //
 //   npm run bench:gateway -- [--clients 1000,5000] [--rate 5] [--seconds 20]
-//                            [--search 7500,10000,12500,15000,17500 | --no-search] [--no-limit]
+//                            [--search 7500,10000,12500,15000,17500 | --no-search] [--no-limit] [--split]
+//
+// --split: the deployment of docs/operations.md instead of one process: the API in one process
+// and the gateway alone in another (`npm run gateway`'s code), events between them over NATS
+// (NATS_URL, default nats://127.0.0.1:4222; needs DATABASE_URL). The sockets and the memory
+// figures are the gateway process's; publish→delivery then includes the NATS hop.
 //
 // A service process (createRuntime: API + gateway on one port; PostgreSQL when DATABASE_URL is
 // set, else the embedded database in memory) is forked; this process opens N raw WebSocket
@@ -87,6 +92,42 @@ async function serverMain() {
   send({ cmd: 'ready', url });
 }
 
+/** --split: the gateway alone (src/gateway-main.ts's wiring), in its own process. */
+async function gatewayMain() {
+  const { createServer } = await import('node:http');
+  const pino = (await import('pino')).default;
+  const { loadConfig } = await import('../src/config.js');
+  const { Gateway, gatewayHttpHandler } = await import('../src/gateway/index.js');
+  const { openBus } = await import('../src/platform/bus/index.js');
+  const { TokenSigner } = await import('../src/platform/crypto/tokens.js');
+  const { openDatabase } = await import('../src/platform/db/index.js');
+  const config = loadConfig({ ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' });
+  const log = pino({ level: 'warn', base: { role: 'gateway' } });
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, memory: false });
+  const bus = await openBus(config.natsUrl);
+  const gateway = new Gateway({ config, database, bus, tokens: new TokenSigner(config.secretKey), log });
+  await gateway.start();
+  const server = createServer(gatewayHttpHandler(gateway));
+  gateway.attach(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as { port: number }).port;
+  const send = (m: object) => process.send?.(m);
+  process.on('message', async (m: any) => {
+    if (m.cmd === 'mem') {
+      const rss = process.memoryUsage().rss;
+      (globalThis as { gc?: () => void }).gc?.();
+      send({ cmd: 'mem', rss, heap: process.memoryUsage().heapUsed, sockets: gateway.stats().sockets });
+    } else if (m.cmd === 'stop') {
+      await gateway.close();
+      server.close();
+      await bus.close();
+      await database.close();
+      process.exit(0);
+    }
+  });
+  send({ cmd: 'ready', url: `http://127.0.0.1:${port}` });
+}
+
 // ------------------------------------------------------------------------------- the clients
 
 interface Run {
@@ -140,6 +181,7 @@ function args() {
     rate: Math.min(100, Math.max(0.5, Number(a.rate ?? 5))),
     seconds: Math.min(120, Math.max(2, Number(a.seconds ?? 20))),
     limit: a['no-limit'] !== true,
+    split: a.split === true,
   };
 }
 
@@ -156,6 +198,12 @@ const wallMinusMono = now() - mono();
 
 async function main() {
   const o = args();
+  if (o.split) {
+    if (!process.env.DATABASE_URL)
+      throw new Error('--split needs DATABASE_URL (the API and the gateway share PostgreSQL)');
+    process.env.NATS_URL ??= 'nats://127.0.0.1:4222';
+  }
+  split = o.split;
   console.log(
     `bench:gateway — clients ${o.clients.join(', ')}, ${o.rate} tickets/s for ${o.seconds} s each, database ${process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded (memory)'}`,
   );
@@ -180,6 +228,8 @@ async function main() {
   process.exit(0);
 }
 
+let split = false;
+
 async function runOne(n: number, rate: number, seconds: number): Promise<Run> {
   // BENCH_CPU_PROF=<dir>: a V8 CPU profile of each service process, written there when it stops.
   // BENCH_NODE_FLAGS: more Node flags for the service process (e.g. --trace-gc).
@@ -191,23 +241,33 @@ async function runOne(n: number, rate: number, seconds: number): Promise<Run> {
     execArgv: ['--import', 'tsx', '--expose-gc', ...prof],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const wait = (cmd: string, ms = 120_000) =>
+  // --split: the sockets go to a gateway process of their own; tickets are still created by the API.
+  const gw = split
+    ? fork(SELF, ['--gateway'], {
+        execArgv: ['--import', 'tsx', '--expose-gc', ...prof],
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      })
+    : child;
+  const waitOn = (proc: ChildProcess, cmd: string, ms = 120_000) =>
     new Promise<any>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`timeout waiting for ${cmd}`)), ms);
       const h = (m: any) => {
         if (m.cmd !== cmd) return;
         clearTimeout(timer);
-        child.off('message', h);
+        proc.off('message', h);
         resolve(m);
       };
-      child.on('message', h);
+      proc.on('message', h);
     });
+  const wait = (cmd: string, ms = 120_000) => waitOn(child, cmd, ms);
+  const gwReady = gw === child ? null : waitOn(gw, 'ready');
   const sockets: WebSocket[] = [];
   try {
     const { url } = await wait('ready');
+    const socketUrl = gwReady ? (await gwReady).url : url;
     const setup = await tenant(url);
-    child.send({ cmd: 'mem' });
-    const mem0 = await wait('mem');
+    gw.send({ cmd: 'mem' });
+    const mem0 = await waitOn(gw, 'mem');
 
     // Receipts: per seq, how many clients got it, and latencies (ms) from occurred_at.
     const lat: number[] = [];
@@ -249,7 +309,7 @@ async function runOne(n: number, rate: number, seconds: number): Promise<Run> {
     };
 
     const topic = `workspace:${setup.wid}`;
-    const wsUrl = `${url.replace('http', 'ws')}/socket/websocket?vsn=2.0.0&token=${setup.wsToken}`;
+    const wsUrl = `${socketUrl.replace('http', 'ws')}/socket/websocket?vsn=2.0.0&token=${setup.wsToken}`;
     const t0 = now();
     let joined = 0;
     let failed = 0;
@@ -296,8 +356,8 @@ async function runOne(n: number, rate: number, seconds: number): Promise<Run> {
     const connectMs = now() - t0;
     joinedCount.v = joined;
     await sleep(500);
-    child.send({ cmd: 'mem' });
-    const mem1 = await wait('mem');
+    gw.send({ cmd: 'mem' });
+    const mem1 = await waitOn(gw, 'mem');
     const kib = (mem1.rss - mem0.rss) / Math.max(1, joined) / 1024;
     const heapKib = (mem1.heap - mem0.heap) / Math.max(1, joined) / 1024;
     console.log(
@@ -437,6 +497,7 @@ async function runOne(n: number, rate: number, seconds: number): Promise<Run> {
   } finally {
     for (const ws of sockets) ws.terminate();
     await stopChild(child);
+    if (gw !== child) await stopChild(gw);
   }
 }
 
@@ -532,4 +593,5 @@ function report(runs: Run[], limit: any[] | null, search: Run[]) {
 }
 
 if (process.argv.includes('--server')) await serverMain();
+else if (process.argv.includes('--gateway')) await gatewayMain();
 else await main();

@@ -23,7 +23,7 @@ import { applyFieldValues } from '../custom-fields/values.js';
 import { applyTags, tagIdsByName } from '../tags/service.js';
 import { hasTag, tagRefsJson } from '../tags/sql.js';
 import { checkTicketCursor, listTickets } from '../tickets/list.js';
-import { type TicketView, ticketCountsOfContacts } from '../tickets/queries.js';
+import { ticketCountsOfContacts } from '../tickets/queries.js';
 import type {
   Contact,
   CreateContactBody,

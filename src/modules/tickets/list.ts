@@ -19,7 +19,7 @@ import type { DB } from '../../platform/db/schema.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { invalid } from '../../platform/http/errors.js';
 import type { JsonText } from '../../platform/http/json.js';
-import type { KeyValue, Page } from '../../platform/http/pagination.js';
+import type { KeyValue } from '../../platform/http/pagination.js';
 import { likePattern } from '../../platform/http/values.js';
 import { fieldFilterPredicates, fieldParams, fieldSort, textFieldMatch } from '../custom-fields/filters.js';
 import { type FieldDef, fieldDefs } from '../custom-fields/service.js';
