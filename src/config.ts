@@ -43,6 +43,12 @@ export interface Config {
   inboundDomain: string;
   /** MAIL_ALLOW_PRIVATE: mailboxes may connect to loopback and private IMAP/SMTP servers (self-hosting, tests). */
   mailAllowPrivate: boolean;
+  /**
+   * INBOUND_AUTHSERV_IDS: the authserv-ids (RFC 8601) of the receiving servers whose
+   * Authentication-Results headers inbound mail trusts (auth_failed, trusted_form_senders);
+   * lower-cased. Empty: no header is trusted (no mail is auth_failed, no form sender is trusted).
+   */
+  inboundAuthservIds: string[];
   rateLimitPerMinute: number;
   attachmentMaxMb: number;
   /** S3-compatible storage for attachments (S3_BUCKET turns it on); null = local disk under DATA_DIR. */
@@ -86,6 +92,25 @@ function int(env: Env, name: string, dflt: number, min: number, max: number): nu
   const n = Number(v);
   if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`);
   return n;
+}
+
+/** A comma-separated list of host names (authserv-ids), lower-cased, without repeats. */
+function hostList(env: Env, name: string): string[] {
+  const v = str(env, name);
+  if (v === null) return [];
+  const out: string[] = [];
+  for (const part of v.split(',')) {
+    const h = part.trim().toLowerCase();
+    if (h === '') continue;
+    if (!/^[a-z0-9](?:[a-z0-9._-]{0,251}[a-z0-9])?$/.test(h)) {
+      throw new ConfigError(
+        name,
+        `must be a comma-separated list of host names such as mx.example.com, got "${h.slice(0, 100)}"`,
+      );
+    }
+    if (!out.includes(h)) out.push(h);
+  }
+  return out;
 }
 
 function bool(env: Env, name: string, dflt: boolean): boolean {
@@ -302,6 +327,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     inboundDomain: inboundDomain(env, publicUrl),
     mailAllowPrivate: bool(env, 'MAIL_ALLOW_PRIVATE', false),
+    inboundAuthservIds: hostList(env, 'INBOUND_AUTHSERV_IDS'),
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 700, 1, 10_000_000),
     attachmentMaxMb: int(env, 'ATTACHMENT_MAX_MB', 25, 1, 1024),
     s3,

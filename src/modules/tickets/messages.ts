@@ -14,6 +14,7 @@ import { htmlToText, preview, sanitizeHtml } from '../../platform/html/index.js'
 import type { RequestContext } from '../../platform/http/context.js';
 import { invalid, notFound } from '../../platform/http/errors.js';
 import { iso } from '../../platform/http/schemas.js';
+import { withFreshInlineUrls } from '../attachments/inline.js';
 import { type AttachmentView, attachmentsOfMessages, claimAttachments } from '../attachments/service.js';
 import { userRefOf } from './activities.js';
 import type { TicketRow } from './queries.js';
@@ -229,7 +230,8 @@ function presentMessage(r: MessageRow, attachments: AttachmentView[]): MessageVi
           ? { id: r.author_contact_id, name: r.contact_name, email: r.contact_email, avatar_url: r.contact_avatar_url }
           : null,
     },
-    body_html: r.body_html,
+    // Inline images of inbound mail are stored under stable addresses: give them fresh tokens.
+    body_html: withFreshInlineUrls(r.body_html, attachments),
     body_text: r.body_text,
     has_quoted: r.has_quoted,
     subject: r.subject,
@@ -246,6 +248,19 @@ function presentMessage(r: MessageRow, attachments: AttachmentView[]): MessageVi
     form_sender: r.form_sender,
     created_at: iso(r.created_at)!,
   };
+}
+
+/** One message as the API shows it (message.updated carries it), or null. */
+export async function loadMessageView(
+  deps: Deps,
+  db: Kysely<DB>,
+  workspaceId: string,
+  id: string,
+): Promise<MessageView | null> {
+  const row = await messageQuery(db, workspaceId).where('m.id', '=', id).executeTakeFirst();
+  if (!row) return null;
+  const files = await attachmentsOfMessages(deps, db, workspaceId, [id]);
+  return presentMessage(row, files.get(id) ?? []);
 }
 
 /** Every message of a ticket, oldest first (no pages: a conversation is read whole). */
@@ -286,10 +301,11 @@ export async function messageOriginal(
   } catch {
     throw notFound('Message not found.');
   }
+  const files = (await attachmentsOfMessages(deps, db, ctx.workspaceId, [m.id])).get(m.id) ?? [];
   return {
     id: m.id,
     ticket_id: m.ticket_id,
-    body_html: m.original_html ?? m.body_html,
+    body_html: withFreshInlineUrls(m.original_html ?? m.body_html, files),
     body_text: m.original_text ?? m.body_text,
     has_quoted: m.has_quoted,
   };

@@ -283,6 +283,10 @@ export interface MessagesTable {
   email_references: ColumnType<string[], string[] | undefined, string[]>;
   /** The inbound_emails row this message was made from. */
   raw_inbound_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The Message-ID as the sender wrote it (case kept, no brackets), for replies' In-Reply-To (0012). */
+  email_message_id_sent: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Why an inbound mail is automatic (autoSubmitted's reason), or null (0012). */
+  email_auto_submitted: ColumnType<string | null, string | null | undefined, string | null>;
   search: GeneratedAlways<string>;
   created_at: DefaultTimestamp;
 }
