@@ -50,6 +50,11 @@ export interface Config {
    */
   inboundAuthservIds: string[];
   rateLimitPerMinute: number;
+  /**
+   * Ticket q: when PostgreSQL expects more matching messages than this in the workspace, the
+   * list walks tickets in order and checks each instead of collecting every match first.
+   */
+  searchWalkAbove: number;
   attachmentMaxMb: number;
   /** S3-compatible storage for attachments (S3_BUCKET turns it on); null = local disk under DATA_DIR. */
   s3: S3Config | null;
@@ -329,6 +334,7 @@ export function loadConfig(env: Env = process.env): Config {
     mailAllowPrivate: bool(env, 'MAIL_ALLOW_PRIVATE', false),
     inboundAuthservIds: hostList(env, 'INBOUND_AUTHSERV_IDS'),
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 700, 1, 10_000_000),
+    searchWalkAbove: int(env, 'SEARCH_WALK_ABOVE', 5_000, 0, 1_000_000_000),
     attachmentMaxMb: int(env, 'ATTACHMENT_MAX_MB', 25, 1, 1024),
     s3,
     logLevel,

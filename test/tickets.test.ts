@@ -496,29 +496,7 @@ describe('lists', () => {
   });
 
   it('q finds words of the subject, message bodies (partial words too), the contact, and the number; ranked', async () => {
-    const t = await newTenant(api());
-    const a = await ticket(t, { subject: 'Invoice for March is wrong' });
-    const b = await ticket(t, { subject: 'Hello', body_html: '<p>My <i>invoice</i> shows a duplicate charge</p>' });
-    const c = await ticket(t, {
-      subject: 'Login trouble',
-      contact: { email: 'zelda.quartermaine@example.org', name: 'Zelda Q' },
-    });
-    await ticket(t, { subject: 'Unrelated' });
-    const find = async (q: string) =>
-      (await api().get(`/v1/tickets?q=${encodeURIComponent(q)}`, t.as)).body.data.map((x: any) => x.id);
-    expect(await find('invoice')).toEqual([a.id, b.id]);
-    expect(await find('invo')).toEqual([a.id, b.id]);
-    expect(await find('duplicate charge')).toEqual([b.id]);
-    expect(await find('quarterm')).toEqual([c.id]);
-    expect(await find('Zelda')).toEqual([c.id]);
-    expect(await find(`#${c.number}`)).toEqual([c.id]);
-    expect(await find('nothing-like-this')).toEqual([]);
-    expect(await find("o'brien & | ! :* (")).toEqual([]);
-    // q with pages of 1 keeps the ranked order.
-    const p1 = await api().get('/v1/tickets?q=invoice&limit=1', t.as);
-    const p2 = await api().get(`/v1/tickets?q=invoice&limit=1&cursor=${encodeURIComponent(p1.body.next_cursor)}`, t.as);
-    expect([p1.body.data[0].id, p2.body.data[0].id]).toEqual([a.id, b.id]);
-    expect(p2.body.next_cursor).toBeNull();
+    await qFindsAndRanks(svc);
   });
 
   it('spam is left out unless asked for; counts', async () => {
@@ -638,5 +616,74 @@ describe('search', () => {
     expect((await api().get('/v1/search', t.as)).status).toBe(422);
     const other = await newTenant(api());
     expect((await api().get('/v1/search?q=refund', other.as)).body.tickets).toEqual([]);
+  });
+});
+
+/**
+ * What q finds and in which order, the same whichever way PostgreSQL is asked (collecting the
+ * matches of rare words, or walking the list for common ones: SEARCH_WALK_ABOVE).
+ */
+async function qFindsAndRanks(s: Service) {
+  const t = await newTenant(s.api);
+  const mk = async (body: Record<string, unknown>) => {
+    const r = await s.api.post('/v1/tickets', { subject: 'Printer on fire', ...body }, t.as);
+    expect(r.status, r.text).toBe(201);
+    return r.body;
+  };
+  const f = await s.api.post('/v1/custom-fields', { entity: 'ticket', name: 'Order ref', type: 'text' }, t.as);
+  expect(f.status, f.text).toBe(201);
+  const a = await mk({ subject: 'Invoice for March is wrong' });
+  const b = await mk({ subject: 'Hello', body_html: '<p>My <i>invoice</i> shows a duplicate charge</p>' });
+  const c = await mk({
+    subject: 'Login trouble',
+    contact: { email: 'zelda.quartermaine@example.org', name: 'Zelda Q' },
+  });
+  const d = await mk({ subject: 'Shipping', fields: { [f.body.key]: 'INV-Invoice-7731' } });
+  const e = await mk({ subject: 'Invoice copy', body_html: '<p>Please send the invoice again</p>' });
+  await mk({ subject: 'Unrelated' });
+  const find = async (q: string, extra = '') => {
+    const r = await s.api.get(`/v1/tickets?q=${encodeURIComponent(q)}${extra}`, t.as);
+    expect(r.status, r.text).toBe(200);
+    return r.body.data.map((x: any) => x.id);
+  };
+  // Subject matches first (newest first), then messages, contacts and fields (newest first).
+  expect(await find('invoice')).toEqual([e.id, a.id, d.id, b.id]);
+  expect(await find('invo')).toEqual([e.id, a.id, d.id, b.id]);
+  expect(await find('duplicate charge')).toEqual([b.id]);
+  expect(await find('quarterm')).toEqual([c.id]);
+  expect(await find('Zelda')).toEqual([c.id]);
+  expect(await find('inv-invoice-77')).toEqual([d.id]);
+  expect(await find(`#${c.number}`)).toEqual([c.id]);
+  expect(await find('nothing-like-this')).toEqual([]);
+  expect(await find("o'brien & | ! :* (")).toEqual([]);
+  // With a sort of its own, q is a filter.
+  expect(await find('invoice', '&sort=created_at&order=asc')).toEqual([a.id, b.id, d.id, e.id]);
+  // Pages of 1 keep the ranked order across the tiers, without repeats.
+  const seen: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const r: any = await s.api.get(
+      `/v1/tickets?q=invoice&limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      t.as,
+    );
+    expect(r.status, r.text).toBe(200);
+    seen.push(...r.body.data.map((x: any) => x.id));
+    cursor = r.body.next_cursor;
+  } while (cursor !== null && seen.length < 10);
+  expect(seen).toEqual([e.id, a.id, d.id, b.id]);
+  // The number is its own, first tier: ticket a's number and the word in its subject.
+  const byNumber = await find(String(a.number));
+  expect(byNumber[0]).toBe(a.id);
+}
+
+describe('q on common words (the list walked in order: SEARCH_WALK_ABOVE=0)', () => {
+  let walking: Service;
+  beforeAll(async () => {
+    walking = await startService({ SEARCH_WALK_ABOVE: '0' }, { jobs: false });
+  });
+  afterAll(async () => walking?.stop());
+
+  it('finds and ranks exactly what collecting the matches finds', async () => {
+    await qFindsAndRanks(walking);
   });
 });

@@ -12,7 +12,15 @@
 // and no explicit sort, results are ranked: number match, then subject rank, then message
 // rank, then contact match.
 import type { Static } from '@sinclair/typebox';
-import { type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool, sql } from 'kysely';
+import {
+  type Expression,
+  type ExpressionBuilder,
+  type Kysely,
+  type RawBuilder,
+  type SelectQueryBuilder,
+  type SqlBool,
+  sql,
+} from 'kysely';
 import type { Deps } from '../../deps.js';
 import { fromMicros, microsOf } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
@@ -20,14 +28,14 @@ import type { RequestContext } from '../../platform/http/context.js';
 import { invalid } from '../../platform/http/errors.js';
 import type { JsonText } from '../../platform/http/json.js';
 import type { KeyValue } from '../../platform/http/pagination.js';
-import { likePattern } from '../../platform/http/values.js';
-import { fieldFilterPredicates, fieldParams, fieldSort, textFieldMatch } from '../custom-fields/filters.js';
+import { fieldFilterPredicates, fieldParams, fieldSort } from '../custom-fields/filters.js';
 import { type FieldDef, fieldDefs } from '../custom-fields/service.js';
 import { tagIdsByName } from '../tags/service.js';
 import { hasTag } from '../tags/sql.js';
 import { type ViewFilters, viewFiltersOf, visibleViews } from '../views/service.js';
 import { hiddenTeamIds, TICKET_JSON, ticketFrom } from './queries.js';
 import type { ListTicketsQuery, TicketCounts } from './schemas.js';
+import { anyMatch, type TextSearch, textSearch, tiers } from './search.js';
 import { ACTIVE_STATUSES } from './status.js';
 
 type Query = Static<typeof ListTicketsQuery>;
@@ -65,6 +73,8 @@ const K = {
     of: (r) => (Number.isFinite(r.due_us) ? r.due_us : null),
   } as Key,
   id: { expr: sql`t.id`, kind: 'id', of: (r) => r.id } as Key,
+  // Relevance (q without a sort): the tier of the match, a constant of each tier's query.
+  rank: { expr: sql`rank`, kind: 'int', of: (r) => r.rank ?? 0 } as Key,
 };
 
 /** Sort name → keys and default direction (the order parameter flips it). */
@@ -104,17 +114,6 @@ function cursorValue(k: Key, v: KeyValue): RawBuilder<unknown> {
 
 const csv = (s: string | undefined) => (s === undefined ? null : [...new Set(s.split(','))]);
 
-/** The word query of q: every word as a prefix, all required (empty when q has no words). */
-const tsQuery = (q: string) =>
-  sql`to_tsquery('simple', array_to_string(array(
-        SELECT '''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || ''':*'
-          FROM unnest(to_tsvector('simple', ${q}))), ' & '))`;
-
-const ticketNumberOf = (q: string): number | null => {
-  const m = /^\s*#?([1-9][0-9]{0,14})\s*$/.exec(q);
-  return m ? Number(m[1]) : null;
-};
-
 /** Predicates of the filters; each returns null when its parameter is absent. */
 type Filter = (eb: EB) => Expression<SqlBool>;
 
@@ -148,7 +147,7 @@ function teamVisible(ctx: RequestContext): Filter | null {
  * The predicates of a query's filters (the list's own parameters, or a saved view's). `tagId` is
  * the label `q.tag` names (null: no such label, so nothing matches).
  */
-function filters(ctx: RequestContext, q: Query, defs: Map<string, FieldDef>, tagId: string | null, at = 'query') {
+function filters(ctx: RequestContext, q: Query, tagId: string | null, search: TextSearch | null, at = 'query') {
   const out: Filter[] = [];
   if (q.tag !== undefined) out.push(() => hasTag('ticket', 't', tagId));
   const statuses = csv(q.status);
@@ -183,27 +182,7 @@ function filters(ctx: RequestContext, q: Query, defs: Map<string, FieldDef>, tag
     const v = q[col]?.toLowerCase();
     if (v !== undefined) out.push((eb) => eb(`t.${col}`, '=', v));
   }
-  if (q.q !== undefined) {
-    const text = q.q;
-    const w = ctx.workspaceId;
-    const number = ticketNumberOf(text);
-    const pattern = likePattern(text.trim());
-    const inFields = textFieldMatch(sql`f.fields`, defs, pattern);
-    // The matching ids, each source from its own index and computed once (no reference to the
-    // outer row): PostgreSQL joins the few ids of a rare word through the primary key, and
-    // hashes the many of a common one. UNION ALL: IN needs no duplicates removed first.
-    out.push(
-      () =>
-        sql<SqlBool>`t.id IN (
-          SELECT s.id FROM tickets s WHERE s.workspace_id = ${w} AND s.deleted_at IS NULL AND s.search @@ ${tsQuery(text)}
-          UNION ALL SELECT m.ticket_id FROM messages m WHERE m.workspace_id = ${w} AND m.search @@ ${tsQuery(text)}
-          UNION ALL SELECT k.id FROM tickets k WHERE k.workspace_id = ${w} AND k.contact_id IN (
-                  SELECT c.id FROM contacts c
-                   WHERE c.workspace_id = ${w} AND (c.name ILIKE ${pattern} OR c.email ILIKE ${pattern}))
-          ${inFields ? sql`UNION ALL SELECT f.id FROM tickets f WHERE f.workspace_id = ${w} AND f.deleted_at IS NULL AND ${inFields}` : sql``}
-          ${number !== null ? sql`UNION ALL SELECT n.id FROM tickets n WHERE n.workspace_id = ${w} AND n.number = ${number}` : sql``})`,
-    );
-  }
+  if (search) out.push(() => anyMatch(search));
   return out;
 }
 
@@ -225,11 +204,20 @@ function viewAsQuery(v: ViewFilters): Query {
  * Every predicate of the list's parameters, its field filters and, with view_id, the view's
  * filters too (both must hold). 422 at query.view_id for a view the caller cannot see.
  */
-async function criteria(deps: Deps, ctx: RequestContext, q: Query, defs: Map<string, FieldDef>): Promise<Filter[]> {
+async function criteria(
+  deps: Deps,
+  ctx: RequestContext,
+  q: Query,
+  defs: Map<string, FieldDef>,
+  ownSearch: TextSearch | null = null,
+): Promise<Filter[]> {
   const db = deps.database.db;
   const tagOf = async (name: string | undefined) =>
     name === undefined ? null : tagIdsByName(db, ctx.workspaceId, name);
-  const out = filters(ctx, q, defs, await tagOf(q.tag));
+  const searchOf = (text: string | undefined, fieldDefs: Map<string, FieldDef>) =>
+    text === undefined ? null : textSearch(db, ctx.workspaceId, text, fieldDefs, deps.config.searchWalkAbove);
+  // The list's own q: a filter, unless the caller ranks by it (ownSearch given).
+  const out = filters(ctx, q, await tagOf(q.tag), ownSearch ? null : await searchOf(q.q, defs));
   const own = await fieldFilterPredicates(db, ctx, 'ticket', sql`t.fields`, fieldParams(q), defs);
   out.push(...own.map((p) => () => p));
   if (q.view_id !== undefined) {
@@ -238,7 +226,7 @@ async function criteria(deps: Deps, ctx: RequestContext, q: Query, defs: Map<str
     const vq = viewAsQuery(view);
     const vdefs =
       defs.size > 0 || view.q || view.fields?.length ? await fieldDefs(db, ctx.workspaceId, 'ticket') : defs;
-    out.push(...filters(ctx, vq, vdefs, await tagOf(vq.tag), 'view'));
+    out.push(...filters(ctx, vq, await tagOf(vq.tag), await searchOf(vq.q, vdefs), 'view'));
     const viewFields = (view.fields ?? []).map((f, i) => ({
       key: f.key,
       op: f.op,
@@ -251,26 +239,13 @@ async function criteria(deps: Deps, ctx: RequestContext, q: Query, defs: Map<str
   return out;
 }
 
-/**
- * Relevance of a ticket for q, in tiers (higher first): its number (3), a subject match (2),
- * anything else that matched (1: a message, the contact, a text field). Within a tier the
- * newest activity comes first. Tiers are cheap to order by, where a ts_rank over every matching
- * message of every matching ticket is not.
- */
-function rankOf(text: string): RawBuilder<number> {
-  const number = ticketNumberOf(text);
-  return sql<number>`(CASE ${number !== null ? sql`WHEN t.number = ${number} THEN 3` : sql``}
-      WHEN t.search @@ ${tsQuery(text)} THEN 2 ELSE 1 END)::int4`;
-}
-
 /** The sort, the list's identity (what its cursors are bound to) and the cursor's position. */
 function plan(deps: Deps, ctx: RequestContext, q: Query, defs: Map<string, FieldDef>) {
   const relevance = q.q !== undefined && q.sort === undefined;
   const sortName = q.sort ?? 'last_message_at';
-  const rankExpr = relevance ? rankOf(q.q!) : null;
   let spec: { keys: Key[]; dir: 'asc' | 'desc' };
   if (relevance) {
-    spec = { keys: [{ expr: rankExpr!, kind: 'int', of: (r) => r.rank ?? 0 }, K.lastMessage, K.id], dir: 'desc' };
+    spec = { keys: [K.rank, K.lastMessage, K.id], dir: 'desc' };
   } else if (sortName.startsWith('field.')) {
     // A field sort runs ascending by default; records without a value sort lowest.
     const f = fieldSort(sql`t.fields`, defs.get(sortName.slice(6)), 'query.sort');
@@ -283,7 +258,7 @@ function plan(deps: Deps, ctx: RequestContext, q: Query, defs: Map<string, Field
   const me = ctx.actor.type === 'user' ? ctx.actor.userId : null;
   const list = `tickets:${JSON.stringify([ctx.workspaceId, me, relevance ? 'relevance' : sortName, dir, shape])}`;
   const after = deps.pager.decode(list, q.cursor, spec.keys.length);
-  return { rankExpr, spec, dir, list, after };
+  return { relevance, spec, dir, list, after };
 }
 
 /** The ticket field definitions a list needs (none when it filters, sorts and searches on no field). */
@@ -297,34 +272,93 @@ export function checkTicketCursor(deps: Deps, ctx: RequestContext, q: Query): vo
   plan(deps, ctx, q, new Map());
 }
 
-/** A page of tickets as JSON text, `{data, next_cursor}`, built from PostgreSQL's JSON per ticket. */
+/** The values a ListRow carries besides the JSON (its cursor may need any of them). */
+const KEY_COLUMNS = [
+  't.id',
+  microsOf('t.last_message_at').as('last_message_us'),
+  microsOf('t.created_at').as('created_us'),
+  sql<number>`(extract(epoch from coalesce(t.due_at, 'infinity'::timestamptz)) * 1000000)::float8`.as('due_us'),
+  't.priority_rank',
+  't.severity_rank',
+] as const;
+
+/**
+ * A page of tickets as JSON text, `{data, next_cursor}`, built from PostgreSQL's JSON per ticket.
+ *
+ * Sorts an index answers (recency, creation, priority, severity, due) read the page's rows in
+ * order and build JSON for those only. Relevance (q) and field sorts are sorted after filtering:
+ * their query first picks the page's ids with the sort keys alone and builds the JSON (contact,
+ * assignee, labels) for those rows only, instead of for every match before sorting.
+ */
 export async function listTickets(deps: Deps, ctx: RequestContext, q: Query): Promise<JsonText> {
   const limit = q.limit ?? 50;
   const defs = await defsFor(deps, ctx, q);
-  const { rankExpr, spec, dir, list, after } = plan(deps, ctx, q, defs);
-  let query = ticketFrom(deps.database.db, ctx.workspaceId).select([
-    TICKET_JSON.as('json'),
-    't.id',
-    microsOf('t.last_message_at').as('last_message_us'),
-    microsOf('t.created_at').as('created_us'),
-    sql<number>`(extract(epoch from coalesce(t.due_at, 'infinity'::timestamptz)) * 1000000)::float8`.as('due_us'),
-    't.priority_rank',
-    't.severity_rank',
-  ]);
-  if (rankExpr) query = query.select(rankExpr.as('rank')) as typeof query;
-  if (q.sort?.startsWith('field.')) {
-    query = query.select(spec.keys[0]!.expr.as('sort_value')) as typeof query;
+  const { relevance, spec, dir, list, after } = plan(deps, ctx, q, defs);
+  const db = deps.database.db;
+  const search = relevance ? await textSearch(db, ctx.workspaceId, q.q!, defs, deps.config.searchWalkAbove) : null;
+  const predicates = [...baseFilters(q, teamVisible(ctx)), ...(await criteria(deps, ctx, q, defs, search))];
+  const filtered = () => {
+    let query = ticketFrom(db, ctx.workspaceId).select(KEY_COLUMNS);
+    for (const f of predicates) query = query.where(f as never);
+    return query;
+  };
+  const after_ = (keys: Key[], values: KeyValue[] | null) => {
+    if (!values) return null;
+    const cols = sql.join(keys.map((k) => k.expr));
+    const vals = sql.join(keys.map((k, i) => cursorValue(k, values[i]!)));
+    return sql<SqlBool>`(${cols}) ${sql.raw(dir === 'desc' ? '<' : '>')} (${vals})`;
+  };
+
+  let rows: ListRow[];
+  if (search) {
+    // Relevance: one query per tier, each walking or collecting its own matches in recency
+    // order up to a page; then the page over the tiers, and the JSON of its rows only.
+    const [, ...recency] = spec.keys;
+    const arms = tiers(search)
+      .filter((tier) => after === null || tier.rank <= Number(after[0]))
+      .map((tier) => {
+        let arm = filtered()
+          .select(sql<number>`${sql.lit(tier.rank)}::int4`.as('rank'))
+          .where(tier.match as never);
+        const cut = after !== null && tier.rank === Number(after[0]) ? after_(recency, after.slice(1)) : null;
+        if (cut) arm = arm.where(cut as never);
+        for (const k of recency) arm = arm.orderBy(k.expr, dir);
+        return db.selectFrom(arm.limit(limit + 1).as(`tier${tier.rank}`)).selectAll();
+      });
+    if (arms.length === 0) {
+      rows = [];
+    } else {
+      const union = arms.slice(1).reduce((u, arm) => u.unionAll(arm as never), arms[0]!);
+      const page = db
+        .selectFrom(union.as('p'))
+        .selectAll()
+        .orderBy(sql.ref('p.rank'), dir)
+        .orderBy(sql.ref('p.last_message_us'), dir)
+        .orderBy(sql.ref('p.id'), dir)
+        .limit(limit + 1);
+      rows = await withJson(db, ctx.workspaceId, page, ['rank', 'last_message_us', 'id'], dir);
+    }
+  } else {
+    let query = filtered();
+    const cut = after_(spec.keys, after);
+    if (cut) query = query.where(cut as never);
+    const bySort = q.sort?.startsWith('field.') === true;
+    if (bySort) query = query.select(spec.keys[0]!.expr.as('sort_value')) as typeof query;
+    spec.keys.forEach((k, i) => {
+      query = query.orderBy(k.expr, dir);
+      if (bySort) query = query.select(k.expr.as(`k${i}`)) as typeof query;
+    });
+    query = query.limit(limit + 1);
+    rows = bySort
+      ? await withJson(
+          db,
+          ctx.workspaceId,
+          query,
+          spec.keys.map((_k, i) => `k${i}`),
+          dir,
+        )
+      : ((await query.select(TICKET_JSON.as('json')).execute()) as unknown as ListRow[]);
   }
-  for (const f of [...baseFilters(q, teamVisible(ctx)), ...(await criteria(deps, ctx, q, defs))]) {
-    query = query.where(f as never);
-  }
-  if (after) {
-    const cols = sql.join(spec.keys.map((k) => k.expr));
-    const vals = sql.join(spec.keys.map((k, i) => cursorValue(k, after[i]!)));
-    query = query.where(sql<SqlBool>`(${cols}) ${sql.raw(dir === 'desc' ? '<' : '>')} (${vals})` as never);
-  }
-  for (const k of spec.keys) query = query.orderBy(k.expr, dir);
-  const rows = (await query.limit(limit + 1).execute()) as unknown as ListRow[];
   return deps.pager.pageJson(
     list,
     rows,
@@ -332,6 +366,31 @@ export async function listTickets(deps: Deps, ctx: RequestContext, q: Query): Pr
     (r) => spec.keys.map((k) => k.of(r)),
     (r) => r.json,
   );
+}
+
+/**
+ * The JSON of a page picked by `page` (ids and sort keys only, sorted and limited): built for
+ * those rows alone, in the page's order (`order`: its columns).
+ */
+async function withJson(
+  db: Kysely<DB>,
+  workspaceId: string,
+  // biome-ignore lint/suspicious/noExplicitAny: any page query: its columns are read back by name
+  page: SelectQueryBuilder<any, any, any>,
+  order: string[],
+  dir: 'asc' | 'desc',
+): Promise<ListRow[]> {
+  let outer = db
+    .selectFrom(page.as('p'))
+    .innerJoin('tickets as t', (j) => j.on('t.workspace_id', '=', workspaceId).onRef('t.id', '=', 'p.id'))
+    .leftJoin('contacts as c', (j) =>
+      j.onRef('c.workspace_id', '=', 't.workspace_id').onRef('c.id', '=', 't.contact_id'),
+    )
+    .leftJoin('users as a', 'a.id', 't.assignee_id')
+    .selectAll('p')
+    .select(TICKET_JSON.as('json'));
+  for (const c of order) outer = outer.orderBy(sql.ref(`p.${c}`), dir);
+  return (await outer.execute()) as unknown as ListRow[];
 }
 
 /** The counts of the inbox sidebar, over live tickets the caller may see. */
