@@ -18,6 +18,7 @@
 // growth from connecting and joining N sockets, as the limit measures it.
 // Everything binds to 127.0.0.1; socket counts are bounded (20,000 descriptors per process).
 import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -202,6 +203,8 @@ async function main() {
     if (!process.env.DATABASE_URL)
       throw new Error('--split needs DATABASE_URL (the API and the gateway share PostgreSQL)');
     process.env.NATS_URL ??= 'nats://127.0.0.1:4222';
+    // The gateway checks the API's realtime tokens: both processes need the same key.
+    process.env.SECRET_KEY ??= randomBytes(32).toString('base64url');
   }
   split = o.split;
   console.log(
