@@ -487,6 +487,25 @@ describe('closing sockets', () => {
     expect((await join(team)).status).toBe('ok');
   });
 
+  it('when its API key is deleted (4010): only the sockets of that key, and its tokens are refused after', async () => {
+    const t = await newTenant(svc.api);
+    const gone = await newApiKey(svc.api, t, ['realtime']);
+    const kept = await newApiKey(svc.api, t, ['realtime']);
+    const a = await joined({ as: { token: gone.key } }, t.workspaceId);
+    const b = await joined({ as: { token: kept.key } }, t.workspaceId);
+    const person = await joined(t, t.workspaceId);
+    const token = await realtimeToken(svc.api, { token: gone.key });
+    expect((await svc.api.delete(`/v1/api-keys/${gone.id}`, t.as)).status).toBe(204);
+    await closedWith(a, 4010);
+    expect(a.closes[0]!.reason).toBe('api_key_deleted');
+    const late = open(token, { reconnectMs: 50 });
+    await sleep(400);
+    expect(late.socket.isConnected()).toBe(false);
+    expect(b.socket.isConnected()).toBe(true);
+    expect(b.closes).toEqual([]);
+    expect(person.closes).toEqual([]);
+  });
+
   it('when the workspace is deleted, agents and widgets alike', async () => {
     const t = await newTenant(svc.api);
     const tk = await ticket(t, { contact: { email: 'w@example.com' } });

@@ -58,6 +58,7 @@ class Revocations {
   readonly #workspaces = new Map<string, number>();
   readonly #teams = new Map<string, number>();
   readonly #tokens = new Map<string, number>();
+  readonly #apiKeys = new Map<string, number>();
 
   #now = () => Math.floor(Date.now() / 1000);
 
@@ -80,10 +81,15 @@ class Revocations {
   workspace(wid: string): void {
     this.#workspaces.set(wid, this.#now());
   }
+  /** A deleted key: every token it was given is refused (a key id never comes back). */
+  apiKey(id: string): void {
+    this.#apiKeys.set(id, this.#now());
+  }
 
   refuses(who: Identity): boolean {
     const upTo = (at: number | undefined) => at !== undefined && who.iat <= at;
     if (this.#tokens.has(who.signature) || upTo(this.#workspaces.get(who.wid))) return true;
+    if (who.kind === 'agent' && who.ctx.actor.type === 'api_key') return this.#apiKeys.has(who.ctx.actor.apiKeyId);
     if (who.kind !== 'agent' || who.ctx.actor.type !== 'user') return false;
     const { userId, sessionId } = who.ctx.actor;
     const key = `${who.wid}:${userId}`;
@@ -98,7 +104,15 @@ class Revocations {
 
   prune(): void {
     const oldest = this.#now() - REMEMBER_REVOKED_MS / 1000;
-    for (const map of [this.#sessions, this.#users, this.#members, this.#workspaces, this.#teams, this.#tokens]) {
+    for (const map of [
+      this.#sessions,
+      this.#users,
+      this.#members,
+      this.#workspaces,
+      this.#teams,
+      this.#tokens,
+      this.#apiKeys,
+    ]) {
       for (const [k, at] of map) if (at < oldest) map.delete(k);
     }
   }
@@ -630,6 +644,18 @@ export class Gateway {
       case 'workspace.deleted':
         this.#revoked.workspace(m.workspace_id);
         for (const c of [...(this.#byWorkspace.get(m.workspace_id) ?? [])]) c.close(CLOSE.removed, 'workspace_deleted');
+        return;
+      case 'api_key.deleted':
+        this.#revoked.apiKey(m.api_key_id);
+        for (const c of [...(this.#byWorkspace.get(m.workspace_id) ?? [])]) {
+          if (
+            c.who.kind === 'agent' &&
+            c.who.ctx.actor.type === 'api_key' &&
+            c.who.ctx.actor.apiKeyId === m.api_key_id
+          ) {
+            c.close(CLOSE.apiKeyDeleted, 'api_key_deleted');
+          }
+        }
         return;
       case 'teams.changed':
         for (const userId of m.user_ids) {

@@ -60,4 +60,5 @@ export const CLOSE = {
   removed: 4003,
   heartbeatTimeout: 4008,
   teamsChanged: 4009,
+  apiKeyDeleted: 4010,
 } as const;

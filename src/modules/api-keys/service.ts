@@ -10,6 +10,7 @@ import { forbidden, invalid, notFound } from '../../platform/http/errors.js';
 import type { Page, PageQueryInput } from '../../platform/http/pagination.js';
 import { iso } from '../../platform/http/schemas.js';
 import { recordAudit } from '../audit/service.js';
+import { publishControl } from '../members/control.js';
 import type { ApiKey, CreateApiKeyBody } from './schemas.js';
 
 export type ApiKeyView = Static<typeof ApiKey>;
@@ -133,6 +134,8 @@ export async function deleteApiKey(deps: Deps, ctx: RequestContext, id: string):
       data: { name: gone.name },
     });
   });
+  // Its realtime sockets close on every gateway, and its tokens are refused from now on.
+  await publishControl(deps, { type: 'api_key.deleted', workspace_id: ctx.workspaceId, api_key_id: id.toLowerCase() });
 }
 
 /** An API key secret → its context. Unknown, deleted or expired keys give null. */

@@ -13,7 +13,8 @@ export type ControlMessage =
   | { type: 'sessions.revoked'; user_id: string; session_ids: string[] | 'all' }
   | { type: 'member.removed'; workspace_id: string; user_id: string }
   | { type: 'workspace.deleted'; workspace_id: string }
-  | { type: 'teams.changed'; workspace_id: string; user_ids: string[] };
+  | { type: 'teams.changed'; workspace_id: string; user_ids: string[] }
+  | { type: 'api_key.deleted'; workspace_id: string; api_key_id: string };
 
 export type ControlHandler = (msg: ControlMessage) => void;
 
