@@ -8,6 +8,8 @@ import type { Deps } from './deps.js';
 import { Gateway, registerGatewayRoutes } from './gateway/index.js';
 import { registerAttachmentJobs } from './modules/attachments/purge.js';
 import { pruneEndedSessions } from './modules/auth/sessions.js';
+import { registerOutbound } from './modules/email/outbound.js';
+import { type OutboundOptions, setOutboundOptions } from './modules/email/outbound-queue.js';
 import { registerInvitationJobs } from './modules/invitations/mail.js';
 import { registerTicketJobs } from './modules/tickets/snooze.js';
 import { registerWebhooks, type WebhookWorkers } from './modules/webhooks/delivery.js';
@@ -42,7 +44,12 @@ export const MAINTENANCE_JOB = 'maintenance.prune';
 
 export async function createRuntime(
   config: Config,
-  opts: { logger?: pino.Logger; jobs?: boolean; webhooks?: Partial<WebhookOptions> } = {},
+  opts: {
+    logger?: pino.Logger;
+    jobs?: boolean;
+    webhooks?: Partial<WebhookOptions>;
+    email?: Partial<OutboundOptions>;
+  } = {},
 ): Promise<Runtime> {
   const log =
     opts.logger ??
@@ -88,6 +95,7 @@ export async function createRuntime(
       log,
     };
     setWebhookOptions(deps, opts.webhooks); // delivery settings (tests shorten them)
+    setOutboundOptions(deps, opts.email); // outbound email retries (tests shorten them)
     const app = await buildApp(deps);
     // The realtime gateway shares the API's server and port: /health, and WebSocket upgrades.
     const gateway = new Gateway(deps);
@@ -117,6 +125,8 @@ export async function createRuntime(
       webhooks = await registerWebhooks(deps); // dispatcher, deliveries, sweeps (src/modules/webhooks/delivery.ts)
       const w = webhooks;
       closers.unshift(() => w.stop());
+      const outbound = await registerOutbound(deps); // replies on email tickets, auto-replies (src/modules/email/outbound.ts)
+      closers.unshift(() => outbound.stop());
     }
 
     let stopped = false;

@@ -4,6 +4,7 @@
 // hours (purge.ts). Reading one: any member who may see the message's ticket, a key with
 // tickets:read, or anyone holding the url's token (urls.ts).
 import { createReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
 import type { Static } from '@sinclair/typebox';
 import { type Kysely, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
@@ -197,4 +198,41 @@ export async function attachmentsOfMessages(
     else out.set(r.message_id!, [attachmentView(deps, r)]);
   }
   return out;
+}
+
+export interface AttachmentFile {
+  id: string;
+  filename: string;
+  content_type: string;
+  size_bytes: number;
+  inline: boolean;
+  content_id: string | null;
+  /** The bytes, or null when the storage has no such object any more. */
+  open(): Promise<Readable | null>;
+}
+
+/** A message's files with their bytes in storage, in upload order (outbound email attaches them). */
+export async function attachmentFilesOfMessage(
+  deps: Deps,
+  db: Kysely<DB>,
+  workspaceId: string,
+  messageId: string,
+): Promise<AttachmentFile[]> {
+  const rows = await db
+    .selectFrom('attachments')
+    .select(['id', 'filename', 'content_type', 'size_bytes', 'inline', 'content_id', 'storage_key'])
+    .where('workspace_id', '=', workspaceId)
+    .where('message_id', '=', messageId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    filename: r.filename,
+    content_type: r.content_type,
+    size_bytes: Number(r.size_bytes),
+    inline: r.inline,
+    content_id: r.content_id,
+    open: () => deps.storage.open(r.storage_key),
+  }));
 }

@@ -605,3 +605,17 @@ export async function testMailbox(
   const [inResult, outResult] = await Promise.all([inbound(), outbound()]);
   return { inbound: inResult, outbound: outResult };
 }
+
+/**
+ * The mailbox an email ticket without one sends from: the workspace's oldest mailbox that is not
+ * disabled, or null when it has none.
+ */
+export async function defaultMailbox(db: Kysely<DB>, workspaceId: string): Promise<MailboxView | null> {
+  const row = await mailboxQuery(db, workspaceId)
+    .where('m.status', '!=', 'disabled')
+    .orderBy('m.created_at')
+    .orderBy('m.id')
+    .limit(1)
+    .executeTakeFirst();
+  return row ? presentMailbox(row) : null;
+}

@@ -16,6 +16,7 @@ import { invalid, notFound } from '../../platform/http/errors.js';
 import { iso } from '../../platform/http/schemas.js';
 import { withFreshInlineUrls } from '../attachments/inline.js';
 import { type AttachmentView, attachmentsOfMessages, claimAttachments } from '../attachments/service.js';
+import { queueOutbound } from '../email/outbound-queue.js';
 import { userRefOf } from './activities.js';
 import type { TicketRow } from './queries.js';
 import type { CreateMessageBody, Message, MessageOriginal } from './schemas.js';
@@ -101,6 +102,9 @@ export async function insertMessage(
     .execute();
   const attachments: AttachmentView[] =
     attachmentIds.length > 0 ? await claimAttachments(deps, u, attachmentIds, id) : [];
+  // The pending row is the durable record; the job that sends it is queued once it is committed
+  // (a lost job is queued again by the email module's sweep).
+  if (isReply && ticket.channel === 'email') u.afterCommit(() => queueOutbound(deps, u.workspaceId, id));
   await u.trx
     .updateTable('tickets')
     .set((eb) => ({

@@ -14,6 +14,7 @@ import { mergeCustom } from '../../platform/http/values.js';
 import { recordAudit } from '../audit/service.js';
 import { findOrCreateContactByEmail } from '../contacts/service.js';
 import { applyFieldValues } from '../custom-fields/values.js';
+import { loadMailbox } from '../mailboxes/service.js';
 import { applyTags } from '../tags/service.js';
 import { addActivity } from './activities.js';
 import { cleanBody, insertMessage } from './messages.js';
@@ -150,7 +151,12 @@ export async function createTicket(
     } else if (input.contact !== undefined) {
       contactId = await findOrCreateContactByEmail(u, input.contact.email, input.contact.name ?? null);
     }
-    if (input.mailbox_id !== undefined) throw invalid('body.mailbox_id', 'no such mailbox in this workspace');
+    let mailboxId: string | null = null;
+    if (input.mailbox_id !== undefined && input.mailbox_id !== null) {
+      const mailbox = await loadMailbox(u.trx, ctx.workspaceId, input.mailbox_id);
+      if (!mailbox) throw invalid('body.mailbox_id', 'no such mailbox in this workspace');
+      mailboxId = mailbox.id;
+    }
     const assigneeId = input.assignee_id?.toLowerCase() ?? null;
     if (assigneeId !== null) await checkAssignee(u, assigneeId, 'body.assignee_id');
     const teamId = input.team_id?.toLowerCase() ?? null;
@@ -168,9 +174,9 @@ export async function createTicket(
         RETURNING value
       )
       INSERT INTO tickets (workspace_id, id, number, subject, status, priority, severity, channel, contact_id,
-                           assignee_id, team_id, last_message_at, solved_at, custom, fields)
+                           assignee_id, team_id, mailbox_id, last_message_at, solved_at, custom, fields)
       SELECT ${ctx.workspaceId}, ${id}, n.value, ${subject}, ${status}, ${input.priority ?? 'normal'},
-             ${input.severity ?? null}, ${input.channel ?? 'api'}, ${contactId}, ${assigneeId}, ${teamId},
+             ${input.severity ?? null}, ${input.channel ?? 'api'}, ${contactId}, ${assigneeId}, ${teamId}, ${mailboxId},
              ${now}, ${isDone(status) ? now : null}, ${JSON.stringify(custom)}::jsonb, ${JSON.stringify(fields)}::jsonb
         FROM n`.execute(u.trx);
 

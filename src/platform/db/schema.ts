@@ -287,6 +287,11 @@ export interface MessagesTable {
   email_message_id_sent: ColumnType<string | null, string | null | undefined, string | null>;
   /** Why an inbound mail is automatic (autoSubmitted's reason), or null (0012). */
   email_auto_submitted: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Outbound delivery (0014): attempts so far, when the next is due, who holds it, the last temporary error. */
+  delivery_attempts: Generated<number>;
+  delivery_next_at: NullableTimestamp;
+  delivery_lease_until: NullableTimestamp;
+  delivery_last_error: string | null;
   search: GeneratedAlways<string>;
   created_at: DefaultTimestamp;
 }
@@ -517,6 +522,14 @@ export interface InboundEmailsTable {
   processed_at: NullableTimestamp;
 }
 
+/** One auto-reply per contact per mailbox per 24 hours (0014). */
+export interface EmailAutoRepliesTable {
+  workspace_id: string;
+  mailbox_id: string;
+  contact_id: string;
+  last_sent_at: ColumnType<Date, Date | string, Date | string>;
+}
+
 export interface DB {
   users: UsersTable;
   workspaces: WorkspacesTable;
@@ -553,4 +566,5 @@ export interface DB {
   mailboxes: MailboxesTable;
   mailbox_addresses: MailboxAddressesTable;
   inbound_emails: InboundEmailsTable;
+  email_auto_replies: EmailAutoRepliesTable;
 }

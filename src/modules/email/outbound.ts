@@ -1,0 +1,691 @@
+// Outbound email (issue 8 part 6) and auto-replies (part 5).
+//
+// Replies on email tickets:
+// 1. createMessage / createTicket write the reply with delivery_status pending in their
+//    transaction; that row is the durable record. After COMMIT a send job is queued
+//    (outbound-queue.ts). If the process dies in between, the sweep here queues it again: a
+//    pending message past due that no worker holds.
+// 2. The job claims the message with a lease (two jobs for one message never both send), picks
+//    the mailbox (the ticket's, else the workspace's oldest that is not disabled), builds the
+//    mail (From the mailbox, To the contact, cc/bcc, Subject "Re: … [#token]", our Message-ID,
+//    In-Reply-To / References to the customer's last mail as they wrote them, the signature,
+//    the attachments from storage) and sends it through the mailbox's transport.
+//    Its Message-ID and threading headers are stored before the first attempt and reused by
+//    every retry, so a customer's answer threads back and a repeat is recognisable.
+// 3. Accepted: sent + message.updated. Refused for good (5xx, failed login, an invalid
+//    address, a mailbox that cannot send): failed with delivery_error + message.updated.
+//    Anything else (4xx, connection trouble, timeouts) is retried on a schedule and fails
+//    after the last attempt.
+//
+// Auto-replies: maybeAutoReply, called by the inbound job for a mail that opened a ticket.
+import { type Kysely, sql } from 'kysely';
+import type { SendMailOptions } from 'nodemailer';
+import type { Deps } from '../../deps.js';
+import type { DB } from '../../platform/db/schema.js';
+import { htmlToText } from '../../platform/html/index.js';
+import { attachmentFilesOfMessage } from '../attachments/service.js';
+import { describeError } from '../mailboxes/connect.js';
+import { defaultMailbox, loadMailbox, type MailboxView } from '../mailboxes/service.js';
+import { loadMessageView } from '../tickets/messages.js';
+import { presentTicket, type TicketRow, ticketQuery } from '../tickets/queries.js';
+import { autoSubmitted, isNoReplyAddress } from './classify.js';
+import { normaliseMessageId } from './message-id.js';
+import {
+  buildReplyHeaders,
+  HeaderInjectionError,
+  headerSafe,
+  replySubject,
+  safeAddress,
+  safeMailbox,
+} from './outbound-headers.js';
+import {
+  AUTO_REPLY_JOB,
+  type OutboundOptions,
+  outboundOptionsOf,
+  queueOutbound,
+  SEND_JOB,
+  type SendJob,
+} from './outbound-queue.js';
+import type { InboundMail } from './parse.js';
+import { ticketTokenFor } from './ticket-token.js';
+import { type MailboxTransport, TransportSetupError, transportFor } from './transport.js';
+
+/** A reason the message can never be sent as it is (no retry). */
+export class PermanentSendError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PermanentSendError';
+  }
+}
+
+export interface SendFailure {
+  permanent: boolean;
+  /** One line, at most 500 characters, without secrets. */
+  text: string;
+}
+
+/**
+ * Permanent: the server refused for good (a 5xx reply other than 503, as nodemailer's
+ * `permanent` says), a failed login, no recipient, a mail that cannot be built, a mailbox that
+ * cannot send. Temporary: 4xx replies, connection errors, timeouts, DNS trouble.
+ */
+export function classifySendError(err: unknown, secrets: Array<string | null> = []): SendFailure {
+  const text = describeError(err, secrets);
+  if (err instanceof PermanentSendError || err instanceof TransportSetupError || err instanceof HeaderInjectionError) {
+    return { permanent: true, text };
+  }
+  const e = err as { code?: unknown; responseCode?: unknown; permanent?: unknown };
+  if (typeof e?.responseCode === 'number') {
+    const permanent = typeof e.permanent === 'boolean' ? e.permanent : e.responseCode >= 500 && e.responseCode !== 503;
+    return { permanent, text };
+  }
+  if (e?.code === 'EAUTH' || e?.code === 'ENOAUTH' || e?.code === 'EENVELOPE' || e?.code === 'EMESSAGE') {
+    return { permanent: true, text };
+  }
+  return { permanent: false, text };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sending one reply.
+
+interface Claimed {
+  workspace_id: string;
+  id: string;
+  ticket_id: string;
+  body_html: string;
+  body_text: string;
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  mailbox_id: string | null;
+  email_message_id: string | null;
+  email_in_reply_to: string | null;
+  email_references: string[];
+  delivery_attempts: number;
+}
+
+/** The signature under the reply: HTML as a block, text after the usual "-- " line. */
+export function withSignature(html: string, text: string, signatureHtml: string): { html: string; text: string } {
+  const sig = signatureHtml.trim();
+  if (sig === '') return { html, text };
+  const sigText = htmlToText(sig).trim();
+  return {
+    html: `${html}<br><div class="signature">${sig}</div>`,
+    text: sigText === '' ? text : `${text.replace(/\s+$/, '')}\n\n-- \n${sigText}`,
+  };
+}
+
+const domainOf = (email: string) => email.slice(email.lastIndexOf('@') + 1).toLowerCase();
+
+/** What nodemailer reports of an accepted mail: recipients the server refused (the others got it). */
+interface SendInfo {
+  rejected?: string[];
+  rejectedErrors?: Array<{ message?: string }>;
+}
+
+/** delivery_error of a mail sent to some recipients only; null when every recipient took it. */
+function rejectedNote(info: SendInfo | null, secrets: Array<string | null>): string | null {
+  if (!info?.rejected?.length) return null;
+  const why = info.rejectedErrors?.[0]?.message ?? '';
+  return describeError(new Error(`not accepted for ${info.rejected.join(', ')}${why ? `: ${why}` : ''}`), secrets);
+}
+
+export class OutboundSender {
+  constructor(private readonly deps: Deps) {}
+
+  get opts(): OutboundOptions {
+    return outboundOptionsOf(this.deps);
+  }
+
+  /** The wait after attempt `attempt` (1-based) failed, with jitter; null after the last. */
+  retryDelay(attempt: number, random = Math.random()): number | null {
+    const base = this.opts.retryDelaysMs[attempt - 1];
+    if (base === undefined) return null;
+    return Math.max(0, Math.round(base * (1 + this.opts.jitter * (2 * random - 1))));
+  }
+
+  async handle(job: SendJob): Promise<void> {
+    const db = this.deps.database.db;
+    const leaseMs = 4 * this.opts.timeoutMs + 60_000;
+    const claimed: Claimed | undefined = await db
+      .updateTable('messages')
+      .set({ delivery_lease_until: sql<Date>`now() + ${leaseMs} * interval '1 millisecond'` })
+      .where('workspace_id', '=', job.w)
+      .where('id', '=', job.m)
+      .where('delivery_status', '=', 'pending')
+      .where('kind', '=', 'reply')
+      .where('direction', '=', 'outbound')
+      .where(sql<boolean>`coalesce(delivery_next_at, created_at) <= now() + interval '2 seconds'`)
+      .where((eb) => eb.or([eb('delivery_lease_until', 'is', null), eb('delivery_lease_until', '<', sql<Date>`now()`)]))
+      .returning([
+        'workspace_id',
+        'id',
+        'ticket_id',
+        'body_html',
+        'body_text',
+        'to',
+        'cc',
+        'bcc',
+        'mailbox_id',
+        'email_message_id',
+        'email_in_reply_to',
+        'email_references',
+        'delivery_attempts',
+      ])
+      .executeTakeFirst();
+    if (!claimed) return;
+
+    const attempt = claimed.delivery_attempts + 1;
+    const held: { transport: MailboxTransport | null } = { transport: null };
+    let note: string | null = null;
+    try {
+      const info = await this.#deliver(claimed, held);
+      note = rejectedNote(info, held.transport?.secrets ?? []);
+    } catch (err) {
+      const failure = classifySendError(err, held.transport?.secrets ?? []);
+      const wait = failure.permanent ? null : this.retryDelay(attempt);
+      if (wait === null) {
+        const text = failure.permanent ? failure.text : `gave up after ${attempt} attempts: ${failure.text}`;
+        await this.#finish(claimed, attempt, 'failed', text.length > 500 ? `${text.slice(0, 497)}...` : text);
+      } else {
+        const next = new Date(Date.now() + wait);
+        await db
+          .updateTable('messages')
+          .set({
+            delivery_attempts: attempt,
+            delivery_next_at: next,
+            delivery_lease_until: null,
+            delivery_last_error: failure.text,
+          })
+          .where('workspace_id', '=', claimed.workspace_id)
+          .where('id', '=', claimed.id)
+          .where('delivery_status', '=', 'pending')
+          .execute();
+        await queueOutbound(this.deps, claimed.workspace_id, claimed.id, next);
+      }
+      return;
+    } finally {
+      held.transport?.close();
+    }
+    await this.#finish(claimed, attempt, 'sent', note);
+  }
+
+  /** Builds and sends the mail; the transport it opens is left in `held` (the caller closes it). */
+  async #deliver(m: Claimed, held: { transport: MailboxTransport | null }): Promise<SendInfo> {
+    const db = this.deps.database.db;
+    const ticket = await ticketQuery(db, m.workspace_id).where('t.id', '=', m.ticket_id).executeTakeFirst();
+    if (!ticket) throw new PermanentSendError('not sent: the ticket no longer exists');
+    const mailbox = await this.#mailboxOf(m, ticket);
+    const contact = presentTicket(ticket).contact;
+    if (m.to.length === 0) {
+      throw new PermanentSendError('not sent: the ticket has no contact with an email address to send the reply to');
+    }
+    const to = m.to.map((a) =>
+      safeMailbox(contact?.email && a.toLowerCase() === contact.email.toLowerCase() ? contact.name : '', a),
+    );
+    const cc = m.cc.map(safeAddress);
+    const bcc = m.bcc.map(safeAddress);
+    const from = safeMailbox(mailbox.display_name || mailbox.name, mailbox.email);
+
+    const headers = await this.#threading(m, ticket, mailbox);
+    const body = withSignature(m.body_html, m.body_text, mailbox.signature_html);
+    const files = await attachmentFilesOfMessage(this.deps, db, m.workspace_id, m.id);
+    const attachments: NonNullable<SendMailOptions['attachments']> = [];
+    for (const f of files) {
+      const content = await f.open();
+      if (!content) throw new PermanentSendError(`not sent: the attachment ${f.filename} is missing from storage`);
+      attachments.push({
+        filename: f.filename,
+        content,
+        contentType: f.content_type,
+        ...(f.inline && f.content_id ? { cid: f.content_id, contentDisposition: 'inline' as const } : {}),
+      });
+    }
+
+    const transport = await transportFor(this.deps, m.workspace_id, mailbox, { timeoutMs: this.opts.timeoutMs });
+    held.transport = transport;
+    try {
+      return (await transport.transport.sendMail({
+        from,
+        to,
+        ...(cc.length > 0 ? { cc } : {}),
+        ...(bcc.length > 0 ? { bcc } : {}),
+        subject: headers.subject,
+        messageId: headers.messageId,
+        ...(headers.inReplyTo ? { inReplyTo: headers.inReplyTo } : {}),
+        ...(headers.references ? { references: headers.references } : {}),
+        html: body.html,
+        text: body.text,
+        attachments,
+      })) as SendInfo;
+    } finally {
+      // Streams of attachments not read because the send failed early.
+      for (const a of attachments) {
+        const c = a.content as { destroy?: () => void } | undefined;
+        c?.destroy?.();
+      }
+    }
+  }
+
+  async #mailboxOf(m: Claimed, ticket: TicketRow): Promise<MailboxView> {
+    const db = this.deps.database.db;
+    const id = m.mailbox_id ?? ticket.mailbox_id;
+    const mailbox = id ? await loadMailbox(db, m.workspace_id, id) : await defaultMailbox(db, m.workspace_id);
+    if (!mailbox) {
+      throw new PermanentSendError(
+        id
+          ? 'not sent: the mailbox of this ticket was deleted'
+          : 'not sent: the workspace has no mailbox to send from (add one, or create the ticket with mailbox_id)',
+      );
+    }
+    if (mailbox.status === 'disabled')
+      throw new PermanentSendError(`not sent: the mailbox ${mailbox.email} is disabled`);
+    return mailbox;
+  }
+
+  /**
+   * Subject, Message-ID, In-Reply-To and References. Made once, before the first attempt, and
+   * stored on the message (the Message-ID in both of its forms, the others as sent); retries
+   * reuse them, so a retry is the same mail.
+   */
+  async #threading(
+    m: Claimed,
+    ticket: TicketRow,
+    mailbox: MailboxView,
+  ): Promise<{ subject: string; messageId: string; inReplyTo: string | null; references: string | null }> {
+    const db = this.deps.database.db;
+    const token = ticketTokenFor(this.deps.config, m.workspace_id, Number(ticket.number));
+    if (m.email_message_id) {
+      const isReply = m.email_in_reply_to !== null;
+      return {
+        subject: this.#subject(ticket.subject, token, isReply),
+        messageId: `<${m.email_message_id}>`,
+        inReplyTo: m.email_in_reply_to ? `<${m.email_in_reply_to}>` : null,
+        references: m.email_references.length > 0 ? m.email_references.map((r) => `<${r}>`).join(' ') : null,
+      };
+    }
+    // The customer's latest mail on the ticket; without one, our latest mail on it.
+    const parentOf = (direction: 'inbound' | 'outbound') =>
+      db
+        .selectFrom('messages')
+        .select(['email_message_id', 'email_message_id_sent', 'email_references'])
+        .where('workspace_id', '=', m.workspace_id)
+        .where('ticket_id', '=', m.ticket_id)
+        .where('id', '!=', m.id)
+        .where('direction', '=', direction)
+        .where('email_message_id', 'is not', null)
+        .where('email_message_id', 'not like', 'sha256:%')
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(1)
+        .executeTakeFirst();
+    const parent = (await parentOf('inbound')) ?? (await parentOf('outbound'));
+    const h = buildReplyHeaders({
+      domain: domainOf(mailbox.email),
+      subject: ticket.subject,
+      inReplyTo: parent ? (parent.email_message_id_sent ?? parent.email_message_id) : null,
+      references: parent?.email_references ?? [],
+      ticketToken: token,
+    });
+    const sent = normaliseMessageId(h.messageId, { keepCase: true })!;
+    const inReplyTo = normaliseMessageId(h.inReplyTo, { keepCase: true });
+    const references = h.references ? (h.references.match(/<[^<>]+>/g) ?? []).map((r) => r.slice(1, -1)) : [];
+    const stored = await db
+      .updateTable('messages')
+      .set({
+        email_message_id: sent.toLowerCase(),
+        email_message_id_sent: sent,
+        email_in_reply_to: inReplyTo,
+        email_references: references,
+        mailbox_id: mailbox.id,
+        from_email: mailbox.email,
+      })
+      .where('workspace_id', '=', m.workspace_id)
+      .where('id', '=', m.id)
+      .where('email_message_id', 'is', null)
+      .returning('id')
+      .executeTakeFirst();
+    if (!stored) throw new Error('the message changed while it was being sent; the next attempt sends it');
+    return {
+      subject: this.#subject(ticket.subject, token, parent !== undefined),
+      messageId: h.messageId,
+      inReplyTo: h.inReplyTo,
+      references: h.references,
+    };
+  }
+
+  /** "Re: <subject> [#token]" for a reply to a mail; "<subject> [#token]" for the first mail of a thread. */
+  #subject(subject: string, token: string, isReply: boolean): string {
+    const s = isReply ? replySubject(subject) : headerSafe(subject);
+    return s.toLowerCase().includes(`[#${token}]`) ? s : `${s} [#${token}]`.trim();
+  }
+
+  /** The end of a delivery: the status, the error, and message.updated in one transaction. */
+  async #finish(m: Claimed, attempt: number, status: 'sent' | 'failed', error: string | null): Promise<void> {
+    await this.deps.writer.run(m.workspace_id, async (u) => {
+      const row = await u.trx
+        .updateTable('messages')
+        .set({
+          delivery_status: status,
+          delivery_error: error,
+          delivery_attempts: attempt,
+          delivery_next_at: null,
+          delivery_lease_until: null,
+          delivery_last_error: null,
+        })
+        .where('workspace_id', '=', m.workspace_id)
+        .where('id', '=', m.id)
+        .where('delivery_status', '=', 'pending')
+        .returning(['ticket_id'])
+        .executeTakeFirst();
+      if (!row) return;
+      const message = await loadMessageView(this.deps, u.trx, m.workspace_id, m.id);
+      const ticket = await ticketQuery(u.trx, m.workspace_id).where('t.id', '=', row.ticket_id).executeTakeFirst();
+      if (!message) return;
+      u.emit({
+        type: 'message.updated',
+        data: { ticket_id: row.ticket_id, message },
+        teamId: ticket?.private_team_id ?? null,
+      });
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The recovery sweep.
+
+/** Pending replies past due that no worker holds (their job was lost): queued again. */
+export async function sweepOutbound(deps: Deps, orphanAfterMs: number): Promise<number> {
+  const overdue = new Date(Date.now() - orphanAfterMs);
+  const rows = await sql<{ workspace_id: string; id: string }>`
+    UPDATE messages m SET delivery_next_at = now()
+     WHERE (m.workspace_id, m.id) IN (
+       SELECT o.workspace_id, o.id FROM messages o
+        WHERE o.delivery_status = 'pending' AND coalesce(o.delivery_next_at, o.created_at) < ${overdue}
+          AND (o.delivery_lease_until IS NULL OR o.delivery_lease_until < now())
+        ORDER BY coalesce(o.delivery_next_at, o.created_at)
+        LIMIT 500
+        FOR UPDATE OF o SKIP LOCKED)
+    RETURNING m.workspace_id, m.id`.execute(deps.database.db);
+  for (const r of rows.rows) await queueOutbound(deps, r.workspace_id, r.id);
+  if (rows.rows.length > 0) deps.log.warn({ messages: rows.rows.length }, 'outbound email queued again by the sweep');
+  return rows.rows.length;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Auto-replies.
+
+export interface AutoReplyInput {
+  workspaceId: string;
+  mailboxId: string;
+  contactId: string;
+  ticketId: string;
+  /** The customer's mail, as parseInbound made it. */
+  inbound: InboundMail;
+}
+
+export type AutoReplyOutcome =
+  /** Queued: the mailbox answers this mail. */
+  | 'queued'
+  /** The mailbox has no auto-reply (off, empty, disabled or gone). */
+  | 'disabled'
+  /** The mail is automatic (autoSubmitted: auto-replies, lists, bulk, bounces) or a report. */
+  | 'automatic'
+  /** From a no-reply, mailer-daemon or postmaster address. */
+  | 'no_reply_sender'
+  /** The contact has no address, or it is one of the workspace's own mailboxes (a loop). */
+  | 'no_recipient'
+  /** This contact already got one from this mailbox in the last 24 hours. */
+  | 'already_sent'
+  /** The From failed DMARC: answering could hit a forged address. */
+  | 'unverified_sender';
+
+interface AutoReplyJob {
+  w: string;
+  mb: string;
+  t: string;
+  to: string;
+  name: string;
+  subject: string;
+  /** The customer's Message-ID and References as they wrote them. */
+  irt: string | null;
+  refs: string[];
+}
+
+/** What an auto-reply decision needs of the customer's mail. */
+interface AutoReplyTrigger {
+  workspaceId: string;
+  mailboxId: string;
+  contactId: string;
+  ticketId: string;
+  /** autoSubmitted's reason ("bounce" for a report), or null for mail a person sent. */
+  automatic: string | null;
+  sender: string | null;
+  senderName: string;
+  /** The From failed DMARC at a trusted server: the sender may be forged (no backscatter). */
+  authFailed: boolean;
+  subject: string;
+  /** The customer's Message-ID and References as they wrote them. */
+  messageIdSent: string | null;
+  references: string[];
+}
+
+/**
+ * The mailbox's auto-reply to a customer's mail that opened a ticket: at most once per contact
+ * per mailbox in 24 hours, never to automatic mail, lists, bounces or no-reply senders. The
+ * mail says `Auto-Submitted: auto-replied` (RFC 3834) so other systems do not answer it, and
+ * threads to the customer's mail. Queued as a job; returns what was decided.
+ */
+export async function maybeAutoReply(deps: Deps, input: AutoReplyInput): Promise<AutoReplyOutcome> {
+  const mail = input.inbound;
+  return decideAutoReply(deps, {
+    workspaceId: input.workspaceId,
+    mailboxId: input.mailboxId,
+    contactId: input.contactId,
+    ticketId: input.ticketId,
+    automatic: mail.report ? 'bounce' : autoSubmitted(mail.headers),
+    sender: mail.from?.address ?? null,
+    senderName: mail.from?.name ?? '',
+    authFailed: false,
+    subject: mail.subject,
+    messageIdSent: mail.as_sent.message_id,
+    references: mail.as_sent.references,
+  });
+}
+
+/** What the inbound job reports after a mail became a message (inbound.ts InboundDelivered). */
+export interface DeliveredInbound {
+  workspaceId: string;
+  mailboxId: string;
+  ticketId: string;
+  messageId: string;
+  newTicket: boolean;
+  spam: boolean;
+  contactId: string | null;
+  fromEmail: string;
+  autoSubmitted: string | null;
+  authFailed: boolean;
+}
+
+/**
+ * The same decision from what the inbound job stored: for a mail that opened a ticket (not
+ * spam, with a contact), from the stored message's subject and threading ids.
+ */
+export async function autoReplyToDelivered(deps: Deps, info: DeliveredInbound): Promise<AutoReplyOutcome | null> {
+  if (!info.newTicket || info.spam || !info.contactId) return null;
+  const m = await deps.database.db
+    .selectFrom('messages')
+    .select(['subject', 'email_message_id', 'email_message_id_sent', 'email_references', 'from_name'])
+    .where('workspace_id', '=', info.workspaceId)
+    .where('id', '=', info.messageId)
+    .executeTakeFirst();
+  if (!m) return null;
+  const sentId = m.email_message_id_sent ?? m.email_message_id;
+  return decideAutoReply(deps, {
+    workspaceId: info.workspaceId,
+    mailboxId: info.mailboxId,
+    contactId: info.contactId,
+    ticketId: info.ticketId,
+    automatic: info.autoSubmitted,
+    sender: info.fromEmail || null,
+    senderName: m.from_name,
+    authFailed: info.authFailed,
+    subject: m.subject,
+    messageIdSent: sentId && !sentId.startsWith('sha256:') ? sentId : null,
+    references: m.email_references,
+  });
+}
+
+async function decideAutoReply(deps: Deps, input: AutoReplyTrigger): Promise<AutoReplyOutcome> {
+  const db = deps.database.db;
+  const mailbox = await loadMailbox(db, input.workspaceId, input.mailboxId);
+  if (
+    !mailbox?.auto_reply_enabled ||
+    mailbox.status === 'disabled' ||
+    (htmlToText(mailbox.auto_reply_html).trim() === '' && mailbox.auto_reply_subject.trim() === '')
+  ) {
+    return 'disabled';
+  }
+  if (input.automatic === 'no_reply_sender' || (input.sender && isNoReplyAddress(input.sender))) {
+    return 'no_reply_sender';
+  }
+  if (input.automatic !== null) return 'automatic';
+  if (input.authFailed) return 'unverified_sender';
+
+  const ticket = await ticketQuery(db, input.workspaceId).where('t.id', '=', input.ticketId).executeTakeFirst();
+  const to = ticket?.contact_email ?? null;
+  if (!ticket || !to) return 'no_recipient';
+  if (isNoReplyAddress(to)) return 'no_reply_sender';
+  if (await isOwnAddress(db, input.workspaceId, to)) return 'no_recipient';
+
+  const claimed = await sql<{ contact_id: string }>`
+    INSERT INTO email_auto_replies (workspace_id, mailbox_id, contact_id, last_sent_at)
+    VALUES (${input.workspaceId}, ${input.mailboxId}, ${input.contactId}, now())
+    ON CONFLICT (workspace_id, mailbox_id, contact_id) DO UPDATE SET last_sent_at = excluded.last_sent_at
+      WHERE email_auto_replies.last_sent_at <= now() - interval '24 hours'
+    RETURNING contact_id`.execute(db);
+  if (claimed.rows.length === 0) return 'already_sent';
+
+  const job: AutoReplyJob = {
+    w: input.workspaceId,
+    mb: input.mailboxId,
+    t: input.ticketId,
+    to,
+    name: presentTicket(ticket).contact?.name ?? input.senderName,
+    subject: input.subject,
+    irt: input.messageIdSent,
+    refs: input.references,
+  };
+  await deps.jobs.send(AUTO_REPLY_JOB, job, { retryLimit: 3, retryDelaySeconds: 60 });
+  return 'queued';
+}
+
+/** An address of one of the workspace's mailboxes (its email or a forwarding address). */
+async function isOwnAddress(db: Kysely<DB>, workspaceId: string, address: string): Promise<boolean> {
+  const a = address.trim().toLowerCase();
+  const row = await db
+    .selectFrom('mailboxes')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where((eb) => eb.or([eb(eb.fn('lower', ['email']), '=', a), eb('forwarding_address', '=', a)]))
+    .executeTakeFirst();
+  if (row) return true;
+  const routed = await db.selectFrom('mailbox_addresses').select('address').where('address', '=', a).executeTakeFirst();
+  return routed !== undefined;
+}
+
+/** Sends a queued auto-reply. Temporary failures throw (the job retries); permanent ones are logged. */
+export async function sendAutoReply(deps: Deps, job: AutoReplyJob): Promise<void> {
+  const db = deps.database.db;
+  const mailbox = await loadMailbox(db, job.w, job.mb);
+  if (!mailbox?.auto_reply_enabled || mailbox.status === 'disabled') return;
+  const ticket = await ticketQuery(db, job.w).where('t.id', '=', job.t).executeTakeFirst();
+  if (!ticket) return;
+  const token = ticketTokenFor(deps.config, job.w, Number(ticket.number));
+  let transport: MailboxTransport | null = null;
+  try {
+    const h = buildReplyHeaders({
+      domain: domainOf(mailbox.email),
+      subject: job.subject,
+      inReplyTo: job.irt,
+      references: job.refs,
+      ticketToken: token,
+    });
+    const own = headerSafe(mailbox.auto_reply_subject);
+    const subject = own === '' ? h.subject : own.includes(`[#${token}]`) ? own : `${own} [#${token}]`;
+    const html = mailbox.auto_reply_html;
+    transport = await transportFor(deps, job.w, mailbox, { timeoutMs: outboundOptionsOf(deps).timeoutMs });
+    await transport.transport.sendMail({
+      from: safeMailbox(mailbox.display_name || mailbox.name, mailbox.email),
+      to: safeMailbox(job.name, job.to),
+      subject,
+      messageId: h.messageId,
+      ...(h.inReplyTo ? { inReplyTo: h.inReplyTo } : {}),
+      ...(h.references ? { references: h.references } : {}),
+      headers: {
+        // RFC 3834: an automatic answer; well-behaved systems never answer it.
+        'Auto-Submitted': 'auto-replied',
+        // Exchange and Outlook: no out-of-office or other automatic answer to this one.
+        'X-Auto-Response-Suppress': 'All',
+      },
+      html,
+      text: htmlToText(html),
+    });
+  } catch (err) {
+    const failure = classifySendError(err, transport?.secrets ?? []);
+    deps.log.warn(
+      { workspace: job.w, mailbox: job.mb, ticket: job.t, permanent: failure.permanent, err: failure.text },
+      'auto-reply not sent',
+    );
+    if (!failure.permanent) throw new Error(failure.text);
+  } finally {
+    (transport as MailboxTransport | null)?.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wiring (runtime.ts, when jobs run).
+
+export interface OutboundWorkers {
+  sender: OutboundSender;
+  /** Runs the recovery sweep once now. */
+  sweep(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export async function registerOutbound(deps: Deps): Promise<OutboundWorkers> {
+  const sender = new OutboundSender(deps);
+  const opts = outboundOptionsOf(deps);
+  await deps.jobs.work<SendJob>(SEND_JOB, (job) => sender.handle(job), {
+    concurrency: opts.workers,
+    pollingIntervalSeconds: opts.pollSeconds,
+  });
+  await deps.jobs.work<AutoReplyJob>(AUTO_REPLY_JOB, (job) => sendAutoReply(deps, job), {
+    pollingIntervalSeconds: opts.pollSeconds,
+  });
+  const sweep = () => sweepOutbound(deps, outboundOptionsOf(deps).orphanAfterMs);
+  let timer: NodeJS.Timeout | null = null;
+  let sweeping: Promise<unknown> = Promise.resolve();
+  const loop = (ms: number) => {
+    timer = setTimeout(() => {
+      sweeping = sweep().catch((err) =>
+        deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'outbound email sweep failed'),
+      );
+      void sweeping.then(() => {
+        if (timer) loop(outboundOptionsOf(deps).sweepMs);
+      });
+    }, ms);
+    timer.unref();
+  };
+  // The first sweep soon after start: replies a stopped process left pending go out now.
+  loop(Math.min(5000, opts.sweepMs));
+  return {
+    sender,
+    sweep,
+    async stop() {
+      if (timer) clearTimeout(timer);
+      timer = null;
+      await sweeping;
+    },
+  };
+}

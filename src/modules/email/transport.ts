@@ -1,0 +1,167 @@
+// The nodemailer transport a mailbox sends through:
+//
+// - smtp: the mailbox's own server (connect.ts smtpSettings: TLS on 465, STARTTLS required on
+//   587, none only when configured), its password opened from the sealed column, the host
+//   resolved now and checked against the private-address guard (MAIL_ALLOW_PRIVATE);
+// - system: the service's own mailer (SMTP_URL), the operator's relay;
+// - google / microsoft: the provider's SMTP with XOAUTH2 and an access token from the OAuth
+//   side of mailboxes (setOAuthAccessSource, the hook that code registers).
+//
+// A problem of configuration (no server, a refused address, no token, SMTP_URL unset) is a
+// TransportSetupError: permanent, the message fails with its text.
+import { isIP } from 'node:net';
+import { createTransport, type Transporter } from 'nodemailer';
+import type { Deps } from '../../deps.js';
+import { splitSmtpUrl } from '../../platform/mail/index.js';
+import { RefusedHostError, resolveHost, type ServerSettings, smtpSettings } from '../mailboxes/connect.js';
+import { mailboxSecrets } from '../mailboxes/service.js';
+
+/** What transportFor needs of a mailbox (a MailboxView has it). */
+export interface SendingMailbox {
+  id: string;
+  email: string;
+  outbound_kind: 'smtp' | 'google' | 'microsoft' | 'system';
+  config: Record<string, unknown>;
+}
+
+export class TransportSetupError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TransportSetupError';
+  }
+}
+
+/** What the OAuth side hands out for XOAUTH2: the account and a fresh access token. */
+export interface OAuthSmtpAccess {
+  user: string;
+  accessToken: string;
+  /** The provider's SMTP server; default smtp.gmail.com:465 (tls) / smtp.office365.com:587 (starttls). */
+  server?: { host: string; port: number; tls: 'tls' | 'starttls' | 'none' };
+}
+
+/**
+ * The hook the Google / Microsoft code fills in: a valid (refreshed when due) access token of a
+ * mailbox, or null when it is not connected. Until it is registered, such mailboxes cannot send.
+ */
+export type OAuthAccessSource = (
+  deps: Deps,
+  workspaceId: string,
+  mailbox: SendingMailbox,
+) => Promise<OAuthSmtpAccess | null>;
+
+let oauthSource: OAuthAccessSource | null = null;
+
+export function setOAuthAccessSource(source: OAuthAccessSource | null): void {
+  oauthSource = source;
+}
+
+const OAUTH_SERVERS = {
+  google: { host: 'smtp.gmail.com', port: 465, tls: 'tls' },
+  microsoft: { host: 'smtp.office365.com', port: 587, tls: 'starttls' },
+} as const;
+
+export interface MailboxTransport {
+  transport: Transporter;
+  /** Values to scrub from error texts (the password, the token). */
+  secrets: Array<string | null>;
+  /** system: the service's mailer; otherwise the mailbox's own server. */
+  via: 'smtp' | 'system' | 'oauth';
+  close(): void;
+}
+
+export interface TransportTimeouts {
+  /** Connection, greeting and socket waits (ms). */
+  timeoutMs: number;
+}
+
+async function smtpTransport(
+  s: ServerSettings,
+  auth: { user: string; pass: string } | { type: 'OAuth2'; user: string; accessToken: string } | null,
+  allowPrivate: boolean,
+  timeoutMs: number,
+): Promise<Transporter> {
+  let address: string;
+  try {
+    address = await resolveHost(s.host, allowPrivate);
+  } catch (err) {
+    if (err instanceof RefusedHostError) throw new TransportSetupError(err.message);
+    throw err; // DNS trouble: temporary
+  }
+  return createTransport({
+    host: address,
+    port: s.port,
+    secure: s.tls === 'tls',
+    requireTLS: s.tls === 'starttls',
+    ignoreTLS: s.tls === 'none',
+    ...(auth ? { auth } : {}),
+    // The certificate is checked against the configured name, not the resolved address.
+    tls: { servername: isIP(s.host) ? undefined : s.host },
+    connectionTimeout: timeoutMs,
+    greetingTimeout: timeoutMs,
+    socketTimeout: timeoutMs,
+    logger: false,
+    debug: false,
+  });
+}
+
+/** The transport of a mailbox's outbound kind; close it after sending. */
+export async function transportFor(
+  deps: Deps,
+  workspaceId: string,
+  mailbox: SendingMailbox,
+  opts: TransportTimeouts = { timeoutMs: 30_000 },
+): Promise<MailboxTransport> {
+  const allowPrivate = deps.config.mailAllowPrivate;
+  switch (mailbox.outbound_kind) {
+    case 'system': {
+      const smtpUrl = deps.config.smtpUrl;
+      if (!smtpUrl) {
+        throw new TransportSetupError(
+          'not sent: the mailbox sends through the system mailer and SMTP_URL is not set on this server',
+        );
+      }
+      const { url } = splitSmtpUrl(smtpUrl);
+      let password: string | null = null;
+      try {
+        password = decodeURIComponent(new URL(url).password) || null;
+      } catch {
+        // no password in the URL
+      }
+      const transport = createTransport({
+        url,
+        connectionTimeout: opts.timeoutMs,
+        greetingTimeout: opts.timeoutMs,
+        socketTimeout: opts.timeoutMs,
+        logger: false,
+      });
+      return { transport, secrets: [password], via: 'system', close: () => transport.close() };
+    }
+    case 'smtp': {
+      const secrets = await mailboxSecrets(deps, workspaceId, mailbox.id);
+      const s = smtpSettings(mailbox.email, mailbox.config, secrets?.smtpPassword ?? null, secrets?.password ?? null);
+      if (!s) throw new TransportSetupError('not sent: the mailbox has no SMTP server configured (config.smtp_host)');
+      const auth = s.username && s.password ? { user: s.username, pass: s.password } : null;
+      const transport = await smtpTransport(s, auth, allowPrivate, opts.timeoutMs);
+      return { transport, secrets: [s.password], via: 'smtp', close: () => transport.close() };
+    }
+    case 'google':
+    case 'microsoft': {
+      const access = oauthSource ? await oauthSource(deps, workspaceId, mailbox) : null;
+      if (!access) {
+        throw new TransportSetupError(
+          `not sent: the ${mailbox.outbound_kind === 'google' ? 'Google' : 'Microsoft'} account of this mailbox is not connected (reconnect it)`,
+        );
+      }
+      const server = access.server ?? OAUTH_SERVERS[mailbox.outbound_kind];
+      const s: ServerSettings = { ...server, username: access.user, password: null };
+      const transport = await smtpTransport(
+        s,
+        { type: 'OAuth2', user: access.user, accessToken: access.accessToken },
+        // The providers' own servers are public; a stand-in server in tests is on loopback.
+        allowPrivate,
+        opts.timeoutMs,
+      );
+      return { transport, secrets: [access.accessToken], via: 'oauth', close: () => transport.close() };
+    }
+  }
+}
