@@ -24,6 +24,7 @@ import authRoutes from './modules/auth/routes.js';
 import companyRoutes from './modules/companies/routes.js';
 import contactRoutes from './modules/contacts/routes.js';
 import customFieldRoutes from './modules/custom-fields/routes.js';
+import inboundEmailRoutes from './modules/email/inbound-route.js';
 import eventRoutes, { Envelope } from './modules/events/routes.js';
 import invitationRoutes from './modules/invitations/routes.js';
 import mailboxRoutes from './modules/mailboxes/routes.js';
@@ -90,6 +91,7 @@ const MODULES: Array<(app: App, deps: Deps) => Promise<void>> = [
   customFieldRoutes,
   webhookRoutes,
   mailboxRoutes,
+  inboundEmailRoutes,
 ];
 
 export const JSON_BODY_LIMIT = 1024 * 1024;

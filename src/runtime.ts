@@ -8,6 +8,7 @@ import type { Deps } from './deps.js';
 import { Gateway, registerGatewayRoutes } from './gateway/index.js';
 import { registerAttachmentJobs } from './modules/attachments/purge.js';
 import { pruneEndedSessions } from './modules/auth/sessions.js';
+import { registerInboundJobs } from './modules/email/inbound.js';
 import { registerOutbound } from './modules/email/outbound.js';
 import { type OutboundOptions, setOutboundOptions } from './modules/email/outbound-queue.js';
 import { registerInvitationJobs } from './modules/invitations/mail.js';
@@ -122,6 +123,7 @@ export async function createRuntime(
       await registerInvitationJobs(deps); // invitation emails (src/modules/invitations/mail.ts)
       await registerAttachmentJobs(deps); // hourly purge of unattached uploads (src/modules/attachments/purge.ts)
       await registerTicketJobs(deps); // snoozed tickets wake up every minute (src/modules/tickets/snooze.ts)
+      await registerInboundJobs(deps); // inbound mail → tickets, and the spool sweep (src/modules/email/inbound.ts)
       webhooks = await registerWebhooks(deps); // dispatcher, deliveries, sweeps (src/modules/webhooks/delivery.ts)
       const w = webhooks;
       closers.unshift(() => w.stop());

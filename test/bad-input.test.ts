@@ -253,10 +253,22 @@ const FORGED_AUTH: Array<[string, string]> = [
   ['Basic scheme', 'Basic Zm9vOmJhcg=='],
 ];
 
+/**
+ * Public routes that authenticate with a header of their own and take a raw body instead of
+ * JSON: they get that header, and raw-body probes instead of the JSON ones.
+ */
+const RAW_BODY_ROUTES: Record<string, { credential: Record<string, string>; contentType: string }> = {
+  'POST /v1/inbound/email': {
+    credential: { 'svc-inbound-secret': 'test-inbound-secret-0123456789' },
+    contentType: 'message/rfc822',
+  },
+};
+const rawBodyRoute = (route: RouteEntry) => RAW_BODY_ROUTES[`${route.method} ${route.url}`];
+
 function credentialsFor(route: RouteEntry): Record<string, string> {
   switch (route.access.kind) {
     case 'public':
-      return {};
+      return rawBodyRoute(route)?.credential ?? {};
     case 'user':
     case 'identity':
       return { authorization: `Bearer ${tenant.owner.token}` };
@@ -416,8 +428,31 @@ function probesFor(route: RouteEntry): Probe[] {
     );
   }
 
+  // --- Raw-body routes: JSON is the wrong type; no credential, a wrong one, or no body at all.
+  const rawRoute = rawBodyRoute(route);
+  if (rawRoute) {
+    const path = basePath + baseQs;
+    const mail = 'From: a@example.com\r\nSubject: probe\r\n\r\nhello\r\n';
+    const rawType = { 'content-type': rawRoute.contentType };
+    probes.push(
+      withBase({ label: 'JSON body', path, headers: { ...cred, ...JSON_HEADERS }, body: '{"a":1}', status: [415] }),
+    );
+    probes.push(withBase({ label: 'no credential', path, headers: rawType, body: mail, status: [401] }));
+    const forgedCredential = Object.fromEntries(Object.keys(rawRoute.credential).map((k) => [k, 'forged']));
+    probes.push(
+      withBase({
+        label: 'forged credential',
+        path,
+        headers: { ...rawType, ...forgedCredential },
+        body: mail,
+        status: [401],
+      }),
+    );
+    probes.push(withBase({ label: 'empty raw body', path, headers: { ...cred, ...rawType }, body: '', status: [422] }));
+  }
+
   // --- Bytes that are not JSON at all (every route that takes a body, declared or not).
-  if (bodySchema || ['POST', 'PUT', 'PATCH', 'DELETE'].includes(route.method)) {
+  if (!rawRoute && (bodySchema || ['POST', 'PUT', 'PATCH', 'DELETE'].includes(route.method))) {
     const raw = (label: string, body: string | Buffer, status: number[], extra: Record<string, string> = {}) =>
       probes.push(
         withBase({ label, path: basePath + baseQs, headers: { ...cred, ...JSON_HEADERS, ...extra }, body, status }),
