@@ -746,4 +746,29 @@ describe('auto-replies', () => {
     expect(got!.mail.references).toEqual(['<Zip-40@Mail.Customer.TEST>', '<Zip-42@Mail.Customer.TEST>']);
     expect(got!.mail.headers.get('auto-submitted')).toBe('auto-replied');
   });
+
+  it('a mail through the inbound route that opens a ticket gets the auto-reply, once', async () => {
+    const t = await newTenant(api());
+    const mb = await mailbox(t, {
+      auto_reply_enabled: true,
+      auto_reply_subject: 'Thanks',
+      auto_reply_html: '<p>Soon.</p>',
+    });
+    const from = `route-${randomUUID().slice(0, 8)}@customer.test`;
+    const post = (raw: Buffer) =>
+      api().req('POST', `/v1/inbound/email?to=${encodeURIComponent(mb.forwarding_address)}`, {
+        raw,
+        headers: { 'content-type': 'message/rfc822', 'svc-inbound-secret': 'test-inbound-secret-0123456789' },
+      });
+    const messageId = `<Route-${randomUUID()}@Mail.Customer.TEST>`;
+    expect((await post(rawMail(from, mb.email, [], messageId))).status).toBe(202);
+    const [got] = await waitForMail(from);
+    expect(got!.mail.inReplyTo).toBe(messageId);
+    expect(got!.mail.headers.get('auto-submitted')).toBe('auto-replied');
+    // A second new conversation the same day: no second auto-reply.
+    const other = rawMail(from, mb.email).toString().replace('Help with my order', 'Another question');
+    expect((await post(Buffer.from(other))).status).toBe(202);
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(receivedFor(from)).toHaveLength(1);
+  });
 });

@@ -29,6 +29,7 @@ import { defaultMailbox, loadMailbox, type MailboxView } from '../mailboxes/serv
 import { loadMessageView } from '../tickets/messages.js';
 import { presentTicket, type TicketRow, ticketQuery } from '../tickets/queries.js';
 import { autoSubmitted, isNoReplyAddress } from './classify.js';
+import { onInboundMessage } from './inbound.js';
 import { normaliseMessageId } from './message-id.js';
 import {
   buildReplyHeaders,
@@ -662,6 +663,10 @@ export async function registerOutbound(deps: Deps): Promise<OutboundWorkers> {
   });
   await deps.jobs.work<AutoReplyJob>(AUTO_REPLY_JOB, (job) => sendAutoReply(deps, job), {
     pollingIntervalSeconds: opts.pollSeconds,
+  });
+  // A customer's mail that opened a ticket gets the mailbox's auto-reply (when it has one).
+  onInboundMessage(deps, async (info) => {
+    await autoReplyToDelivered(deps, info);
   });
   const sweep = () => sweepOutbound(deps, outboundOptionsOf(deps).orphanAfterMs);
   let timer: NodeJS.Timeout | null = null;
