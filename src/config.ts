@@ -43,6 +43,12 @@ export interface Config {
   inboundDomain: string;
   /** MAIL_ALLOW_PRIVATE: mailboxes may connect to loopback and private IMAP/SMTP servers (self-hosting, tests). */
   mailAllowPrivate: boolean;
+  /** APP_URL: the web app, where the browser returns after connecting a mailbox (default PUBLIC_URL). */
+  appUrl: string;
+  /** Google and Microsoft mailboxes (OAuth); null when the provider's client id is not set. */
+  oauth: { google: OAuthProviderConfig | null; microsoft: OAuthProviderConfig | null };
+  /** IMAP_POLL_INTERVAL: how often IMAP mailboxes without IDLE are checked for new mail. */
+  imapPollIntervalMs: number;
   /**
    * INBOUND_AUTHSERV_IDS: the authserv-ids (RFC 8601) of the receiving servers whose
    * Authentication-Results headers inbound mail trusts (auth_failed, trusted_form_senders);
@@ -61,6 +67,27 @@ export interface Config {
   logLevel: string;
   /** PGlite only: keep the database in memory instead of DATA_DIR (tests). */
   memoryDatabase: boolean;
+}
+
+/** A mail server of an OAuth provider (`imaps://host:port`, `imap://host:port` with STARTTLS, `?tls=none`). */
+export interface MailEndpoint {
+  host: string;
+  port: number;
+  tls: 'tls' | 'starttls' | 'none';
+}
+
+export interface OAuthProviderConfig {
+  clientId: string;
+  clientSecret: string;
+  authorizeUrl: string;
+  tokenUrl: string;
+  /** Google: the OpenID userinfo endpoint (the account's address). */
+  userinfoUrl: string | null;
+  /** Microsoft: the keys that sign id_tokens (the account's address is in the id_token). */
+  jwksUrl: string | null;
+  scopes: string[];
+  imap: MailEndpoint;
+  smtp: MailEndpoint;
 }
 
 export interface S3Config {
@@ -193,6 +220,77 @@ function inboundDomain(env: Env, publicUrl: string): string {
   return HOSTNAME_RE.test(host) && !/^[\d.]+$/.test(host) ? host : 'localhost';
 }
 
+function mailEndpoint(env: Env, name: string, dflt: string, kind: 'imap' | 'smtp'): MailEndpoint {
+  const text = str(env, name) ?? dflt;
+  let u: URL;
+  try {
+    u = new URL(text);
+  } catch {
+    throw new ConfigError(name, 'is not a valid URL');
+  }
+  const secure = `${kind}s:`;
+  if (u.protocol !== `${kind}:` && u.protocol !== secure) {
+    throw new ConfigError(name, `must look like ${kind}s://host:port (TLS) or ${kind}://host:port (STARTTLS)`);
+  }
+  const plain = u.searchParams.get('tls') === 'none';
+  const tls = u.protocol === secure ? 'tls' : plain ? 'none' : 'starttls';
+  const port = u.port ? Number(u.port) : kind === 'imap' ? (tls === 'tls' ? 993 : 143) : tls === 'tls' ? 465 : 587;
+  return { host: u.hostname.replace(/^\[|\]$/g, ''), port, tls };
+}
+
+/**
+ * GOOGLE_* / MICROSOFT_*: the OAuth client of each provider (both id and secret, or neither),
+ * and its endpoints, overridable (a stand-in server in tests, a sovereign cloud).
+ */
+function oauthConfig(env: Env): Config['oauth'] {
+  const client = (p: 'GOOGLE' | 'MICROSOFT') => {
+    const id = str(env, `${p}_CLIENT_ID`);
+    const secret = str(env, `${p}_CLIENT_SECRET`);
+    if (id !== null && secret === null)
+      throw new ConfigError(`${p}_CLIENT_SECRET`, `is required when ${p}_CLIENT_ID is set`);
+    if (secret !== null && id === null)
+      throw new ConfigError(`${p}_CLIENT_ID`, `is required when ${p}_CLIENT_SECRET is set`);
+    return id === null || secret === null ? null : { clientId: id, clientSecret: secret };
+  };
+  const web = (name: string, dflt: string) => url(env, name, ['http:', 'https:']) ?? dflt;
+  const g = client('GOOGLE');
+  const m = client('MICROSOFT');
+  const tenant = str(env, 'MICROSOFT_TENANT') ?? 'common';
+  if (!/^[A-Za-z0-9.-]{1,100}$/.test(tenant)) {
+    throw new ConfigError('MICROSOFT_TENANT', 'must be common, organizations, consumers, a tenant id or a domain');
+  }
+  const ms = `https://login.microsoftonline.com/${tenant}`;
+  return {
+    google: g && {
+      ...g,
+      authorizeUrl: web('GOOGLE_AUTH_URL', 'https://accounts.google.com/o/oauth2/v2/auth'),
+      tokenUrl: web('GOOGLE_TOKEN_URL', 'https://oauth2.googleapis.com/token'),
+      userinfoUrl: web('GOOGLE_USERINFO_URL', 'https://openidconnect.googleapis.com/v1/userinfo'),
+      jwksUrl: null,
+      scopes: ['openid', 'email', 'https://mail.google.com/'],
+      imap: mailEndpoint(env, 'GOOGLE_IMAP_URL', 'imaps://imap.gmail.com:993', 'imap'),
+      smtp: mailEndpoint(env, 'GOOGLE_SMTP_URL', 'smtps://smtp.gmail.com:465', 'smtp'),
+    },
+    microsoft: m && {
+      ...m,
+      authorizeUrl: web('MICROSOFT_AUTH_URL', `${ms}/oauth2/v2.0/authorize`),
+      tokenUrl: web('MICROSOFT_TOKEN_URL', `${ms}/oauth2/v2.0/token`),
+      userinfoUrl: null,
+      jwksUrl: web('MICROSOFT_JWKS_URL', `${ms}/discovery/v2.0/keys`),
+      scopes: [
+        'openid',
+        'email',
+        'profile',
+        'offline_access',
+        'https://outlook.office.com/IMAP.AccessAsUser.All',
+        'https://outlook.office.com/SMTP.Send',
+      ],
+      imap: mailEndpoint(env, 'MICROSOFT_IMAP_URL', 'imaps://outlook.office365.com:993', 'imap'),
+      smtp: mailEndpoint(env, 'MICROSOFT_SMTP_URL', 'smtp://smtp.office365.com:587', 'smtp'),
+    },
+  };
+}
+
 /** S3_* settings: S3_BUCKET turns S3 storage on; the others are refused without it. */
 function s3Config(env: Env): S3Config | null {
   const bucket = str(env, 'S3_BUCKET');
@@ -286,6 +384,13 @@ export function loadConfig(env: Env = process.env): Config {
   const inboundSecret = secret(env, 'INBOUND_SECRET', dataDir, 'inbound_secret', 16);
 
   const s3 = s3Config(env);
+  const oauth = oauthConfig(env);
+  const appUrl = (url(env, 'APP_URL', ['http:', 'https:']) ?? publicUrl).replace(/\/+$/, '');
+  const pollText = str(env, 'IMAP_POLL_INTERVAL') ?? '60s';
+  const imapPollIntervalMs = parseDuration(pollText);
+  if (imapPollIntervalMs === null) {
+    throw new ConfigError('IMAP_POLL_INTERVAL', `must look like 60s, 5m or 1h, got "${pollText}"`);
+  }
 
   const logLevel = str(env, 'LOG_LEVEL') ?? 'info';
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
@@ -332,6 +437,9 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     inboundDomain: inboundDomain(env, publicUrl),
     mailAllowPrivate: bool(env, 'MAIL_ALLOW_PRIVATE', false),
+    appUrl,
+    oauth,
+    imapPollIntervalMs,
     inboundAuthservIds: hostList(env, 'INBOUND_AUTHSERV_IDS'),
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 700, 1, 10_000_000),
     searchWalkAbove: int(env, 'SEARCH_WALK_ABOVE', 5_000, 0, 1_000_000_000),

@@ -8,6 +8,7 @@ import type { Deps } from './deps.js';
 import { Gateway, registerGatewayRoutes } from './gateway/index.js';
 import { registerAttachmentJobs } from './modules/attachments/purge.js';
 import { pruneEndedSessions } from './modules/auth/sessions.js';
+import { type ImapOptions, ImapPollers } from './modules/email/imap.js';
 import { registerInboundJobs } from './modules/email/inbound.js';
 import { registerOutbound } from './modules/email/outbound.js';
 import { type OutboundOptions, setOutboundOptions } from './modules/email/outbound-queue.js';
@@ -39,6 +40,8 @@ export interface Runtime {
   stop(): Promise<void>;
   /** The webhook dispatcher, worker and sweeps (null when jobs do not run here). */
   webhooks: WebhookWorkers | null;
+  /** The IMAP / Google / Microsoft mailbox pollers (null when jobs do not run here). */
+  imap: ImapPollers | null;
 }
 
 export const MAINTENANCE_JOB = 'maintenance.prune';
@@ -49,6 +52,7 @@ export async function createRuntime(
     logger?: pino.Logger;
     jobs?: boolean;
     webhooks?: Partial<WebhookOptions>;
+    imap?: Partial<ImapOptions>;
     email?: Partial<OutboundOptions>;
   } = {},
 ): Promise<Runtime> {
@@ -131,12 +135,21 @@ export async function createRuntime(
       closers.unshift(() => outbound.stop());
     }
 
+    let imap: ImapPollers | null = null;
+    if (opts.jobs !== false) {
+      imap = new ImapPollers(deps, opts.imap); // IMAP mailboxes' new mail (src/modules/email/imap.ts)
+      const pollers = imap;
+      pollers.start();
+      closers.unshift(() => pollers.stop());
+    }
+
     let stopped = false;
     return {
       deps,
       app,
       gateway,
       webhooks,
+      imap,
       async listen() {
         const address = await app.listen({ port: config.port, host: config.host });
         return address;

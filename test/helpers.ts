@@ -20,7 +20,10 @@ export interface Service {
   stop(): Promise<void>;
 }
 
-export async function startService(env: Record<string, string> = {}, opts: { jobs?: boolean } = {}): Promise<Service> {
+export async function startService(
+  env: Record<string, string> = {},
+  opts: Omit<NonNullable<Parameters<typeof createRuntime>[1]>, 'logger'> = {},
+): Promise<Service> {
   const config = loadConfig({
     DATABASE_URL: process.env.DATABASE_URL,
     DATABASE_IN_MEMORY: 'true',

@@ -21,6 +21,8 @@ export interface ServerSettings {
   tls: Tls;
   username: string | null;
   password: string | null;
+  /** Google / Microsoft: an OAuth access token, sent with XOAUTH2 instead of a password. */
+  accessToken?: string | null;
 }
 
 /** IMAP: implicit TLS on 993 unless told otherwise; STARTTLS when the port is 143. */
@@ -144,7 +146,11 @@ export async function checkSmtp(s: ServerSettings, allowPrivate: boolean): Promi
       secure: s.tls === 'tls',
       requireTLS: s.tls === 'starttls',
       ignoreTLS: s.tls === 'none',
-      ...(s.username && s.password ? { auth: { user: s.username, pass: s.password } } : {}),
+      ...(s.username && s.accessToken
+        ? { auth: { type: 'OAuth2' as const, user: s.username, accessToken: s.accessToken } }
+        : s.username && s.password
+          ? { auth: { user: s.username, pass: s.password } }
+          : {}),
       tls: { servername: isIP(s.host) ? undefined : s.host },
       connectionTimeout: 10_000,
       greetingTimeout: 10_000,
@@ -159,7 +165,7 @@ export async function checkSmtp(s: ServerSettings, allowPrivate: boolean): Promi
     }
     return OK;
   } catch (err) {
-    return { ok: false, error: describeError(err, [s.password]) };
+    return { ok: false, error: describeError(err, [s.password, s.accessToken ?? null]) };
   }
 }
 
@@ -195,14 +201,16 @@ export async function checkSystemMailer(smtpUrl: string | null): Promise<CheckRe
 export async function checkImap(s: ServerSettings, allowPrivate: boolean): Promise<CheckResult> {
   try {
     const address = await resolveHost(s.host, allowPrivate);
-    if (!s.password) return { ok: false, error: 'no password is stored for this mailbox' };
+    if (!s.password && !s.accessToken) return { ok: false, error: 'no password is stored for this mailbox' };
     const client = new ImapFlow({
       host: address,
       port: s.port,
       secure: s.tls === 'tls',
       doSTARTTLS: s.tls === 'starttls' ? true : s.tls === 'none' ? false : undefined,
       ...(isIP(s.host) ? {} : { servername: s.host }),
-      auth: { user: s.username ?? '', pass: s.password },
+      auth: s.accessToken
+        ? { user: s.username ?? '', accessToken: s.accessToken }
+        : { user: s.username ?? '', pass: s.password ?? '' },
       logger: false,
       disableAutoIdle: true,
       connectionTimeout: 10_000,
@@ -219,6 +227,6 @@ export async function checkImap(s: ServerSettings, allowPrivate: boolean): Promi
     }
     return OK;
   } catch (err) {
-    return { ok: false, error: describeError(err, [s.password]) };
+    return { ok: false, error: describeError(err, [s.password, s.accessToken ?? null]) };
   }
 }

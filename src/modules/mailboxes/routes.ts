@@ -5,6 +5,7 @@ import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
 import { access } from '../../platform/http/context.js';
 import { IdParams, PageOf } from '../../platform/http/schemas.js';
+import mailboxOAuthRoutes from './oauth-routes.js';
 import { CreateMailboxBody, ListMailboxesQuery, Mailbox, MailboxTestResult, PatchMailboxBody } from './schemas.js';
 import { createMailbox, deleteMailbox, getMailbox, listMailboxes, testMailbox, updateMailbox } from './service.js';
 
@@ -99,4 +100,6 @@ export default async function mailboxRoutes(app: App, deps: Deps) {
     },
     async (req) => testMailbox(deps, req.ctx, req.params.id),
   );
+
+  await mailboxOAuthRoutes(app, deps); // Google and Microsoft: /v1/mailboxes/oauth/{provider}/start, /callback
 }

@@ -28,6 +28,7 @@ import {
   imapSettings,
   smtpSettings,
 } from './connect.js';
+import { accessTokenFor, OAuthTokenError, oauthServers } from './oauth.js';
 import type { CreateMailboxBody, ListMailboxesQuery, Mailbox, MailboxTestResult, PatchMailboxBody } from './schemas.js';
 
 export type MailboxView = Static<typeof Mailbox>;
@@ -578,6 +579,22 @@ export async function testMailbox(
   if (!m) throw notFound(NOT_FOUND);
   const secrets = (await mailboxSecrets(deps, ctx.workspaceId, m.id)) ?? { password: null, smtpPassword: null };
   const allowPrivate = deps.config.mailAllowPrivate;
+  // Google and Microsoft: their servers, logging in with XOAUTH2 (a fresh access token).
+  const checkOAuth = async (kind: 'google' | 'microsoft', what: 'imap' | 'smtp'): Promise<CheckResult> => {
+    const servers = oauthServers(deps, kind, m);
+    if (!servers) return { ok: false, error: `${kind} is not configured on this server` };
+    let accessToken: string;
+    try {
+      accessToken = await accessTokenFor(deps, { workspaceId: ctx.workspaceId, id: m.id });
+    } catch (err) {
+      return {
+        ok: false,
+        error: err instanceof OAuthTokenError ? err.message : 'the access token could not be refreshed',
+      };
+    }
+    const s = { ...servers[what], username: servers.user, password: null, accessToken };
+    return what === 'imap' ? checkImap(s, allowPrivate) : checkSmtp(s, allowPrivate);
+  };
   const inbound = async (): Promise<CheckResult> => {
     switch (m.inbound_kind) {
       case 'forwarding':
@@ -587,7 +604,7 @@ export async function testMailbox(
         return s ? checkImap(s, allowPrivate) : { ok: false, error: 'no IMAP server is configured' };
       }
       default:
-        return { ok: false, error: `${m.inbound_kind} mailboxes are not connected yet` };
+        return checkOAuth(m.inbound_kind, 'imap');
     }
   };
   const outbound = async (): Promise<CheckResult> => {
@@ -599,7 +616,7 @@ export async function testMailbox(
         return s ? checkSmtp(s, allowPrivate) : { ok: false, error: 'no SMTP server is configured' };
       }
       default:
-        return { ok: false, error: `${m.outbound_kind} sending is not connected yet` };
+        return checkOAuth(m.outbound_kind, 'smtp');
     }
   };
   const [inResult, outResult] = await Promise.all([inbound(), outbound()]);

@@ -3,13 +3,15 @@
 import { createHash, hkdfSync } from 'node:crypto';
 import { errors, jwtVerify, SignJWT } from 'jose';
 
-export type TokenPurpose = 'access' | 'ws' | 'widget_ws' | 'mfa';
+export type TokenPurpose = 'access' | 'ws' | 'widget_ws' | 'mfa' | 'mailbox_oauth';
 
 export const TOKEN_TTL_SECONDS: Record<TokenPurpose, number> = {
   access: 15 * 60,
   ws: 5 * 60,
   widget_ws: 5 * 60,
   mfa: 5 * 60,
+  /** The `state` of a mailbox OAuth flow (start → the provider → callback). */
+  mailbox_oauth: 10 * 60,
 };
 
 export interface TokenClaims {

@@ -485,6 +485,9 @@ export interface MailboxesTable {
   oauth_expires_at: NullableTimestamp;
   imap_uidvalidity: ColumnType<number | null, number | null | undefined, number | null>;
   imap_last_uid: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The process polling this mailbox and until when (0013). */
+  imap_lease_owner: string | null;
+  imap_lease_until: NullableTimestamp;
   created_at: DefaultTimestamp;
   updated_at: DefaultTimestamp;
 }
