@@ -288,6 +288,15 @@ describe('start', () => {
     expect((await start(t.as, 'yahoo')).status).toBe(422);
     const missing = await start(t.as, 'google', { name: 'X', mailbox_id: '0190a2b4-0000-7000-8000-000000000000' });
     expect(missing.status).toBe(404);
+    // Another workspace's mailbox answers exactly as a missing one.
+    const other = await newTenant(svc.api, 'Other');
+    provider.account = `other-${Date.now()}@gmail-like.test`;
+    const f = await startFlow(other.as);
+    const theirs = (await callback(await atProvider(f), f.cookie)).searchParams.get('connected')!;
+    const foreign = await start(t.as, 'google', { name: 'X', mailbox_id: theirs });
+    const absent = await start(t.as, 'google', { name: 'X', mailbox_id: '0190a2b4-0000-7000-8000-00000000dead' });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body).toEqual(absent.body);
   });
 });
 
