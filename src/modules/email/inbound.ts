@@ -539,7 +539,7 @@ export async function runInboundJob(deps: Deps, id: string): Promise<void> {
 }
 
 export async function registerInboundJobs(deps: Deps): Promise<void> {
-  await deps.jobs.work<{ id: string }>(INBOUND_JOB, async (data) => runInboundJob(deps, data.id), { concurrency: 2 });
+  await deps.jobs.work<{ id: string }>(INBOUND_JOB, async (data) => runInboundJob(deps, data.id), { concurrency: 4 });
   await deps.jobs.work(INBOUND_SWEEP_JOB, async () => {
     const n = await sweepInbound(deps);
     if (n > 0) deps.log.info({ inbound: n }, 'inbound mail queued again by the sweep');
