@@ -8,6 +8,8 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { simpleParser } from 'mailparser';
+import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accessTokenFor } from '../src/modules/mailboxes/oauth.js';
 import {
@@ -188,6 +190,10 @@ const imapMissing = imapUnavailable();
 let imap: TestImap | null = null;
 let provider: Provider;
 let svc: Service;
+/** Google's SMTP stand-in: accepts XOAUTH2 logins whose token the provider issued for that account. */
+let smtp: SMTPServer;
+const smtpLogins: Array<{ user: string; ok: boolean }> = [];
+const smtpMail: Array<{ from: string; to: string[]; subject: string; text: string }> = [];
 let t: Tenant;
 
 beforeAll(async () => {
@@ -195,6 +201,36 @@ beforeAll(async () => {
   const introspectPort = imap?.introspectUrl ? Number(new URL(imap.introspectUrl).port) : 0;
   provider = await startProvider(introspectPort);
   const b = provider.base;
+  smtp = new SMTPServer({
+    authMethods: ['XOAUTH2'],
+    allowInsecureAuth: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onAuth(auth, _session, cb) {
+      const a = provider.access.get(auth.accessToken ?? '');
+      const ok = auth.method === 'XOAUTH2' && !!a && a.account === auth.username && a.expires > Date.now();
+      smtpLogins.push({ user: auth.username ?? '', ok });
+      if (ok) cb(null, { user: auth.username });
+      else cb(Object.assign(new Error('5.7.8 Username and Password not accepted'), { responseCode: 535 }));
+    },
+    onData(stream, session, cb) {
+      simpleParser(stream).then(
+        (m) => {
+          smtpMail.push({
+            from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+            to: session.envelope.rcptTo.map((r) => r.address),
+            subject: m.subject ?? '',
+            text: m.text ?? '',
+          });
+          cb();
+        },
+        (err) => cb(err),
+      );
+    },
+  });
+  smtp.listen(0, '127.0.0.1');
+  await once(smtp.server, 'listening');
+  const smtpPort = (smtp.server.address() as AddressInfo).port;
   svc = await startService({
     APP_URL,
     MAIL_ALLOW_PRIVATE: 'true',
@@ -204,6 +240,7 @@ beforeAll(async () => {
     GOOGLE_TOKEN_URL: `${b}/google/token`,
     GOOGLE_USERINFO_URL: `${b}/google/userinfo`,
     ...(imap ? { GOOGLE_IMAP_URL: `imap://${imap.host}:${imap.port}?tls=none` } : {}),
+    GOOGLE_SMTP_URL: `smtp://127.0.0.1:${smtpPort}?tls=none`,
     MICROSOFT_CLIENT_ID: CLIENT.id,
     MICROSOFT_CLIENT_SECRET: CLIENT.secret,
     MICROSOFT_AUTH_URL: `${b}/microsoft/authorize`,
@@ -215,6 +252,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await svc?.stop();
   await new Promise((r) => (provider ? provider.server.close(r) : r(null)));
+  await new Promise((r) => (smtp ? smtp.close(() => r(null)) : r(null)));
   await imap?.stop();
 });
 
@@ -447,6 +485,40 @@ describe('callback', () => {
       mailbox_id: id,
     });
     expect(wrong.searchParams.get('error')).toBe('account_mismatch');
+  });
+});
+
+describe('sending from a Google mailbox', () => {
+  it('sends a reply over SMTP with XOAUTH2 (the account and a fresh access token), and marks it sent', async () => {
+    const account = `send-${Date.now()}@gmail-like.test`;
+    const id = (await connect(account)).searchParams.get('connected')!;
+    const customer = `customer-${Date.now()}@example.net`;
+    const r = await svc.api.post(
+      '/v1/tickets',
+      {
+        subject: 'Your order',
+        channel: 'email',
+        mailbox_id: id,
+        contact: { email: customer, name: 'Cus Tomer' },
+        body_html: '<p>It ships today.</p>',
+      },
+      t.as,
+    );
+    expect(r.status, r.text).toBe(201);
+    await expect.poll(() => smtpMail.filter((m) => m.to.includes(customer)).length, { timeout: 20_000 }).toBe(1);
+    const got = smtpMail.find((m) => m.to.includes(customer))!;
+    expect(got.from).toBe(account);
+    expect(got.text).toContain('It ships today.');
+    expect(smtpLogins.filter((l) => l.user === account)).toEqual([{ user: account, ok: true }]);
+    await expect
+      .poll(
+        async () => {
+          const ms = await svc.api.get(`/v1/tickets/${r.body.id}/messages`, t.as);
+          return ms.body.data?.[0]?.delivery_status;
+        },
+        { timeout: 20_000 },
+      )
+      .toBe('sent');
   });
 });
 
