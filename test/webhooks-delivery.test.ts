@@ -483,6 +483,10 @@ describe('what an endpoint receives', () => {
     });
     expect(d.attempts).toBe(2);
     expect(rx.at(h.path)).toHaveLength(2);
+    // The event of the paused time never goes out, not even from the sweep after resuming.
+    await sleep(1500);
+    expect(await deliveriesOf(t, h.id)).toHaveLength(1);
+    expect(rx.at(h.path)).toHaveLength(2);
   });
 });
 

@@ -60,7 +60,7 @@ interface EndpointTarget {
   id: string;
   events: string[];
   team_ids: string[];
-  created_at: Date;
+  receives_from: Date;
 }
 
 /**
@@ -82,8 +82,8 @@ function webhookContext(ep: EndpointTarget): RequestContext {
 export function endpointReceives(ep: EndpointTarget, e: EventEnvelope): boolean {
   if (e.type === 'event.hidden' || e.type === TEST_EVENT) return false;
   if (!ep.events.includes(ALL_EVENTS) && !ep.events.includes(e.type)) return false;
-  // An endpoint receives the events committed after it was created.
-  if (new Date(e.occurred_at).getTime() < ep.created_at.getTime()) return false;
+  // An endpoint receives the events committed after it was created or last switched back on.
+  if (new Date(e.occurred_at).getTime() < ep.receives_from.getTime()) return false;
   return canSee(webhookContext(ep), e);
 }
 
@@ -142,7 +142,7 @@ export class Dispatcher {
     const workspaceIds = [...new Set(relevant.map((e) => e.workspace_id))];
     const endpoints = await db
       .selectFrom('webhook_endpoints')
-      .select(['workspace_id', 'id', 'events', 'team_ids', 'created_at'])
+      .select(['workspace_id', 'id', 'events', 'team_ids', 'receives_from'])
       .where('workspace_id', 'in', workspaceIds)
       .where('enabled', '=', true)
       .execute();
@@ -552,7 +552,7 @@ export class Sweeper {
             .select(sql`1`.as('one'))
             .whereRef('w.workspace_id', '=', 'ev.workspace_id')
             .where('w.enabled', '=', true)
-            .whereRef('w.created_at', '<=', 'ev.occurred_at'),
+            .whereRef('w.receives_from', '<=', 'ev.occurred_at'),
         ),
       )
       .where((eb) =>

@@ -277,8 +277,9 @@ export async function updateWebhook(
         ...(changes.description ? { description } : {}),
         ...(changes.enabled ? { enabled: input.enabled } : {}),
         ...(changes.team_ids ? { team_ids: teamIds } : {}),
-        // Switched back on: its health starts again from now.
-        ...(resumed ? { failing_since: null } : {}),
+        // Switched back on: its health starts again from now, and so do the events it receives
+        // (none of the paused time; deliveries made before the pause still go out).
+        ...(resumed ? { failing_since: null, receives_from: new Date() } : {}),
         updated_at: new Date(),
       })
       .where('workspace_id', '=', ctx.workspaceId)

@@ -419,6 +419,8 @@ export interface WebhookEndpointsTable {
   team_ids: ColumnType<string[], string[] | undefined, string[]>;
   secret_enc: string;
   failing_since: NullableTimestamp;
+  /** Events committed from this time on reach the endpoint (its creation, or when last switched on). */
+  receives_from: DefaultTimestamp;
   created_at: DefaultTimestamp;
   updated_at: DefaultTimestamp;
 }
