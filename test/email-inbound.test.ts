@@ -4,11 +4,11 @@
 // threading by In-Reply-To, References and ticket tokens, quoted history, duplicates (one
 // after the other and at once), bounces, automatic mail, sender trust, blocked contacts,
 // limits, unknown recipients, charsets, sanitizing, and tenants kept apart.
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processInbound } from '../src/modules/email/inbound.js';
-import { ingestRaw, sweepInbound } from '../src/modules/email/ingest.js';
+import { INBOUND_JOB, ingestRaw, sweepInbound } from '../src/modules/email/ingest.js';
 import { ticketTokenFor } from '../src/modules/email/ticket-token.js';
 import {
   eventsAfterOf,
@@ -615,6 +615,39 @@ describe('threading', () => {
     const byTheirs = await deliverAndWait(mail({ subject: 'again', references: `<${first.toUpperCase()}>` }));
     expect(byTheirs.ticket_id).toBe(ticketId);
     expect((await ticketOf(a, ticketId)).message_count).toBe(4);
+  });
+
+  it('a reply that arrives while the mail it answers is still queued waits for it: one ticket', async () => {
+    const parentId = `${unique('parent')}@example.com`;
+    const parentRaw = mail({ messageId: parentId, subject: unique('Subject') });
+    // The first mail is stored but its job has not run yet (a busy queue, several workers).
+    const parentRow = randomUUID();
+    await db()
+      .insertInto('inbound_emails')
+      .values({
+        id: parentRow,
+        workspace_id: a.workspaceId,
+        mailbox_id: mbA.id,
+        recipient: mbA.forwarding_address,
+        source: 'http',
+        raw: parentRaw,
+        size_bytes: parentRaw.length,
+        sha256: createHash('sha256').update(parentRaw).digest('hex'),
+        message_id: parentId.toLowerCase(),
+        status: 'received',
+      })
+      .execute();
+    const reply = await deliver(mail({ subject: 'Re: it', inReplyTo: `<${parentId}>`, references: `<${parentId}>` }));
+    expect(reply.status, reply.text).toBe(202);
+    await new Promise((r) => setTimeout(r, 1500));
+    const waiting = await spoolRow(reply.body.id);
+    expect(waiting?.status).toBe('received');
+    await svc.rt.deps.jobs.send(INBOUND_JOB, { id: parentRow });
+    const first = await processed(parentRow);
+    const second = await processed(reply.body.id);
+    expect([first.status, second.status]).toEqual(['processed', 'processed']);
+    expect(second.ticket_id).toBe(first.ticket_id);
+    expect((await ticketOf(a, first.ticket_id!)).message_count).toBe(2);
   });
 
   it('threads by a signed ticket token in the subject or the address; a forged one opens a new ticket', async () => {

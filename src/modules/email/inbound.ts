@@ -66,6 +66,7 @@ export type InboundResult =
   | 'bounced' // a delivery report marked our message bounced
   | 'ignored' // a delivery report for nothing of ours, or our own mail coming back
   | 'failed' // the mail could not be read (raw kept)
+  | 'waiting' // the mail it answers arrived first and is not processed yet: runs again shortly
   | 'skipped'; // nothing to do (already processed, unrouted, gone)
 
 export interface InboundOutcome {
@@ -174,6 +175,30 @@ async function isParticipant(db: Kysely<DB>, workspaceId: string, ticketId: stri
          AND (lower(m.from_email) = ${e} OR ${e} = ANY (m."to") OR ${e} = ANY (m.cc))
     ) AS ok`.execute(db);
   return r.rows[0]?.ok === true;
+}
+
+/** How long a reply waits before looking again for the mail it answers. */
+const PARENT_WAIT_MS = 1000;
+
+/**
+ * The mail this one answers (by its Message-IDs) arrived before it in the workspace and is
+ * still waiting to be processed, and no message of the workspace has any of those ids yet.
+ */
+async function parentStillQueued(
+  db: Kysely<DB>,
+  workspaceId: string,
+  id: string,
+  candidates: string[],
+): Promise<boolean> {
+  if (candidates.length === 0) return false;
+  const ids = sql.join(candidates.slice(0, 50));
+  const r = await sql<{ one: number }>`
+    SELECT 1 AS one FROM inbound_emails p JOIN inbound_emails me ON me.id = ${id}
+     WHERE p.workspace_id = ${workspaceId} AND p.status = 'received' AND p.message_id IN (${ids})
+       AND (p.received_at, p.id) < (me.received_at, me.id)
+       AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.workspace_id = ${workspaceId} AND m.email_message_id IN (${ids}))
+     LIMIT 1`.execute(db);
+  return r.rows.length > 0;
 }
 
 /** The ticket this mail answers, by Message-IDs, then tokens (see the top of the file), or null. */
@@ -376,6 +401,23 @@ export async function processInbound(deps: Deps, id: string): Promise<InboundOut
     !visitor && mail.reply_to && mail.reply_to.address !== fromEmail && isEmail(mail.reply_to.address)
       ? mail.reply_to.address
       : null;
+
+  // Several workers process mail at once: a reply whose parent arrived earlier but is still
+  // queued waits for it (else it would open a ticket of its own). Only earlier mail is waited
+  // for, so two mails can never wait for each other; the wait costs no attempt.
+  if (await parentStillQueued(db, workspaceId, id, threadCandidates(mail))) {
+    await db
+      .updateTable('inbound_emails')
+      .set((eb) => ({ attempts: eb('attempts', '-', 1) }))
+      .where('id', '=', id)
+      .execute();
+    await deps.jobs.send(
+      INBOUND_JOB,
+      { id },
+      { startAfter: new Date(Date.now() + PARENT_WAIT_MS), retryLimit: 5, retryDelaySeconds: 15 },
+    );
+    return none('waiting');
+  }
 
   const files = await storeFiles(deps, workspaceId, mail);
   const cids = new Map<string, string>();
