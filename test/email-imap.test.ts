@@ -119,11 +119,16 @@ describe.skipIf(Boolean(skip))('IMAP mailboxes (Dovecot)', () => {
       .where('id', '=', id)
       .executeTakeFirstOrThrow();
 
+  // Generous: a loaded CI machine once needed more than 20 s to reconnect, refetch and process.
   const processed = (id: string, n: number) =>
-    until(`${n} processed inbound mails`, async () => {
-      const rows = await rowsOf(id);
-      return rows.length === n && rows.every((r) => r.status === 'processed' && r.ticket_id) ? rows : null;
-    });
+    until(
+      `${n} processed inbound mails`,
+      async () => {
+        const rows = await rowsOf(id);
+        return rows.length === n && rows.every((r) => r.status === 'processed' && r.ticket_id) ? rows : null;
+      },
+      45_000,
+    );
 
   it('takes the mail already in the INBOX, then new mail as it arrives (IDLE), into tickets', async () => {
     const user = imap.newUser();
