@@ -24,6 +24,8 @@
 //   MAILS    mails to post (default 10000, 100..100000)
 //   SENDERS  distinct customers (default 500, 1..100000)
 //   CONNS    concurrent posts (default 8, 1..100)
+//   RATE     mails per second to post at (default 0: as fast as the route takes them); below the
+//            processing rate, 202 → visible shows the latency of a mail without a backlog
 //   PG_URL   PostgreSQL server URL without a database (default postgres://postgres@127.0.0.1:5432)
 //   KEEP_DB=1  keep the database (its name is printed)
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -51,6 +53,7 @@ function envInt(name: string, dflt: number, min: number, max: number): number {
 const MAILS = envInt('MAILS', 10_000, 100, 100_000);
 const SENDERS = envInt('SENDERS', 500, 1, 100_000);
 const CONNS = envInt('CONNS', 8, 1, 100);
+const RATE = envInt('RATE', 0, 0, 100_000);
 const PG_URL = (process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, '');
 const KEEP_DB = process.env.KEEP_DB === '1';
 const STAMP = new Date()
@@ -218,7 +221,7 @@ async function main(): Promise<void> {
     );
 
     console.log(
-      `bench:inbound ${STAMP}: ${MAILS} mails, ${SENDERS} senders, ${CONNS} concurrent posts; database ${DB_NAME}`,
+      `bench:inbound ${STAMP}: ${MAILS} mails, ${SENDERS} senders, ${CONNS} concurrent posts${RATE > 0 ? ` at ${RATE}/s` : ''}; database ${DB_NAME}`,
     );
     // Conversations: about one mail in four starts one; the others reply to a recent one.
     const starts: string[] = [];
@@ -235,7 +238,12 @@ async function main(): Promise<void> {
     let refused = 0;
     const post = async () => {
       while (next < plan.length) {
-        const m = plan[next++]!;
+        const i = next++;
+        const m = plan[i]!;
+        if (RATE > 0) {
+          const wait = t0 + (i * 1000) / RATE - Date.now();
+          if (wait > 0) await sleep(wait);
+        }
         const r = await fetch(`${base}/v1/inbound/email?to=${encodeURIComponent(to)}`, {
           method: 'POST',
           headers: { 'content-type': 'message/rfc822', 'svc-inbound-secret': secret },
@@ -294,6 +302,7 @@ async function main(): Promise<void> {
       mails: MAILS,
       senders: SENDERS,
       conns: CONNS,
+      rate: RATE || null,
       refused,
       accepted_per_s: Math.round(MAILS / acceptedS),
       processed: processed.length,
