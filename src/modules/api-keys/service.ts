@@ -3,7 +3,7 @@ import type { Static } from '@sinclair/typebox';
 import type { Deps } from '../../deps.js';
 import { isUuid, newId, randomSecret } from '../../platform/crypto/random.js';
 import { hashSecret } from '../../platform/crypto/tokens.js';
-import { fromMicros, microsOf } from '../../platform/db/keyset.js';
+import { createdBefore, microsOf } from '../../platform/db/keyset.js';
 import type { CredentialResolver } from '../../platform/http/auth.js';
 import { type RequestContext, SCOPES, type Scope } from '../../platform/http/context.js';
 import { forbidden, invalid, notFound } from '../../platform/http/errors.js';
@@ -56,12 +56,7 @@ export async function listApiKeys(deps: Deps, ctx: RequestContext, q: PageQueryI
   const list = `api-keys:${ctx.workspaceId}`;
   const after = deps.pager.decode(list, q.cursor, 2);
   let query = baseQuery(deps, ctx.workspaceId);
-  if (after) {
-    const at = fromMicros(Number(after[0]));
-    query = query.where((eb) =>
-      eb.or([eb('k.created_at', '<', at), eb.and([eb('k.created_at', '=', at), eb('k.id', '<', String(after[1]))])]),
-    );
-  }
+  if (after) query = query.where(createdBefore('k', after));
   const rows = await query
     .orderBy('k.created_at', 'desc')
     .orderBy('k.id', 'desc')

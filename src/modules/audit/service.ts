@@ -3,7 +3,7 @@ import type { Static } from '@sinclair/typebox';
 import type { Transaction } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { newId } from '../../platform/crypto/random.js';
-import { fromMicros, microsOf } from '../../platform/db/keyset.js';
+import { createdBefore, microsOf } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { invalid } from '../../platform/http/errors.js';
@@ -92,12 +92,7 @@ export async function listAuditLogs(
   }
   if (from) query = query.where('a.created_at', '>=', from);
   if (to) query = query.where('a.created_at', '<', to);
-  if (after) {
-    const at = fromMicros(Number(after[0]));
-    query = query.where((eb) =>
-      eb.or([eb('a.created_at', '<', at), eb.and([eb('a.created_at', '=', at), eb('a.id', '<', String(after[1]))])]),
-    );
-  }
+  if (after) query = query.where(createdBefore('a', after));
   const rows = await query
     .orderBy('a.created_at', 'desc')
     .orderBy('a.id', 'desc')

@@ -6,7 +6,7 @@ import type { Static } from '@sinclair/typebox';
 import { type Kysely, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { isUuid, newId } from '../../platform/crypto/random.js';
-import { fromMicros, microsOf } from '../../platform/db/keyset.js';
+import { createdBefore, microsOf } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { Unit } from '../../platform/db/tx.js';
 import { uniqueOrConflict } from '../../platform/db/unique.js';
@@ -157,12 +157,7 @@ export async function listCompanies(
     const pattern = likePattern(q.q);
     query = query.where((eb) => eb.or([eb('co.name', 'ilike', pattern), eb('co.domain', 'ilike', pattern)]));
   }
-  if (after) {
-    const at = fromMicros(Number(after[0]));
-    query = query.where((eb) =>
-      eb.or([eb('co.created_at', '<', at), eb.and([eb('co.created_at', '=', at), eb('co.id', '<', String(after[1]))])]),
-    );
-  }
+  if (after) query = query.where(createdBefore('co', after));
   const rows = await query
     .orderBy('co.created_at', 'desc')
     .orderBy('co.id', 'desc')

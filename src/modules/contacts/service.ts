@@ -6,7 +6,7 @@ import type { Static } from '@sinclair/typebox';
 import { type Kysely, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { isUuid, newId } from '../../platform/crypto/random.js';
-import { fromMicros, microsOf } from '../../platform/db/keyset.js';
+import { createdBefore, microsOf } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { Unit } from '../../platform/db/tx.js';
 import { uniqueOrConflict } from '../../platform/db/unique.js';
@@ -140,12 +140,7 @@ export async function listContacts(
     );
   }
   if (companyId !== null) query = query.where('c.company_id', '=', companyId);
-  if (after) {
-    const at = fromMicros(Number(after[0]));
-    query = query.where((eb) =>
-      eb.or([eb('c.created_at', '<', at), eb.and([eb('c.created_at', '=', at), eb('c.id', '<', String(after[1]))])]),
-    );
-  }
+  if (after) query = query.where(createdBefore('c', after));
   const rows = await query
     .orderBy('c.created_at', 'desc')
     .orderBy('c.id', 'desc')

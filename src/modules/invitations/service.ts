@@ -7,7 +7,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { isUuid, newId, randomSecret } from '../../platform/crypto/random.js';
 import { hashSecret } from '../../platform/crypto/tokens.js';
-import { fromMicros, microsOf } from '../../platform/db/keyset.js';
+import { createdBefore, microsOf } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
 import { isUniqueViolation } from '../../platform/db/unique.js';
 import type { RequestContext, UserContext } from '../../platform/http/context.js';
@@ -80,12 +80,7 @@ export async function listInvitations(
     .where('i.accepted_at', 'is', null)
     .where('i.revoked_at', 'is', null)
     .where('i.expires_at', '>', new Date());
-  if (after) {
-    const at = fromMicros(Number(after[0]));
-    query = query.where((eb) =>
-      eb.or([eb('i.created_at', '<', at), eb.and([eb('i.created_at', '=', at), eb('i.id', '<', String(after[1]))])]),
-    );
-  }
+  if (after) query = query.where(createdBefore('i', after));
   const rows = await query
     .orderBy('i.created_at', 'desc')
     .orderBy('i.id', 'desc')

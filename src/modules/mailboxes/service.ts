@@ -9,7 +9,7 @@ import type { Static } from '@sinclair/typebox';
 import { type Kysely, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { isUuid, newId } from '../../platform/crypto/random.js';
-import { fromMicros, microsOf } from '../../platform/db/keyset.js';
+import { createdBefore, microsOf } from '../../platform/db/keyset.js';
 import type { DB, MailboxConfig as StoredConfig } from '../../platform/db/schema.js';
 import { uniqueOrConflict } from '../../platform/db/unique.js';
 import { sanitizeHtml } from '../../platform/html/index.js';
@@ -128,16 +128,7 @@ export async function listMailboxes(
   const list = `mailboxes:${ctx.workspaceId}`;
   const after = deps.pager.decode(list, q.cursor, 2);
   let query = mailboxQuery(deps.database.db, ctx.workspaceId);
-  if (after) {
-    if (typeof after[0] !== 'number' || typeof after[1] !== 'string' || !isUuid(after[1])) {
-      throw invalid('query.cursor', 'is not a cursor of this list; start again without one');
-    }
-    const at = fromMicros(after[0]);
-    const id = after[1];
-    query = query.where((eb) =>
-      eb.or([eb('m.created_at', '<', at), eb.and([eb('m.created_at', '=', at), eb('m.id', '<', id)])]),
-    );
-  }
+  if (after) query = query.where(createdBefore('m', after));
   const rows = await query
     .orderBy('m.created_at', 'desc')
     .orderBy('m.id', 'desc')

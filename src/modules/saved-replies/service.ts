@@ -6,7 +6,7 @@ import type { Static } from '@sinclair/typebox';
 import { type Kysely, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { isUuid, newId } from '../../platform/crypto/random.js';
-import { fromMicros, microsOf } from '../../platform/db/keyset.js';
+import { createdBefore, microsOf } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
 import { uniqueOrConflict } from '../../platform/db/unique.js';
 import { htmlToText, sanitizeHtml } from '../../platform/html/index.js';
@@ -67,16 +67,7 @@ export async function listSavedReplies(
     const pattern = likePattern(q.q);
     query = query.where((eb) => eb.or([eb('s.title', 'ilike', pattern), eb('s.shortcut', 'ilike', pattern)]));
   }
-  if (after) {
-    if (typeof after[0] !== 'number' || typeof after[1] !== 'string' || !isUuid(after[1])) {
-      throw invalid('query.cursor', 'is not a cursor of this list; start again without one');
-    }
-    const at = fromMicros(after[0]);
-    const id = after[1];
-    query = query.where((eb) =>
-      eb.or([eb('s.created_at', '<', at), eb.and([eb('s.created_at', '=', at), eb('s.id', '<', id)])]),
-    );
-  }
+  if (after) query = query.where(createdBefore('s', after));
   const rows = await query
     .orderBy('s.created_at', 'desc')
     .orderBy('s.id', 'desc')

@@ -7,7 +7,7 @@ import type { Static } from '@sinclair/typebox';
 import { type Kysely, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { isUuid, newId, randomSecret } from '../../platform/crypto/random.js';
-import { fromMicros, microsOf } from '../../platform/db/keyset.js';
+import { createdBefore, microsOf } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { Unit } from '../../platform/db/tx.js';
 import { scopeForType } from '../../platform/events/visibility.js';
@@ -83,12 +83,7 @@ export async function listWebhooks(
   const list = `webhooks:${ctx.workspaceId}`;
   const after = deps.pager.decode(list, q.cursor, 2);
   let query = webhookQuery(deps.database.db, ctx.workspaceId);
-  if (after) {
-    const at = fromMicros(Number(after[0]));
-    query = query.where((eb) =>
-      eb.or([eb('w.created_at', '<', at), eb.and([eb('w.created_at', '=', at), eb('w.id', '<', String(after[1]))])]),
-    );
-  }
+  if (after) query = query.where(createdBefore('w', after));
   const rows = await query
     .orderBy('w.created_at', 'desc')
     .orderBy('w.id', 'desc')
@@ -394,12 +389,7 @@ export async function listDeliveries(
   if (!(await endpointExists(deps.database.db, ctx.workspaceId, id))) throw notFoundWebhook();
   let query = deliveryQuery(deps.database.db, ctx.workspaceId, id);
   if (q.status) query = query.where('d.status', '=', q.status);
-  if (after) {
-    const at = fromMicros(Number(after[0]));
-    query = query.where((eb) =>
-      eb.or([eb('d.created_at', '<', at), eb.and([eb('d.created_at', '=', at), eb('d.id', '<', String(after[1]))])]),
-    );
-  }
+  if (after) query = query.where(createdBefore('d', after));
   const rows = await query
     .orderBy('d.created_at', 'desc')
     .orderBy('d.id', 'desc')
