@@ -28,27 +28,24 @@
 //            processing rate, 202 → visible shows the latency of a mail without a backlog
 //   PG_URL   PostgreSQL server URL without a database (default postgres://postgres@127.0.0.1:5432)
 //   KEEP_DB=1  keep the database (its name is printed)
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { type AddressInfo, createServer as createNetServer } from 'node:net';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import {
+  call,
+  cpuSeconds,
+  envInt,
+  expectStatus,
+  percentile,
+  type ServiceProcess,
+  sleep,
+  startServiceProcess,
+} from './lib.js';
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
-const ROOT = resolve(BENCH_DIR, '..');
-const HOST = '127.0.0.1';
-
-function envInt(name: string, dflt: number, min: number, max: number): number {
-  const v = process.env[name];
-  if (v === undefined || v.trim() === '') return dflt;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min || n > max)
-    throw new Error(`${name} must be a whole number from ${min} to ${max}`);
-  return n;
-}
 
 const MAILS = envInt('MAILS', 10_000, 100, 100_000);
 const SENDERS = envInt('SENDERS', 500, 1, 100_000);
@@ -62,48 +59,6 @@ const STAMP = new Date()
   .replace(/\.\d+Z$/, 'Z');
 const DB_NAME = `svc_bench_inbound_${STAMP.toLowerCase().replace(/[^a-z0-9]/g, '')}_${process.pid}`;
 const RESULTS = join(BENCH_DIR, 'results', `inbound-${STAMP}.jsonl`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-}
-
-/** utime + stime of a process in seconds (Linux). */
-function cpuSeconds(pid: number | undefined): number | null {
-  if (!pid) return null;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return null;
-  }
-}
-
-async function freePort(): Promise<number> {
-  const s = createNetServer();
-  await new Promise<void>((r) => s.listen(0, HOST, r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-  const r = await fetch(base + path, {
-    method,
-    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await r.text();
-  let parsed: any = text;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    // not JSON
-  }
-  return { status: r.status, body: parsed };
-}
 
 const LINES = [
   'The invoice for last month shows the wrong number of seats.',
@@ -149,8 +104,7 @@ function rawMail(i: number, from: string, to: string, parent: string | null): { 
   return { raw: Buffer.from(`${headers.join('\r\n')}\r\n\r\n${body.join('\r\n')}`), id };
 }
 
-let service: ChildProcess | null = null;
-const serviceLines: string[] = [];
+let service: ServiceProcess | null = null;
 
 async function main(): Promise<void> {
   const admin = new pg.Client({ connectionString: `${PG_URL}/postgres` });
@@ -160,56 +114,29 @@ async function main(): Promise<void> {
   let db: pg.Client | null = null;
   let exitCode = 0;
   try {
-    const port = await freePort();
-    const base = `http://${HOST}:${port}`;
     const secret = randomBytes(32).toString('base64url');
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
+    service = await startServiceProcess({
       DATABASE_URL: `${PG_URL}/${DB_NAME}`,
-      PORT: String(port),
-      HOST,
       DATA_DIR: dataDir,
       RATE_LIMIT_PER_MINUTE: '10000000',
       LOG_LEVEL: 'warn',
       SECRET_KEY: randomBytes(32).toString('base64url'),
       INBOUND_SECRET: secret,
       INBOUND_DOMAIN: 'in.bench.example',
-    };
-    for (const k of ['NATS_URL', 'REDIS_URL', 'DATABASE_IN_MEMORY', 'PUBLIC_URL', 'SMTP_URL']) delete env[k];
-    service = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    for (const s of [service.stdout, service.stderr]) {
-      s?.setEncoding('utf8');
-      s?.on('data', (c: string) => {
-        serviceLines.push(...c.split('\n').filter(Boolean));
-        if (serviceLines.length > 2000) serviceLines.splice(0, serviceLines.length - 2000);
-      });
-    }
-    for (let i = 0; ; i++) {
-      if (service.exitCode !== null) throw new Error(`the service exited:\n${serviceLines.slice(-20).join('\n')}`);
-      try {
-        if ((await fetch(`${base}/healthz`)).ok) break;
-      } catch {
-        // not yet
-      }
-      if (i > 600) throw new Error('the service did not start within 60 s');
-      await sleep(100);
-    }
+    const base = service.base;
     const reg = await call(base, 'POST', '/v1/auth/register', {
       email: `bench-inbound-${process.pid}@example.com`,
       password: 'bench password 0123456789',
       name: 'Bench Owner',
     });
-    if (reg.status !== 201) throw new Error(`register: ${reg.status}`);
+    expectStatus(reg, 201, 'register');
     const auth = { authorization: `Bearer ${reg.body.access_token}` };
     const ws = await call(base, 'POST', '/v1/workspaces', { name: 'Bench inbound' }, auth);
-    if (ws.status !== 201) throw new Error(`workspace: ${ws.status}`);
+    expectStatus(ws, 201, 'workspace');
     const as = { ...auth, 'svc-workspace': String(ws.body.id) };
     const mb = await call(base, 'POST', '/v1/mailboxes', { name: 'Support', email: 'support@bench.example' }, as);
-    if (mb.status !== 201) throw new Error(`mailbox: ${mb.status} ${JSON.stringify(mb.body)}`);
+    expectStatus(mb, 201, 'mailbox');
     const to = String(mb.body.forwarding_address);
     const workspaceId = String(ws.body.id);
 
@@ -232,7 +159,7 @@ async function main(): Promise<void> {
       if (!parent) starts.push(m.id);
       return m;
     });
-    const cpu0 = cpuSeconds(service.pid);
+    const cpu0 = cpuSeconds(service.child.pid);
     const t0 = Date.now();
     let next = 0;
     let refused = 0;
@@ -261,7 +188,7 @@ async function main(): Promise<void> {
       left = Number((await db.query("SELECT count(*) AS n FROM inbound_emails WHERE status = 'received'")).rows[0].n);
       if (left > 0) await sleep(100);
     }
-    const cpu1 = cpuSeconds(service.pid);
+    const cpu1 = cpuSeconds(service.child.pid);
     const rows = (
       await db.query<{ status: string; ms: number; done: Date | null; got: Date }>(
         `SELECT status, extract(epoch FROM (processed_at - received_at)) * 1000 AS ms, processed_at AS done, received_at AS got
@@ -345,11 +272,7 @@ async function main(): Promise<void> {
     console.log(`results appended to ${RESULTS}`);
   } finally {
     await db?.end().catch(() => {});
-    if (service && service.exitCode === null) {
-      service.kill('SIGTERM');
-      await new Promise((r) => setTimeout(r, 3000));
-      if (service.exitCode === null) service.kill('SIGKILL');
-    }
+    await service?.stop();
     if (KEEP_DB) console.log(`kept database ${PG_URL}/${DB_NAME}`);
     else await admin.query(`DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)`).catch(() => {});
     await admin.end();

@@ -30,29 +30,28 @@
 //   PHASES     comma-separated: burst, backlog, paced (default all three)
 //   PG_URL     PostgreSQL server URL without a database (default postgres://postgres@127.0.0.1:5432)
 //   KEEP_DB=1  keep the database (its name is printed)
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { type AddressInfo, createServer as createNetServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { verifyWebhook } from '../src/webhooks.js';
+import {
+  call,
+  cpuSeconds,
+  envInt,
+  expectStatus,
+  HOST,
+  percentile,
+  type ServiceProcess,
+  sleep,
+  startServiceProcess,
+} from './lib.js';
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
-const ROOT = resolve(BENCH_DIR, '..');
-const HOST = '127.0.0.1';
-
-function envInt(name: string, dflt: number, min: number, max: number): number {
-  const v = process.env[name];
-  if (v === undefined || v.trim() === '') return dflt;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min || n > max)
-    throw new Error(`${name} must be a whole number from ${min} to ${max}`);
-  return n;
-}
 
 const EVENTS = envInt('EVENTS', 10_000, 100, 100_000);
 const ENDPOINTS = envInt('ENDPOINTS', 10, 1, 50);
@@ -71,8 +70,6 @@ const STAMP = new Date()
   .replace(/\.\d+Z$/, 'Z');
 const DB_NAME = `svc_bench_webhooks_${STAMP.toLowerCase().replace(/[^a-z0-9]/g, '')}_${process.pid}`;
 const RESULTS = join(BENCH_DIR, 'results', `webhooks-${STAMP}.jsonl`);
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ---------------------------------------------------------------------------------------------
 // Receivers
@@ -123,53 +120,7 @@ class Receiver {
 // ---------------------------------------------------------------------------------------------
 // The service
 
-let service: ChildProcess | null = null;
-const serviceLines: string[] = [];
-
-async function freePort(): Promise<number> {
-  const s = createNetServer();
-  await new Promise<void>((r) => s.listen(0, HOST, r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-  const r = await fetch(base + path, {
-    method,
-    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await r.text();
-  let parsed: any = text;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    // not JSON
-  }
-  return { status: r.status, body: parsed };
-}
-
-function expectStatus(r: { status: number; body: unknown }, status: number, what: string): void {
-  if (r.status !== status) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
-}
-
-/** utime + stime of a process in seconds (Linux). */
-function cpuSeconds(pid: number | undefined): number | null {
-  if (!pid) return null;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return null;
-  }
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-}
+let service: ServiceProcess | null = null;
 
 // ---------------------------------------------------------------------------------------------
 // A phase
@@ -210,7 +161,7 @@ async function runPhase(phase: Phase, s: Setup, receivers: Receiver[], db: pg.Cl
   await subscribe(s, [phase === 'backlog' ? 'ticket.updated' : 'contact.created']);
   for (const r of receivers) r.reset();
   const since = new Date();
-  const cpu0 = cpuSeconds(service?.pid);
+  const cpu0 = cpuSeconds(service?.child.pid);
   const rate = phase === 'paced' ? RATE : null;
   const started = Date.now();
   let next = 0;
@@ -272,7 +223,7 @@ async function runPhase(phase: Phase, s: Setup, receivers: Receiver[], db: pg.Cl
     await sleep(100);
   }
   await sleep(1000); // late repeats would show here
-  const cpu1 = cpuSeconds(service?.pid);
+  const cpu1 = cpuSeconds(service?.child.pid);
 
   const delays = receivers.flatMap((r) => [...r.first.values()]).sort((a, b) => a - b);
   const got = delays.length;
@@ -321,43 +272,16 @@ async function main(): Promise<void> {
   let db: pg.Client | null = null;
   let exitCode = 0;
   try {
-    const port = await freePort();
-    const base = `http://${HOST}:${port}`;
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
+    service = await startServiceProcess({
       DATABASE_URL: `${PG_URL}/${DB_NAME}`,
-      PORT: String(port),
-      HOST,
       DATA_DIR: dataDir,
       RATE_LIMIT_PER_MINUTE: '10000000',
       LOG_LEVEL: 'warn',
       WEBHOOK_ALLOW_PRIVATE: 'true',
       SECRET_KEY: randomBytes(32).toString('base64url'),
       INBOUND_SECRET: randomBytes(32).toString('base64url'),
-    };
-    for (const k of ['NATS_URL', 'REDIS_URL', 'DATABASE_IN_MEMORY', 'PUBLIC_URL']) delete env[k];
-    service = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    for (const s of [service.stdout, service.stderr]) {
-      s?.setEncoding('utf8');
-      s?.on('data', (c: string) => {
-        serviceLines.push(...c.split('\n').filter(Boolean));
-        if (serviceLines.length > 2000) serviceLines.splice(0, serviceLines.length - 2000);
-      });
-    }
-    for (let i = 0; ; i++) {
-      if (service.exitCode !== null) throw new Error(`the service exited:\n${serviceLines.slice(-20).join('\n')}`);
-      try {
-        if ((await fetch(`${base}/healthz`)).ok) break;
-      } catch {
-        // not yet
-      }
-      if (i > 600) throw new Error('the service did not start within 60 s');
-      await sleep(100);
-    }
+    const base = service.base;
 
     const reg = await call(base, 'POST', '/v1/auth/register', {
       email: `bench-webhooks-${process.pid}@example.com`,
@@ -439,15 +363,11 @@ async function main(): Promise<void> {
       );
     }
     console.log(`\nresults: ${RESULTS}`);
-    const warnings = serviceLines.filter((l) => /"level":(40|50|60)/.test(l));
+    const warnings = service.lines.filter((l) => /"level":(40|50|60)/.test(l));
     if (warnings.length > 0) console.log(`service warnings (${warnings.length}):\n${warnings.slice(-10).join('\n')}`);
   } finally {
     await db?.end().catch(() => {});
-    if (service && service.exitCode === null) {
-      service.kill('SIGTERM');
-      await Promise.race([new Promise((r) => service!.once('exit', r)), sleep(15_000)]);
-      if (service.exitCode === null) service.kill('SIGKILL');
-    }
+    await service?.stop();
     for (const r of receivers) await r.stop().catch(() => {});
     if (KEEP_DB) console.log(`kept database ${DB_NAME}`);
     else await admin.query(`DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)`).catch(() => {});
@@ -458,12 +378,12 @@ async function main(): Promise<void> {
 }
 
 process.on('SIGINT', () => {
-  service?.kill('SIGTERM');
+  service?.child.kill('SIGTERM');
   process.exit(130);
 });
 
 main().catch((err) => {
   console.error(err instanceof Error ? err.message : err);
-  service?.kill('SIGTERM');
+  service?.child.kill('SIGTERM');
   process.exit(1);
 });
