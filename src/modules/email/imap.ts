@@ -245,6 +245,8 @@ class MailboxPoller {
   #stopped = false;
   #client: ImapFlow | null = null;
   #wake: (() => void) | null = null;
+  /** The server announced mail since the last sync began (it may come while no one sleeps). */
+  #mailArrived = false;
   #done: Promise<void> = Promise.resolve();
 
   constructor(
@@ -372,15 +374,22 @@ class MailboxPoller {
       closed = true;
       this.#wake?.();
     });
-    client.on('exists', () => this.#wake?.());
+    client.on('exists', () => {
+      this.#mailArrived = true;
+      this.#wake?.();
+    });
     await client.connect();
     await client.mailboxOpen('INBOX', { readOnly: true });
     const idle = client.capabilities.has('IDLE');
     while (!this.#stopped) {
+      this.#mailArrived = false;
       await this.#sync(client, await this.#load());
       await this.#markGood();
       onGood();
       if (this.#stopped) return;
+      // Mail announced during the sync (an EXISTS in a FETCH answer, say) was not seen by it and
+      // will not be announced again: sync once more instead of waiting.
+      if (this.#mailArrived) continue;
       // Wait for mail: IDLE (the server tells us), or a timer (then a NOOP asks).
       const o = this.mgr.options;
       if (idle) client.idle().catch(() => {});
