@@ -134,6 +134,14 @@ export const PAIRS: Pair[] = [
     service: 'service.tickets.create',
     limit: 'limit.create.busy',
   },
+  // Issue 9: creation with 50 enabled automations and an SLA policy (business hours) against
+  // creation in a workspace without them; both workspaces fresh. Target: ratio at least 0.67.
+  {
+    id: 'workflow.create',
+    what: 'workflow: create, 50 automations + SLA vs none',
+    service: 'service.workflow.create',
+    limit: 'service.workflow.create.plain',
+  },
   {
     id: 'tickets.reply',
     what: 'tickets: reply, many tickets vs create',

@@ -34,7 +34,7 @@
 //   ONLY              comma-separated pair ids to run (framework, read, read.ceiling, write, write.busy,
 //                     write.spread, tickets.list, tickets.list_q, tickets.list_q_rare, tickets.get_number,
 //                     tickets.get_number.ceiling, tickets.list_fields, tickets.list_fields.plain,
-//                     tickets.create, tickets.reply, tickets.reply.hot; default all); an id ending in * is a
+//                     tickets.create, tickets.reply, tickets.reply.hot, workflow.create; default all); an id ending in * is a
 //                     prefix, e.g. ONLY=write.busy ROUNDS=3 or ONLY='tickets.*'
 //   QUIET_WORKSPACES  workspaces for the many-quiet-workspaces write (default 10, 2..50)
 //   SEED_TICKETS      tickets the limit server seeds (default 20000; its own default is 100000)
@@ -74,6 +74,7 @@ import {
   type SeedResult,
   seedTickets,
 } from './tickets.js';
+import { setupWorkflow } from './workflow.js';
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(BENCH_DIR, '..');
@@ -608,6 +609,33 @@ function ticketScenariosOf(t: { key: string; seed: SeedResult; emails: string[] 
 // ---------------------------------------------------------------------------------------------
 // Output
 
+/** POST /v1/tickets in the plain and in the workflow workspace, the same bodies in turn. */
+function workflowScenarios(keys: { plain: string; workflow: string }): Scenario[] {
+  const runTag = `${STAMP.toLowerCase()}-wf`;
+  return (['plain', 'workflow'] as const).map((kind) => {
+    const auth = jsonBody({ authorization: `Bearer ${keys[kind]}` });
+    return {
+      id: kind === 'plain' ? 'service.workflow.create.plain' : 'service.workflow.create',
+      side: 'service',
+      label:
+        kind === 'plain'
+          ? 'POST /v1/tickets, no automations'
+          : 'POST /v1/tickets, 50 automations + SLA on business hours',
+      method: 'POST',
+      path: '/v1/tickets',
+      requests: () => [
+        {
+          method: 'POST',
+          path: '/v1/tickets',
+          headers: auth,
+          setupRequest: (req) => ({ ...req, body: JSON.stringify(createBody(ticketCreates++, [], runTag)) }),
+        },
+      ],
+      preflight: () => ({ headers: auth, body: JSON.stringify(createBody(ticketCreates++, [], runTag)) }),
+    } satisfies Scenario;
+  });
+}
+
 function record(line: object): void {
   appendFileSync(RESULTS, JSON.stringify(line) + '\n');
 }
@@ -866,6 +894,37 @@ async function main(): Promise<number> {
     }
   }
 
+  // The workflow pair (bench/workflow.ts): two fresh workspaces, one with 50 automations and an SLA.
+  const workflowKeys: { plain: string; workflow: string } | null = wanted.has('service.workflow.create')
+    ? { plain: '', workflow: '' }
+    : null;
+  if (workflowKeys) {
+    for (const kind of ['plain', 'workflow'] as const) {
+      const w = await call(
+        svcUrl,
+        'POST',
+        '/v1/workspaces',
+        { name: `Bench ${kind}` },
+        { authorization: `Bearer ${token}` },
+      );
+      expectStatus(w, 201, `POST /v1/workspaces (${kind})`);
+      const owner = { authorization: `Bearer ${token}`, 'svc-workspace': String(w.body.id) };
+      const k = await call(
+        svcUrl,
+        'POST',
+        '/v1/api-keys',
+        { name: `bench ${kind}`, scopes: ['tickets:read', 'tickets:write'] },
+        owner,
+      );
+      expectStatus(k, 201, `POST /v1/api-keys (${kind})`);
+      workflowKeys[kind] = String(k.body.key);
+      if (kind === 'workflow') {
+        const made = await setupWorkflow((method, path, body) => call(svcUrl, method, path, body, owner));
+        console.log(`workflow workspace ${w.body.id}: ${made.automations} automations, an SLA policy, business hours`);
+      }
+    }
+  }
+
   // 4. The limit server (same database, schema limit_bench, freshly seeded).
   const limitPort = await freePort(envInt('LIMIT_PORT', 3100, 1, 65535));
   const limUrl = `http://${HOST}:${limitPort}`;
@@ -956,6 +1015,7 @@ async function main(): Promise<number> {
       preflight: patchPre(busyKey),
     },
     ...ticketScenarios.writes,
+    ...(workflowKeys ? workflowScenarios(workflowKeys) : []),
     {
       id: 'limit.create.spread',
       side: 'limit',

@@ -17,10 +17,13 @@ import Fastify, {
 import type { Deps } from './deps.js';
 import apiKeyRoutes from './modules/api-keys/routes.js';
 import { apiKeyResolver } from './modules/api-keys/service.js';
+import assignmentRoutes from './modules/assignment/routes.js';
 import attachmentRoutes from './modules/attachments/routes.js';
 import auditRoutes from './modules/audit/routes.js';
 import { userResolver } from './modules/auth/resolver.js';
 import authRoutes from './modules/auth/routes.js';
+import automationRoutes from './modules/automations/routes.js';
+import businessHoursRoutes from './modules/business-hours/routes.js';
 import companyRoutes from './modules/companies/routes.js';
 import contactRoutes from './modules/contacts/routes.js';
 import customFieldRoutes from './modules/custom-fields/routes.js';
@@ -31,14 +34,19 @@ import mailboxRoutes from './modules/mailboxes/routes.js';
 import meRoutes from './modules/me/routes.js';
 import memberRoutes from './modules/members/routes.js';
 import messageRoutes from './modules/messages/routes.js';
+import notificationRoutes from './modules/notifications/routes.js';
+import onboardingRoutes from './modules/onboarding/routes.js';
 import realtimeRoutes from './modules/realtime/routes.js';
+import reportRoutes from './modules/reports/routes.js';
 import savedReplyRoutes from './modules/saved-replies/routes.js';
 import searchRoutes from './modules/search/routes.js';
+import slaPolicyRoutes from './modules/sla/routes.js';
 import systemRoutes from './modules/system/routes.js';
 import tagGroupRoutes from './modules/tag-groups/routes.js';
 import tagRoutes from './modules/tags/routes.js';
 import teamRoutes from './modules/teams/routes.js';
 import ticketRoutes from './modules/tickets/routes.js';
+import triageRoutes from './modules/triage/routes.js';
 import viewRoutes from './modules/views/routes.js';
 import webhookRoutes from './modules/webhooks/routes.js';
 import workspaceRoutes from './modules/workspace/routes.js';
@@ -75,6 +83,7 @@ const MODULES: Array<(app: App, deps: Deps) => Promise<void>> = [
   invitationRoutes,
   teamRoutes,
   auditRoutes,
+  notificationRoutes,
   apiKeyRoutes,
   eventRoutes,
   realtimeRoutes,
@@ -87,11 +96,18 @@ const MODULES: Array<(app: App, deps: Deps) => Promise<void>> = [
   tagGroupRoutes,
   viewRoutes,
   savedReplyRoutes,
+  automationRoutes,
+  slaPolicyRoutes,
   searchRoutes,
+  reportRoutes,
   customFieldRoutes,
   webhookRoutes,
   mailboxRoutes,
   inboundEmailRoutes,
+  assignmentRoutes,
+  triageRoutes,
+  businessHoursRoutes,
+  onboardingRoutes,
 ];
 
 export const JSON_BODY_LIMIT = 1024 * 1024;

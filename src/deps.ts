@@ -2,6 +2,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
+import type { TicketHooks } from './modules/tickets/hooks.js';
 import type { EventBus } from './platform/bus/index.js';
 import type { SecretBox } from './platform/crypto/secrets.js';
 import type { TokenSigner } from './platform/crypto/tokens.js';
@@ -26,4 +27,6 @@ export interface Deps {
   /** Uploaded bytes: local disk or S3 (src/platform/storage). */
   storage: Storage;
   log: FastifyBaseLogger;
+  /** What workflow modules do inside a ticket's transaction (src/modules/tickets/hooks.ts). */
+  ticketHooks: TicketHooks;
 }

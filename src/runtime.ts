@@ -6,13 +6,20 @@ import { type App, buildApp } from './app.js';
 import type { Config } from './config.js';
 import type { Deps } from './deps.js';
 import { Gateway, registerGatewayRoutes } from './gateway/index.js';
+import { assignmentHook } from './modules/assignment/hook.js';
 import { registerAttachmentJobs } from './modules/attachments/purge.js';
 import { pruneEndedSessions } from './modules/auth/sessions.js';
+import { automationsHook } from './modules/automations/engine.js';
 import { type ImapOptions, ImapPollers } from './modules/email/imap.js';
 import { registerInboundJobs } from './modules/email/inbound.js';
 import { registerOutbound } from './modules/email/outbound.js';
 import { type OutboundOptions, setOutboundOptions } from './modules/email/outbound-queue.js';
 import { registerInvitationJobs } from './modules/invitations/mail.js';
+import { notificationsHook } from './modules/notifications/hook.js';
+import { registerSlaJobs } from './modules/sla/breaches.js';
+import { slaHook } from './modules/sla/hook.js';
+import { registerAutoCloseJob } from './modules/tickets/auto-close.js';
+import { TicketHooks } from './modules/tickets/hooks.js';
 import { registerTicketJobs } from './modules/tickets/snooze.js';
 import { registerWebhooks, type WebhookWorkers } from './modules/webhooks/delivery.js';
 import { setWebhookOptions, type WebhookOptions } from './modules/webhooks/options.js';
@@ -98,7 +105,14 @@ export async function createRuntime(
       redis,
       storage,
       log,
+      ticketHooks: new TicketHooks(),
     };
+    // Workflow inside a ticket's transaction, in hook order (src/modules/tickets/hooks.ts).
+    deps.ticketHooks.add(automationsHook); // 10: the workspace's automations (src/modules/automations/engine.ts)
+    deps.ticketHooks.add(assignmentHook); // 20: new tickets to online agents (src/modules/assignment/hook.ts)
+    deps.ticketHooks.add(slaHook); // 30: SLA clocks: due dates, first reply, solve, reopen (src/modules/sla/hook.ts)
+    deps.ticketHooks.add(notificationsHook); // 40: assigned, mentioned, customer_replied (src/modules/notifications/hook.ts)
+
     setWebhookOptions(deps, opts.webhooks); // delivery settings (tests shorten them)
     setOutboundOptions(deps, opts.email); // outbound email retries (tests shorten them)
     const app = await buildApp(deps);
@@ -127,6 +141,8 @@ export async function createRuntime(
       await registerInvitationJobs(deps); // invitation emails (src/modules/invitations/mail.ts)
       await registerAttachmentJobs(deps); // hourly purge of unattached uploads (src/modules/attachments/purge.ts)
       await registerTicketJobs(deps); // snoozed tickets wake up every minute (src/modules/tickets/snooze.ts)
+      await registerSlaJobs(deps); // SLA breaches every minute and at start (src/modules/sla/breaches.ts)
+      await registerAutoCloseJob(deps); // solved tickets close after auto_close_days (src/modules/tickets/auto-close.ts)
       await registerInboundJobs(deps); // inbound mail → tickets, and the spool sweep (src/modules/email/inbound.ts)
       webhooks = await registerWebhooks(deps); // dispatcher, deliveries, sweeps (src/modules/webhooks/delivery.ts)
       const w = webhooks;

@@ -33,6 +33,7 @@ const FACTORIES: Record<string, Factory> = {
       .execute();
     return p.userId;
   },
+  '/v1/members/:user_id/availability': async (api, t) => FACTORIES['/v1/members/:user_id']!(api, t),
   '/v1/invitations/:id': async (api, t) => {
     const r = await api.post('/v1/invitations', { email: `${unique('inv')}@example.com`, role: 'agent' }, t.as);
     if (r.status !== 201) throw new Error(`invitation: ${r.status} ${r.text}`);
@@ -101,6 +102,22 @@ const FACTORIES: Record<string, Factory> = {
     if (r.status !== 201) throw new Error(`saved reply: ${r.status} ${r.text}`);
     return r.body.id;
   },
+  '/v1/automations/:id': async (api, t) => {
+    const body = {
+      name: unique('Auto'),
+      trigger: 'ticket_created',
+      actions: [{ type: 'set_priority', value: 'high' }],
+    };
+    const r = await api.post('/v1/automations', body, t.as);
+    if (r.status !== 201) throw new Error(`automation: ${r.status} ${r.text}`);
+    return r.body.id;
+  },
+  '/v1/sla-policies/:id': async (api, t) => {
+    const body = { name: unique('SLA'), first_response_minutes: 60, resolution_minutes: 480 };
+    const r = await api.post('/v1/sla-policies', body, t.as);
+    if (r.status !== 201) throw new Error(`sla policy: ${r.status} ${r.text}`);
+    return r.body.id;
+  },
   '/v1/webhooks/:id': async (api, t) => {
     // Paused, at a name that never resolves: nothing is ever sent from this test.
     const body = { url: 'https://hooks.example.invalid/helpdesk', events: ['ticket.created'], enabled: false };
@@ -123,12 +140,15 @@ const FACTORIES: Record<string, Factory> = {
 /** A body that passes validation for each write, so the answer is about the record, not the input. */
 const BODIES: Record<string, unknown> = {
   'PATCH /v1/members/:user_id': { role: 'viewer' },
+  'PATCH /v1/members/:user_id/availability': { availability: 'away' },
   'PATCH /v1/teams/:id': { name: 'Renamed' },
   'PATCH /v1/contacts/:id': { name: 'Renamed' },
   'PATCH /v1/companies/:id': { name: 'Renamed' },
   'PATCH /v1/tickets/:id': { priority: 'high' },
   'PATCH /v1/views/:id': { name: 'Renamed' },
   'PATCH /v1/saved-replies/:id': { title: 'Renamed' },
+  'PATCH /v1/automations/:id': { name: 'Renamed' },
+  'PATCH /v1/sla-policies/:id': { name: 'Renamed' },
   'PATCH /v1/custom-fields/:id': { name: 'Renamed' },
   'POST /v1/tickets/:id/messages': { kind: 'note', body_html: 'hello' },
   'POST /v1/tickets/:id/merge': { into_id: '1' },

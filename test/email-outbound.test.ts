@@ -231,7 +231,17 @@ async function settled(t: Tenant, id: string, timeoutMs = 20_000) {
   for (;;) {
     const row = await messageRow(t, id);
     if (row.delivery_status !== 'pending') return row;
-    if (Date.now() > until) throw new Error(`message ${id} still pending after ${timeoutMs} ms`);
+    if (Date.now() > until) {
+      // What the sender left behind, and what the service logged (for a failure on a loaded machine).
+      const state = {
+        attempts: row.delivery_attempts,
+        next_at: row.delivery_next_at,
+        lease_until: row.delivery_lease_until,
+        last_error: row.delivery_last_error,
+        logs: svc.logs.filter((l) => /"level":(40|50)/.test(l)).slice(-5),
+      };
+      throw new Error(`message ${id} still pending after ${timeoutMs} ms: ${JSON.stringify(state)}`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
 }

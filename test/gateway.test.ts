@@ -182,8 +182,14 @@ describe('the agent socket', () => {
     const tk = await ticket(t);
     const r = await svc.api.patch(`/v1/tickets/${tk.id}`, { assignee_id: ann.userId }, t.as);
     expect(r.status, r.text).toBe(200);
-    await expect.poll(() => annGot.length).toBe(1);
+    // The change itself, and Ann's `assigned` notification (notification.created is hers alone).
+    await expect.poll(() => annGot.length).toBe(2);
     expect(annGot[0]).toMatchObject({ type: 'ticket.updated', topics: expect.arrayContaining([`user:${ann.userId}`]) });
+    expect(annGot[1]).toMatchObject({
+      type: 'notification.created',
+      topics: expect.arrayContaining([`user:${ann.userId}`]),
+      data: { notification: { type: 'assigned', ticket: { id: tk.id } } },
+    });
     await quiet();
     expect(bobGot).toEqual([]);
   });

@@ -64,8 +64,16 @@ const lit = (v: unknown) => sql`${JSON.stringify(v)}::jsonb`;
 const listOf = (v: unknown): string[] =>
   (Array.isArray(v) ? v.map(String) : String(v ?? '').split(',')).map((s) => s.trim()).filter((s) => s !== '');
 
-/** The predicate of one filter on `col` (a record's fields column), or a 422 at the filter. */
-function predicate(col: RawBuilder<unknown>, def: FieldDef, f: FieldFilter, me: string | null): RawBuilder<SqlBool> {
+/**
+ * The predicate of one filter on `col` (a record's fields column), or a 422 at the filter. Also
+ * checks and evaluates automations' field conditions (src/modules/automations).
+ */
+export function predicate(
+  col: RawBuilder<unknown>,
+  def: FieldDef,
+  f: FieldFilter,
+  me: string | null,
+): RawBuilder<SqlBool> {
   const allowed = OPS_BY_TYPE[def.type];
   const op = f.op ?? allowed[0]!;
   if (!allowed.includes(op)) {

@@ -175,7 +175,30 @@ export class OutboundSender {
       ])
       .executeTakeFirst();
     if (!claimed) return;
+    try {
+      await this.#attempt(claimed);
+    } catch (err) {
+      // Something other than the send failed (the database, most likely): give the lease back at
+      // once so the job's retry or the sweep tries again soon, instead of after the lease.
+      this.deps.log.warn(
+        { message: claimed.id, err: err instanceof Error ? err.message : String(err) },
+        'outbound email attempt failed; lease released',
+      );
+      await db
+        .updateTable('messages')
+        .set({ delivery_lease_until: null })
+        .where('workspace_id', '=', claimed.workspace_id)
+        .where('id', '=', claimed.id)
+        .where('delivery_status', '=', 'pending')
+        .execute()
+        .catch(() => {});
+      throw err;
+    }
+  }
 
+  /** One attempt of a claimed message: sent, failed for good, or scheduled again. */
+  async #attempt(claimed: Claimed): Promise<void> {
+    const db = this.deps.database.db;
     const attempt = claimed.delivery_attempts + 1;
     const held: { transport: MailboxTransport | null } = { transport: null };
     let note: string | null = null;

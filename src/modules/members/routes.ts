@@ -1,14 +1,17 @@
-// /v1/members: list (any member), change a role and remove (admins).
+// /v1/members: list (any member), change a role and remove (admins); availability: availability.ts.
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
 import { access } from '../../platform/http/context.js';
 import { PageOf } from '../../platform/http/schemas.js';
+import availabilityRoutes from './availability.js';
 import { ListMembersQuery, Member, MemberParams, PatchMemberBody } from './schemas.js';
 import { changeMemberRole, listMembers, removeMember } from './service.js';
 
 export default async function memberRoutes(app: App, deps: Deps) {
   const write = access.member('admin', 'settings:write');
+  // PATCH /v1/members/{user_id}/availability and POST /v1/me/heartbeat.
+  await availabilityRoutes(app, deps);
 
   app.get(
     '/v1/members',

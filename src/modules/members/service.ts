@@ -12,6 +12,7 @@ import type { RequestContext, Role } from '../../platform/http/context.js';
 import { forbidden, invalid, notFound } from '../../platform/http/errors.js';
 import type { Page } from '../../platform/http/pagination.js';
 import { iso } from '../../platform/http/schemas.js';
+import { autoAwayMinutes, presenceOf } from '../assignment/presence.js';
 import { recordAudit } from '../audit/service.js';
 import { detachMemberFromTeams } from '../teams/service.js';
 import { openTicketsOfAssignees } from '../tickets/queries.js';
@@ -42,13 +43,13 @@ function memberQuery(db: Kysely<DB>, workspaceId: string) {
 
 type MemberRow = Awaited<ReturnType<ReturnType<typeof memberQuery>['executeTakeFirstOrThrow']>>;
 
-function present(r: MemberRow, openTickets: Map<string, number>): MemberView {
+function present(r: MemberRow, openTickets: Map<string, number>, awayMinutes: number): MemberView {
   return {
     user: { id: r.user_id, name: r.name, email: r.email, avatar_url: r.avatar_url, avatar_source: r.avatar_source },
     role: r.role as Role,
     availability: r.availability,
-    // What the member set; auto-away (assignment settings) does not exist yet.
-    presence: r.availability,
+    // What the member set, or away when auto-away applies (src/modules/assignment/presence.ts).
+    presence: presenceOf(r.availability, r.last_seen_at, awayMinutes),
     max_open_tickets: r.max_open_tickets,
     open_tickets: openTickets.get(r.user_id) ?? 0,
     last_seen_at: iso(r.last_seen_at),
@@ -61,7 +62,11 @@ export async function getMemberView(db: Kysely<DB>, workspaceId: string, userId:
   if (!isUuid(userId)) return null;
   const row = await memberQuery(db, workspaceId).where('m.user_id', '=', userId).executeTakeFirst();
   if (!row) return null;
-  return present(row, await openTicketsOfAssignees(db, workspaceId, [row.user_id]));
+  const [counts, away] = await Promise.all([
+    openTicketsOfAssignees(db, workspaceId, [row.user_id]),
+    autoAwayMinutes(db, workspaceId),
+  ]);
+  return present(row, counts, away);
 }
 
 /** Members in the order they joined (created_at, then user id): stable pages whatever is renamed. */
@@ -89,22 +94,25 @@ export async function listMembers(
     .orderBy('m.user_id', 'asc')
     .limit(limit + 1)
     .execute();
-  const counts = await openTicketsOfAssignees(
-    db,
-    ctx.workspaceId,
-    rows.slice(0, limit).map((r) => r.user_id),
-  );
+  const [counts, away] = await Promise.all([
+    openTicketsOfAssignees(
+      db,
+      ctx.workspaceId,
+      rows.slice(0, limit).map((r) => r.user_id),
+    ),
+    autoAwayMinutes(db, ctx.workspaceId),
+  ]);
   return deps.pager.page(
     list,
     rows,
     limit,
     (r) => [r.created_us, r.user_id],
-    (r) => present(r, counts),
+    (r) => present(r, counts, away),
   );
 }
 
 /** `me` means the caller (people only); anything that is not a UUID is simply not found. */
-function targetId(ctx: RequestContext, param: string): string {
+export function targetId(ctx: RequestContext, param: string): string {
   if (param === 'me' && ctx.actor.type === 'user') return ctx.actor.userId;
   if (!isUuid(param)) throw notFound('Member not found.');
   return param.toLowerCase();

@@ -19,6 +19,8 @@ import { ApiError, conflict, invalid, notFound } from '../../platform/http/error
 import { iso } from '../../platform/http/schemas.js';
 import { likePattern } from '../../platform/http/values.js';
 import { recordAudit } from '../audit/service.js';
+import { renameTagInAutomations } from '../automations/service.js';
+import { isRequest, type TicketActor } from '../tickets/activities.js';
 import { renameTagInViews } from '../views/service.js';
 import {
   type CreateTagBody,
@@ -381,8 +383,11 @@ export async function updateTag(
         .where('workspace_id', '=', u.workspaceId)
         .where('id', '=', id)
         .execute();
-      // Rule 1: a rename updates the views that name the label.
-      if (changes.name) await renameTagInViews(u, before.name, name!);
+      // Rule 1: a rename updates the views and automations that name the label.
+      if (changes.name) {
+        await renameTagInViews(u, before.name, name!);
+        await renameTagInAutomations(u, before.name, name!);
+      }
       const view = (await loadTag(u.trx, u.workspaceId, id))!;
       u.emit({ type: 'tag.updated', data: { tag: view } });
       await recordAudit(u.trx, ctx, { action: 'tag.updated', entityType: 'tag', entityId: id, data: changes });
@@ -496,8 +501,9 @@ export async function mergeTag(
         .execute();
     }
     await u.trx.deleteFrom('tags').where('workspace_id', '=', u.workspaceId).where('id', '=', id).execute();
-    // Rule 3: views that named the source name `into` now.
+    // Rule 3: views and automations that named the source name `into` now.
     await renameTagInViews(u, source.name, into.name);
+    await renameTagInAutomations(u, source.name, into.name);
     const view = (await loadTag(u.trx, u.workspaceId, intoId))!;
     if (widened) u.emit({ type: 'tag.updated', data: { tag: view } });
     u.emit({ type: 'tag.merged', data: { tag_id: id, into: intoId } });
@@ -683,7 +689,7 @@ function collapse(list: Resolved[]): Resolved[] {
  */
 export async function applyTags(
   u: Unit,
-  ctx: RequestContext,
+  actor: TicketActor,
   entity: TagEntity,
   recordId: string,
   input: { tags?: string[]; add_tags?: string[]; remove_tags?: string[] },
@@ -713,7 +719,10 @@ export async function applyTags(
   let ids = await idsByNames(u, named);
   const missing = named.filter((_, i) => ids[i] === null);
   if (missing.length > 0) {
-    if (!(await mayCreateLabels(u, ctx))) {
+    // Only people and keys create labels by naming them; an automation or the system names
+    // labels that exist (a label deleted since is refused here and skipped by the caller).
+    const ctx = isRequest(actor) ? actor : null;
+    if (ctx === null || !(await mayCreateLabels(u, ctx))) {
       const message = `no label named ${shown(missing[0]!)}; only admins may create labels in this workspace`;
       throw new ApiError('unknown_label', `${location}: ${message}`, [{ location, message }]);
     }

@@ -14,23 +14,46 @@ export type ActivityView = Static<typeof Activity>;
 type ActorView = Static<typeof ActivityActor>;
 type UserRefView = NonNullable<ActorView['user']>;
 
-/** Who acts: a request's caller, or the system (merges of other tickets, snooze wake-ups). */
-export type TicketActor = RequestContext | { system: true };
+/**
+ * Who acts: a request's caller, the system (merges of other tickets, snooze wake-ups, SLA
+ * timers, auto-assignment), or an automation (its actions, src/modules/automations).
+ */
+export type TicketActor = RequestContext | SystemActor | AutomationActor;
+export type SystemActor = { system: true };
+export type AutomationActor = { automation: { id: string; name: string } };
 
-const isSystem = (a: TicketActor): a is { system: true } => 'system' in a;
+export const SYSTEM_ACTOR: SystemActor = { system: true };
+
+const isSystem = (a: TicketActor): a is SystemActor => 'system' in a;
+export const isAutomation = (a: TicketActor): a is AutomationActor => 'automation' in a;
+/** A person or an API key (not the system, not an automation). */
+export const isRequest = (a: TicketActor): a is RequestContext => 'actor' in a;
 
 export function actorColumns(a: TicketActor) {
-  if (isSystem(a)) return { actor_type: 'system' as const, actor_user_id: null, actor_api_key_id: null };
+  if (isSystem(a))
+    return { actor_type: 'system' as const, actor_user_id: null, actor_api_key_id: null, actor_automation_id: null };
+  if (isAutomation(a))
+    return {
+      actor_type: 'automation' as const,
+      actor_user_id: null,
+      actor_api_key_id: null,
+      actor_automation_id: a.automation.id,
+    };
   return a.actor.type === 'user'
-    ? { actor_type: 'user' as const, actor_user_id: a.actor.userId, actor_api_key_id: null }
-    : { actor_type: 'api_key' as const, actor_user_id: null, actor_api_key_id: a.actor.apiKeyId };
+    ? { actor_type: 'user' as const, actor_user_id: a.actor.userId, actor_api_key_id: null, actor_automation_id: null }
+    : {
+        actor_type: 'api_key' as const,
+        actor_user_id: null,
+        actor_api_key_id: a.actor.apiKeyId,
+        actor_automation_id: null,
+      };
 }
 
 const userRefs = new WeakMap<object, Promise<UserRefView | null>>();
 
 /** The acting person's UserRef, read once per request. */
 export function userRefOf(db: Kysely<DB>, a: TicketActor): Promise<UserRefView | null> {
-  if (isSystem(a) || a.actor.type !== 'user') return Promise.resolve(null);
+  if (!isRequest(a) || a.actor.type !== 'user') return Promise.resolve(null);
   let ref = userRefs.get(a);
   if (!ref) {
     const userId = a.actor.userId;
@@ -59,38 +82,50 @@ export async function addActivity(
   type: string,
   data: Record<string, unknown>,
 ): Promise<ActivityView> {
-  const cols = actorColumns(actor);
-  const row = await u.trx
-    .insertInto('ticket_activities')
-    .values({
-      workspace_id: u.workspaceId,
-      id: newId(),
-      ticket_id: ticket.id,
-      type,
-      data: JSON.stringify(data),
-      ...cols,
-    })
-    .returning(['id', 'created_at'])
-    .executeTakeFirstOrThrow();
-  const view: ActivityView = {
-    id: row.id,
+  return (await addActivities(u, ticket, [{ actor, type, data }]))[0]!;
+}
+
+/** Writes a change's activities in one statement, and their activity.created events in order. */
+export async function addActivities(
+  u: Unit,
+  ticket: TicketEventTarget,
+  items: Array<{ actor: TicketActor; type: string; data: Record<string, unknown> }>,
+): Promise<ActivityView[]> {
+  if (items.length === 0) return [];
+  const rows = items.map((it) => ({
+    workspace_id: u.workspaceId,
+    id: newId(),
     ticket_id: ticket.id,
-    type,
-    data,
-    actor: {
-      type: cols.actor_type,
-      user: await userRefOf(u.trx, actor),
-      api_key_id: cols.actor_api_key_id,
-      automation_id: null,
-    },
-    created_at: iso(row.created_at)!,
-  };
-  u.emit({
-    type: 'activity.created',
-    data: { ticket_id: ticket.id, activity: view },
-    teamId: ticket.privateTeamId,
-  });
-  return view;
+    type: it.type,
+    data: JSON.stringify(it.data),
+    ...actorColumns(it.actor),
+  }));
+  const written = await u.trx.insertInto('ticket_activities').values(rows).returning(['id', 'created_at']).execute();
+  const at = new Map(written.map((w) => [w.id, w.created_at]));
+  const views: ActivityView[] = [];
+  for (const [i, it] of items.entries()) {
+    const r = rows[i]!;
+    const view: ActivityView = {
+      id: r.id,
+      ticket_id: ticket.id,
+      type: it.type,
+      data: it.data,
+      actor: {
+        type: r.actor_type,
+        user: await userRefOf(u.trx, it.actor),
+        api_key_id: r.actor_api_key_id,
+        automation_id: r.actor_automation_id,
+      },
+      created_at: iso(at.get(r.id))!,
+    };
+    u.emit({
+      type: 'activity.created',
+      data: { ticket_id: ticket.id, activity: view },
+      teamId: ticket.privateTeamId,
+    });
+    views.push(view);
+  }
+  return views;
 }
 
 /** A ticket's activities, oldest first (the whole list). */

@@ -16,7 +16,9 @@ import type { Unit } from '../../platform/db/tx.js';
 import type { EventDraft } from '../../platform/events/envelope.js';
 import { preview } from '../../platform/html/index.js';
 import { addActivity } from './activities.js';
+import { hookMessage } from './hooks.js';
 import { loadMessageView, type MessageView } from './messages.js';
+import { takeTicketNumber } from './numbers.js';
 import { presentTicket, type TicketRow, ticketQuery } from './queries.js';
 import { emitUpdated, reload } from './service.js';
 
@@ -214,23 +216,27 @@ export async function createInboundTicket(
         .forShare()
         .executeTakeFirst()
     : undefined;
-  // The number comes last before the insert: the counter row stays locked until COMMIT.
+  // The number comes last before the insert (numbers.ts).
+  const number = await takeTicketNumber(deps, u);
   await sql`
-    WITH n AS (
-      INSERT INTO workspace_counters (workspace_id, name, value) VALUES (${u.workspaceId}, 'ticket_number', 1)
-      ON CONFLICT (workspace_id, name) DO UPDATE SET value = workspace_counters.value + 1
-      RETURNING value
-    )
     INSERT INTO tickets (workspace_id, id, number, subject, status, priority, channel, mailbox_id, contact_id,
                          team_id, spam, last_message_at, custom)
-    SELECT ${u.workspaceId}, ${id}, n.value, ${t.subject}, 'open', 'normal', 'email', ${t.mailboxId},
-           ${t.contactId}, ${team?.id ?? null}, ${t.spam}, ${now}, ${JSON.stringify(t.custom)}::jsonb
-      FROM n`.execute(u.trx);
+    VALUES (${u.workspaceId}, ${id}, ${number}, ${t.subject}, 'open', 'normal', 'email', ${t.mailboxId},
+           ${t.contactId}, ${team?.id ?? null}, ${t.spam}, ${now}, ${JSON.stringify(t.custom)}::jsonb)`.execute(u.trx);
   const first = await insertInbound(deps, u, await reload(u, id), m, m.autoSubmitted === null);
-  const row = await reload(u, id);
+  let row = await reload(u, id);
+  row = (await deps.ticketHooks.prepareCreated(deps, u, row)) ?? row;
   u.emit({ type: 'ticket.created', data: { ticket: presentTicket(row) }, teamId: row.private_team_id });
   u.emit(first.event);
-  return { ticket: row, message: first.message };
+  const after = await deps.ticketHooks.run(deps, u, {
+    trigger: 'ticket_created',
+    ticket: row,
+    before: null,
+    changes: [],
+    message: hookMessage(first.message),
+    actor: SYSTEM,
+  });
+  return { ticket: after ?? row, message: first.message };
 }
 
 /**
@@ -267,8 +273,19 @@ export async function appendInboundMessage(
       message_id: message.id,
     });
   }
-  const row = await reload(u, ticket.id);
+  let row = await reload(u, ticket.id);
   emitUpdated(u, row, changes);
+  if (customer) {
+    const after = await deps.ticketHooks.run(deps, u, {
+      trigger: 'customer_replied',
+      ticket: row,
+      before: ticket,
+      changes,
+      message: hookMessage(message),
+      actor: SYSTEM,
+    });
+    row = after ?? row;
+  }
   return { ticket: row, message };
 }
 

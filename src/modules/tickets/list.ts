@@ -338,6 +338,8 @@ export async function listTickets(deps: Deps, ctx: RequestContext, q: Query): Pr
         .limit(limit + 1);
       rows = await withJson(db, ctx.workspaceId, page, ['rank', 'last_message_us', 'id'], dir);
     }
+  } else if (keyedSort(q, defs)) {
+    rows = await keyedFieldPage(db, ctx.workspaceId, filtered, keyedSort(q, defs)!, dir, after, limit);
   } else {
     let query = filtered();
     const cut = after_(spec.keys, after);
@@ -366,6 +368,73 @@ export async function listTickets(deps: Deps, ctx: RequestContext, q: Query): Pr
     (r) => spec.keys.map((k) => k.of(r)),
     (r) => r.json,
   );
+}
+
+/** The field of a sort=field.<key> that the sort-key table answers (number, date, checkbox), or null. */
+function keyedSort(q: Query, defs: Map<string, FieldDef>): string | null {
+  if (!q.sort?.startsWith('field.')) return null;
+  const def = defs.get(q.sort.slice(6));
+  return def && KEYED_TYPES.includes(def.type) ? def.key : null;
+}
+const KEYED_TYPES = ['number', 'date', 'checkbox'];
+
+/**
+ * A page sorted on a number, date or checkbox field (migration 0022). Two walks, each stopping
+ * after a page of matches: tickets without a value in id order (they sort lowest), and the
+ * field's sort keys in (value, id) order joined to their tickets. The cursor says which walks
+ * are still ahead: ascending, the tickets without a value come first; descending, last.
+ */
+async function keyedFieldPage(
+  db: Kysely<DB>,
+  workspaceId: string,
+  filtered: () => SelectQueryBuilder<DB & { t: DB['tickets'] }, 't', object>,
+  key: string,
+  dir: 'asc' | 'desc',
+  after: KeyValue[] | null,
+  limit: number,
+): Promise<ListRow[]> {
+  const op = sql.raw(dir === 'asc' ? '>' : '<');
+  const cursorId = after === null ? null : (cursorValue(K.id, after[1]!) as RawBuilder<string>);
+  const cursorValueIsNull = after !== null && after[0] === null;
+  // Ascending: no value, then values. Descending: values, then no value.
+  const wantEmpty = after === null || cursorValueIsNull || dir === 'desc';
+  const wantValued = after === null || !cursorValueIsNull || dir === 'asc';
+  const arms = [];
+  if (wantEmpty) {
+    let arm = filtered()
+      .select(sql<KeyValue>`'null'::jsonb`.as('sort_value'))
+      .where(sql<SqlBool>`NOT (t.fields ? ${key})`);
+    if (cursorValueIsNull) arm = arm.where(sql<SqlBool>`t.id ${op} ${cursorId}`);
+    arms.push(arm.orderBy('t.id', dir).limit(limit + 1));
+  }
+  if (wantValued) {
+    let arm = filtered()
+      .innerJoin('ticket_field_sort_keys as s', (j) =>
+        j.onRef('s.workspace_id', '=', 't.workspace_id').onRef('s.ticket_id', '=', 't.id').on('s.field_key', '=', key),
+      )
+      .select(sql<KeyValue>`s.value`.as('sort_value'));
+    if (after !== null && !cursorValueIsNull) {
+      arm = arm.where(
+        sql<SqlBool>`(s.value, s.ticket_id) ${op} (${cursorValue({ ...K.id, kind: 'jsonb' }, after[0]!)}, ${cursorId})`,
+      );
+    }
+    arms.push(
+      arm
+        .orderBy(sql`s.value`, dir)
+        .orderBy(sql`s.ticket_id`, dir)
+        .limit(limit + 1),
+    );
+  }
+  const [first, ...rest] = arms.map((a, i) => db.selectFrom(a.as(`arm${i}`)).selectAll());
+  const union = rest.reduce((u, arm) => u.unionAll(arm as never), first!);
+  // 'null'::jsonb sorts below every value, so one order covers both walks.
+  const page = db
+    .selectFrom(union.as('u'))
+    .selectAll()
+    .orderBy(sql.ref('u.sort_value'), dir)
+    .orderBy(sql.ref('u.id'), dir)
+    .limit(limit + 1);
+  return withJson(db, workspaceId, page, ['sort_value', 'id'], dir);
 }
 
 /**

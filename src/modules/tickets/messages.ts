@@ -17,7 +17,8 @@ import { iso } from '../../platform/http/schemas.js';
 import { withFreshInlineUrls } from '../attachments/inline.js';
 import { type AttachmentView, attachmentsOfMessages, claimAttachments } from '../attachments/service.js';
 import { queueOutbound } from '../email/outbound-queue.js';
-import { userRefOf } from './activities.js';
+import { isRequest, type TicketActor, userRefOf } from './activities.js';
+import { hookMessage } from './hooks.js';
 import type { TicketRow } from './queries.js';
 import type { CreateMessageBody, Message, MessageOriginal } from './schemas.js';
 import { applyPatch, findVisibleTicket, lockVisibleTicket, reload } from './service.js';
@@ -54,15 +55,24 @@ export function cleanBody(html: string, hasAttachments: boolean, location = 'bod
   return { html: clean, text };
 }
 
+/** Who wrote an outbound message: a person, a key, or (automations, the system) nobody named. */
+function authorOf(actor: TicketActor) {
+  if (!isRequest(actor)) return { type: 'system' as const, userId: null, apiKeyId: null };
+  return actor.actor.type === 'user'
+    ? { type: 'user' as const, userId: actor.actor.userId, apiKeyId: null }
+    : { type: 'api' as const, userId: null, apiKeyId: actor.actor.apiKeyId };
+}
+
 /**
- * Writes an agent's or a key's message on a locked ticket and updates the ticket's statistics.
- * Returns the message and its message.created event, for the caller to append in the order it
- * needs (after ticket.created on a new ticket).
+ * Writes an agent's, a key's or an automation's message on a locked ticket and updates the
+ * ticket's statistics (an automation's reply is no first response). Returns the message and its
+ * message.created event, for the caller to append in the order it needs (after ticket.created
+ * on a new ticket).
  */
 export async function insertMessage(
   deps: Deps,
   u: Unit,
-  ctx: RequestContext,
+  ctx: TicketActor,
   ticket: TicketRow,
   input: NewMessage,
 ): Promise<{ message: MessageView; event: EventDraft }> {
@@ -72,6 +82,7 @@ export async function insertMessage(
     throw invalid(input.cc?.length ? 'body.cc' : 'body.bcc', 'notes are never sent, so they take no recipients');
   }
   const user = await userRefOf(u.trx, ctx);
+  const author = authorOf(ctx);
   const isReply = input.kind === 'reply';
   const id = newId();
   const now = new Date();
@@ -84,10 +95,10 @@ export async function insertMessage(
       ticket_id: ticket.id,
       kind: input.kind,
       direction: 'outbound',
-      author_type: ctx.actor.type === 'user' ? 'user' : 'api',
-      author_user_id: ctx.actor.type === 'user' ? ctx.actor.userId : null,
+      author_type: author.type,
+      author_user_id: author.userId,
       author_contact_id: null,
-      author_api_key_id: ctx.actor.type === 'api_key' ? ctx.actor.apiKeyId : null,
+      author_api_key_id: author.apiKeyId,
       body_html: html,
       body_text: text,
       subject: ticket.subject,
@@ -111,7 +122,7 @@ export async function insertMessage(
       message_count: eb('message_count', '+', 1),
       last_message_at: now,
       last_message_preview: preview(text),
-      ...(isReply && ticket.first_responded_at === null ? { first_responded_at: now } : {}),
+      ...(isReply && author.type !== 'system' && ticket.first_responded_at === null ? { first_responded_at: now } : {}),
       updated_at: now,
     }))
     .where('workspace_id', '=', u.workspaceId)
@@ -123,7 +134,7 @@ export async function insertMessage(
     ticket_id: ticket.id,
     kind: input.kind,
     direction: 'outbound',
-    author: { type: ctx.actor.type === 'user' ? 'user' : 'api', user, contact: null },
+    author: { type: author.type, user, contact: null },
     body_html: html,
     body_text: text,
     has_quoted: false,
@@ -167,7 +178,23 @@ export async function createMessage(
     const after = await reload(u, ticket.id);
     const changes = [...STAT_CHANGES];
     if (input.kind === 'reply' && ticket.first_responded_at === null) changes.push('first_responded_at');
-    await applyPatch(u, ctx, after, input.status === undefined ? {} : { status: input.status }, 'body', changes);
+    const { row } = await applyPatch(
+      deps,
+      u,
+      ctx,
+      after,
+      input.status === undefined ? {} : { status: input.status },
+      'body',
+      changes,
+    );
+    await deps.ticketHooks.run(deps, u, {
+      trigger: input.kind === 'note' ? 'note_added' : 'agent_replied',
+      ticket: row,
+      before: null,
+      changes: [],
+      message: hookMessage(message),
+      actor: ctx,
+    });
     return message;
   });
 }

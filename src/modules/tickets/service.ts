@@ -16,8 +16,10 @@ import { findOrCreateContactByEmail } from '../contacts/service.js';
 import { applyFieldValues } from '../custom-fields/values.js';
 import { loadMailbox } from '../mailboxes/service.js';
 import { applyTags } from '../tags/service.js';
-import { addActivity } from './activities.js';
+import { addActivities, addActivity, isAutomation, type TicketActor } from './activities.js';
+import { hookMessage } from './hooks.js';
 import { cleanBody, insertMessage } from './messages.js';
+import { takeTicketNumber } from './numbers.js';
 import {
   parseTicketRef,
   presentTicket,
@@ -166,34 +168,52 @@ export async function createTicket(
 
     const id = newId();
     const now = new Date();
-    // The number comes last before the insert: the counter row stays locked until COMMIT.
+    // The number comes last before the insert, once every check has passed (numbers.ts).
+    const number = await takeTicketNumber(deps, u);
     await sql`
-      WITH n AS (
-        INSERT INTO workspace_counters (workspace_id, name, value) VALUES (${ctx.workspaceId}, 'ticket_number', 1)
-        ON CONFLICT (workspace_id, name) DO UPDATE SET value = workspace_counters.value + 1
-        RETURNING value
-      )
       INSERT INTO tickets (workspace_id, id, number, subject, status, priority, severity, channel, contact_id,
                            assignee_id, team_id, mailbox_id, last_message_at, solved_at, custom, fields)
-      SELECT ${ctx.workspaceId}, ${id}, n.value, ${subject}, ${status}, ${input.priority ?? 'normal'},
+      VALUES (${ctx.workspaceId}, ${id}, ${number}, ${subject}, ${status}, ${input.priority ?? 'normal'},
              ${input.severity ?? null}, ${input.channel ?? 'api'}, ${contactId}, ${assigneeId}, ${teamId}, ${mailboxId},
-             ${now}, ${isDone(status) ? now : null}, ${JSON.stringify(custom)}::jsonb, ${JSON.stringify(fields)}::jsonb
-        FROM n`.execute(u.trx);
+             ${now}, ${isDone(status) ? now : null}, ${JSON.stringify(custom)}::jsonb, ${JSON.stringify(fields)}::jsonb)`.execute(
+      u.trx,
+    );
 
     if (input.tags !== undefined) await applyTags(u, ctx, 'ticket', id, { tags: input.tags }, 'body');
     let row = await reload(u, id);
     const first = body === null ? null : await insertMessage(deps, u, ctx, row, { kind: input.kind ?? 'reply', body });
     if (first) row = await reload(u, id);
-    const view = presentTicket(row);
-    // ticket.created comes before its first message's message.created.
-    u.emit({ type: 'ticket.created', data: { ticket: view }, teamId: row.private_team_id });
+    row = (await deps.ticketHooks.prepareCreated(deps, u, row)) ?? row;
+    // ticket.created comes before its first message's message.created, and both before what
+    // the workflow hooks (automations, assignment) change next.
+    u.emit({ type: 'ticket.created', data: { ticket: presentTicket(row) }, teamId: row.private_team_id });
     if (first) u.emit(first.event);
-    return view;
+    const after = await deps.ticketHooks.run(deps, u, {
+      trigger: 'ticket_created',
+      ticket: row,
+      before: null,
+      changes: [],
+      message: first ? hookMessage(first.message) : null,
+      actor: ctx,
+    });
+    return presentTicket(after ?? row);
   });
 }
 
 // ---------------------------------------------------------------------------------------------
 // Update (PATCH, bulk, a reply carrying status)
+
+/** The change (a key of ticket.updated's `changes`) each activity of applyPatch records. */
+const CHANGE_OF_ACTIVITY: Record<string, string> = {
+  field_changed: 'fields',
+  status_changed: 'status',
+  priority_changed: 'priority',
+  severity_changed: 'severity',
+  assigned: 'assignee_id',
+  team_changed: 'team_id',
+  tagged: 'tags',
+  untagged: 'tags',
+};
 
 export interface Applied {
   row: TicketRow;
@@ -206,12 +226,15 @@ export interface Applied {
  * errors (`body` for PATCH, `body.patch` for bulk). Returns the row as it is now.
  */
 export async function applyPatch(
+  deps: Deps,
   u: Unit,
-  ctx: RequestContext,
+  ctx: TicketActor,
   before: TicketRow,
   patch: PatchInput,
   at = 'body',
   extraChanges: string[] = [],
+  /** Who made each change, when several actors' changes apply as one (an event's automations). */
+  actorOf?: (change: string) => TicketActor,
 ): Promise<Applied> {
   const set: Record<string, unknown> = {};
   const changes: string[] = [...extraChanges];
@@ -236,7 +259,8 @@ export async function applyPatch(
     }
   }
   if (patch.status !== undefined && patch.status !== before.status) {
-    await checkRequiredFields(u.trx, u.workspaceId, patch.status, fields);
+    // interface.md "Ticket status": an automation's status change does not enforce required fields.
+    if (!isAutomation(ctx)) await checkRequiredFields(u.trx, u.workspaceId, patch.status, fields);
     set.status = patch.status;
     if (patch.status === 'solved') set.solved_at = new Date();
     else if (patch.status === 'closed') set.solved_at = before.solved_at ?? new Date();
@@ -319,9 +343,26 @@ export async function applyPatch(
       .where('id', '=', before.id)
       .execute();
   }
-  const row = await reload(u, before.id);
-  for (const [type, data] of activities) await addActivity(u, ctx, target(row), type, data);
+  let row = await reload(u, before.id);
+  await addActivities(
+    u,
+    target(row),
+    activities.map(([type, data]) => ({ actor: actorOf?.(CHANGE_OF_ACTIVITY[type] ?? type) ?? ctx, type, data })),
+  );
   emitUpdated(u, row, changes, newAssignee);
+  // The workflow sees what this patch changed (not the stat columns a reply passes along).
+  const own = changes.filter((c) => !extraChanges.includes(c));
+  if (own.length > 0) {
+    const after = await deps.ticketHooks.run(deps, u, {
+      trigger: 'ticket_updated',
+      ticket: row,
+      before,
+      changes: own,
+      message: null,
+      actor: ctx,
+    });
+    row = after ?? row;
+  }
   return { row, changes };
 }
 
@@ -343,7 +384,7 @@ export async function updateTicket(
 ): Promise<TicketView> {
   return deps.writer.run(ctx.workspaceId, async (u) => {
     const before = await lockVisibleTicket(u, ctx, param);
-    const { row } = await applyPatch(u, ctx, before, patch);
+    const { row } = await applyPatch(deps, u, ctx, before, patch);
     return presentTicket(row);
   });
 }
@@ -412,7 +453,8 @@ export async function bulkTickets(deps: Deps, ctx: RequestContext, input: Static
       return { data: [], deleted_ids: found.map((r) => r.id) };
     }
     const out: TicketView[] = [];
-    for (const row of found) out.push(presentTicket((await applyPatch(u, ctx, row, input.patch!, 'body.patch')).row));
+    for (const row of found)
+      out.push(presentTicket((await applyPatch(deps, u, ctx, row, input.patch!, 'body.patch')).row));
     return { data: out, deleted_ids: [] as string[] };
   });
 }

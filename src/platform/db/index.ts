@@ -13,6 +13,12 @@ export interface Database {
   db: Kysely<DB>;
   /** Raw SQL for libraries that bring their own (pg-boss); shares the pool or the embedded session. */
   executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
+  /**
+   * PostgreSQL only (null on the embedded database, which runs one transaction at a time): one
+   * statement committed on its own, on a small pool apart from the requests' pool, so a
+   * transaction can run it without queueing for a pool connection its peers hold (ticket numbers).
+   */
+  autonomous: ((text: string, values: unknown[]) => Promise<{ rows: unknown[] }>) | null;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -77,9 +83,8 @@ function autoPrepare(client: pg.PoolClient, statements: StatementNames): void {
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   if (opts.databaseUrl) {
     const statements = new StatementNames();
-    const pool = new pg.Pool({
+    const options = {
       connectionString: opts.databaseUrl,
-      max: opts.poolSize ?? 16,
       // No JIT: every request is a short OLTP statement, and JIT compilation of a search whose
       // estimate crosses jit_above_cost costs about a second. No parallel workers either: under
       // concurrent requests they only compete for the same cores (a field-sorted list served
@@ -90,9 +95,12 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
         getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
           oid === INT8 ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
       },
-    });
+    };
+    const pool = new pg.Pool({ ...options, max: opts.poolSize ?? 16 });
+    const side = new pg.Pool({ ...options, max: 2 });
     // An idle client losing its server must not crash the process; the next query reconnects.
     pool.on('error', () => {});
+    side.on('error', () => {});
     pool.on('connect', (client) => autoPrepare(client, statements));
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     return {
@@ -102,11 +110,16 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
         const r = await pool.query(text, values ?? []);
         return { rows: r.rows };
       },
+      autonomous: async (text, values) => {
+        const r = await side.query(text, values);
+        return { rows: r.rows };
+      },
       ping: async () => {
         await sql`select 1`.execute(db);
       },
       close: async () => {
         await db.destroy();
+        await side.end();
       },
     };
   }
@@ -125,6 +138,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     kind: 'pglite',
     db,
     executeSql: (text, values) => mutex.run(() => pgliteExecute(client, text, values ?? [])),
+    autonomous: null,
     ping: async () => {
       await sql`select 1`.execute(db);
     },

@@ -232,6 +232,8 @@ export interface TicketsTable {
   team_id: string | null;
   sla: NullableJson;
   due_at: NullableTimestamp;
+  /** The next unbreached SLA deadline (the breach sweep's index; 0019). */
+  sla_breach_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   first_responded_at: NullableTimestamp;
   solved_at: NullableTimestamp;
   snoozed_until: NullableTimestamp;
@@ -535,6 +537,112 @@ export interface EmailAutoRepliesTable {
   last_sent_at: ColumnType<Date, Date | string, Date | string>;
 }
 
+/** Sortable values of tickets.fields, one row each, kept by a trigger (migration 0022). */
+export interface TicketFieldSortKeysTable {
+  workspace_id: string;
+  ticket_id: string;
+  field_key: string;
+  value: Json<unknown>;
+}
+
+export interface NotificationsTable {
+  workspace_id: string;
+  id: string;
+  user_id: string;
+  type: string;
+  ticket_id: string | null;
+  data: Json;
+  read_at: Date | null;
+  created_at: DefaultTimestamp;
+}
+
+// --- issue 9 (workflow): automations, SLA and business hours, assignment, reports, onboarding.
+// Each module's tables go below this line, in its own block.
+
+// SLA policies and business hours (0019, src/modules/sla, src/modules/business-hours).
+export interface SlaPoliciesTable {
+  workspace_id: string;
+  id: string;
+  name: string;
+  priority: string | null;
+  first_response_minutes: number;
+  resolution_minutes: number;
+  business_hours: boolean;
+  enabled: boolean;
+  position: number;
+  created_at: DefaultTimestamp;
+  updated_at: DefaultTimestamp;
+}
+
+export interface BusinessHoursTable {
+  workspace_id: string;
+  enabled: boolean;
+  timezone: string;
+  schedule: Json<Record<string, Array<{ start: string; end: string }>>>;
+  holidays: Json<Array<{ date: string; name: string }>>;
+  updated_at: DefaultTimestamp;
+}
+
+// Onboarding dismissals (0021, src/modules/onboarding).
+export interface OnboardingDismissalsTable {
+  workspace_id: string;
+  user_id: string;
+  dismissed_at: DefaultTimestamp;
+}
+
+// Automations (0018, src/modules/automations).
+export interface AutomationsTable {
+  workspace_id: string;
+  id: string;
+  name: string;
+  trigger: 'ticket_created' | 'customer_replied' | 'agent_replied' | 'ticket_updated';
+  conditions: DefaultJson<Array<Record<string, unknown>>>;
+  actions: DefaultJson<Array<Record<string, unknown>>>;
+  enabled: Generated<boolean>;
+  position: Generated<number>;
+  created_at: DefaultTimestamp;
+  updated_at: DefaultTimestamp;
+}
+
+export interface AutomationRunCountsTable {
+  workspace_id: string;
+  automation_id: string;
+  /** bigint: read back as a string by pg. */
+  run_count: ColumnType<string | number, number | undefined, never>;
+}
+
+// Assignment and triage settings (0020, src/modules/assignment, src/modules/triage).
+export interface AssignmentSettingsTable {
+  workspace_id: string;
+  auto_away_minutes: Generated<number>;
+  updated_at: DefaultTimestamp;
+}
+
+export interface AssignmentRulesTable {
+  workspace_id: string;
+  position: number;
+  target_type: 'mailbox' | 'team';
+  mailbox_id: string | null;
+  team_id: string | null;
+  mode: 'none' | 'round_robin' | 'load_balanced';
+}
+
+export interface AssignmentPointersTable {
+  workspace_id: string;
+  scope: string;
+  last_user_id: string | null;
+  updated_at: DefaultTimestamp;
+}
+
+export interface TriageSettingsTable {
+  workspace_id: string;
+  auto_triage: Generated<boolean>;
+  fields: DefaultJson<string[]>;
+  assign_after_triage: Generated<boolean>;
+  threshold: Generated<number>;
+  updated_at: DefaultTimestamp;
+}
+
 export interface DB {
   users: UsersTable;
   workspaces: WorkspacesTable;
@@ -572,4 +680,16 @@ export interface DB {
   mailbox_addresses: MailboxAddressesTable;
   inbound_emails: InboundEmailsTable;
   email_auto_replies: EmailAutoRepliesTable;
+  notifications: NotificationsTable;
+  ticket_field_sort_keys: TicketFieldSortKeysTable;
+  // issue 9 tables:
+  sla_policies: SlaPoliciesTable;
+  business_hours: BusinessHoursTable;
+  onboarding_dismissals: OnboardingDismissalsTable;
+  automations: AutomationsTable;
+  automation_run_counts: AutomationRunCountsTable;
+  assignment_settings: AssignmentSettingsTable;
+  assignment_rules: AssignmentRulesTable;
+  assignment_pointers: AssignmentPointersTable;
+  triage_settings: TriageSettingsTable;
 }

@@ -1,0 +1,163 @@
+// The SLA clocks inside a ticket's transaction (src/modules/tickets/hooks.ts, order 30, nested so
+// it follows a priority an automation sets). The rules are in ./engine.ts:
+// - prepareCreated: the first enabled policy for the ticket's priority (or any) sets sla (before
+//   ticket.created, so the created event carries it); no policy, sla stays null;
+// - a priority change recomputes the clocks under the new priority's policy;
+// - the first agent reply stops the first-response clock, solved/closed the resolution clock;
+// - reopening (solved/closed → open, pending, on_hold) starts a fresh resolution clock;
+// - spam tickets do not breach (while spam).
+// Changes after creation write tickets.sla, due_at and sla_breach_at, and emit ticket.updated
+// with changes ['sla'] when the part the API shows changed.
+import { type Kysely, sql } from 'kysely';
+import type { DB } from '../../platform/db/schema.js';
+import type { Unit } from '../../platform/db/tx.js';
+import type { TicketChange, TicketHook } from '../tickets/hooks.js';
+import { emitUpdated, reload } from '../tickets/service.js';
+import {
+  type ClockState,
+  parseSla,
+  recomputeSla,
+  reopenSla,
+  type StoredSla,
+  shownSla,
+  slaColumns,
+  startSla,
+  syncSla,
+} from './engine.js';
+import { dueFunction, matchPolicy } from './service.js';
+
+const isDone = (status: string) => status === 'solved' || status === 'closed';
+
+/** What the clocks read of a ticket, with its indexed columns and what a notice names. */
+export function clockQuery(db: Kysely<DB>, workspaceId: string) {
+  return db
+    .selectFrom('tickets')
+    .select([
+      'id',
+      'number',
+      'subject',
+      'status',
+      'priority',
+      'assignee_id',
+      'sla',
+      'first_responded_at',
+      'spam',
+      'created_at',
+      'due_at',
+      'sla_breach_at',
+      'deleted_at',
+    ])
+    .where('workspace_id', '=', workspaceId);
+}
+
+export type ClockRow = Awaited<ReturnType<ReturnType<typeof clockQuery>['executeTakeFirstOrThrow']>>;
+
+export const clockOf = (r: {
+  created_at: Date;
+  status: string;
+  first_responded_at: Date | null;
+  spam: boolean;
+}): ClockState => ({
+  created_at: r.created_at,
+  status: r.status,
+  first_responded_at: r.first_responded_at,
+  spam: r.spam,
+});
+
+const time = (d: Date | null) => (d === null ? null : d.getTime());
+
+/**
+ * Stores the SLA and its columns when they differ from the row's; returns whether it wrote and
+ * whether the part the API shows changed (the caller emits ticket.updated then).
+ */
+export async function writeSla(
+  u: Unit,
+  row: Pick<ClockRow, 'id' | 'created_at' | 'status' | 'first_responded_at' | 'spam' | 'due_at' | 'sla_breach_at'>,
+  next: StoredSla | null,
+  prev: StoredSla | null,
+) {
+  const cols = slaColumns(next, clockOf(row));
+  const stored = JSON.stringify(next) !== JSON.stringify(prev);
+  const columns = time(cols.due_at) !== time(row.due_at) || time(cols.sla_breach_at) !== time(row.sla_breach_at);
+  const shown = JSON.stringify(shownSla(next)) !== JSON.stringify(shownSla(prev));
+  if (stored || columns) {
+    await u.trx
+      .updateTable('tickets')
+      .set({
+        sla: next === null ? null : JSON.stringify(next),
+        due_at: cols.due_at,
+        sla_breach_at: cols.sla_breach_at,
+        ...(shown ? { updated_at: new Date() } : {}),
+      })
+      .where('workspace_id', '=', u.workspaceId)
+      .where('id', '=', row.id)
+      .execute();
+  }
+  return { wrote: stored || columns, shown };
+}
+
+/** Whether a change can move a clock (cheap: no query). */
+function concerns(change: TicketChange): boolean {
+  const c = change.changes;
+  // Without clocks only a new priority can start some (a nested run of this hook that gave the
+  // ticket clocks during this event saw the ticket as the event left it).
+  if (change.ticket.sla === null && !(change.trigger === 'ticket_updated' && c.includes('priority'))) return false;
+  switch (change.trigger) {
+    case 'ticket_updated':
+      return c.includes('priority') || c.includes('status') || c.includes('spam');
+    case 'customer_replied':
+      return c.includes('status');
+    case 'agent_replied':
+      return parseSla(change.ticket.sla)?.first_response_due_at != null;
+    default:
+      return false;
+  }
+}
+
+export const slaHook: TicketHook = {
+  name: 'sla',
+  order: 30,
+  nested: true,
+
+  // No enabled policy: no clock to start on a new ticket.
+  probe: (workspaceId) => ({
+    prepare: sql<boolean>`EXISTS (SELECT 1 FROM sla_policies p WHERE p.workspace_id = ${workspaceId} AND p.enabled)`,
+  }),
+
+  async prepareCreated(_deps, u, ticket) {
+    const policy = await matchPolicy(u.trx, u.workspaceId, ticket.priority);
+    if (!policy) return false;
+    const due = await dueFunction(u.trx, u.workspaceId, policy);
+    // Just inserted: no SLA columns yet.
+    const row = { ...ticket, due_at: null, sla_breach_at: null };
+    return (await writeSla(u, row, startSla(policy, clockOf(row), due), null)).wrote;
+  },
+
+  async run(_deps, u, change) {
+    if (!concerns(change)) return false;
+    // Fresh: an earlier hook of this event may have changed the ticket since `change.ticket`.
+    const row = await clockQuery(u.trx, u.workspaceId).where('id', '=', change.ticket.id).executeTakeFirst();
+    if (!row || row.deleted_at !== null) return false;
+    const prev = parseSla(row.sla);
+    const t = clockOf(row);
+    const priorityChanged = change.trigger === 'ticket_updated' && change.changes.includes('priority');
+    const reopened = change.before !== null && isDone(change.before.status) && !isDone(row.status);
+    if (prev === null && !priorityChanged) return false;
+
+    let next = prev;
+    if (priorityChanged || (reopened && prev !== null)) {
+      const policy = await matchPolicy(u.trx, u.workspaceId, row.priority);
+      const due = await dueFunction(u.trx, u.workspaceId, policy);
+      if (reopened && next !== null) {
+        // The transaction's start: a nested and an outer run of one change agree on it.
+        const { now } = await sql<{ now: Date }>`SELECT now() AS now`.execute(u.trx).then((r) => r.rows[0]!);
+        next = reopenSla(next, policy, t, due, new Date(now));
+      }
+      if (priorityChanged) next = recomputeSla(next, policy, t, due);
+    }
+    if (next !== null) next = syncSla(next, t);
+    const { wrote, shown } = await writeSla(u, row, next, prev);
+    if (shown) emitUpdated(u, await reload(u, row.id), ['sla']);
+    return wrote;
+  },
+};
