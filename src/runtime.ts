@@ -10,6 +10,7 @@ import { assignmentHook } from './modules/assignment/hook.js';
 import { registerAttachmentJobs } from './modules/attachments/purge.js';
 import { pruneEndedSessions } from './modules/auth/sessions.js';
 import { automationsHook } from './modules/automations/engine.js';
+import { runCountsOf } from './modules/automations/run-counts.js';
 import { type ImapOptions, ImapPollers } from './modules/email/imap.js';
 import { registerInboundJobs } from './modules/email/inbound.js';
 import { registerOutbound } from './modules/email/outbound.js';
@@ -112,6 +113,8 @@ export async function createRuntime(
     deps.ticketHooks.add(assignmentHook); // 20: new tickets to online agents (src/modules/assignment/hook.ts)
     deps.ticketHooks.add(slaHook); // 30: SLA clocks: due dates, first reply, solve, reopen (src/modules/sla/hook.ts)
     deps.ticketHooks.add(notificationsHook); // 40: assigned, mentioned, customer_replied (src/modules/notifications/hook.ts)
+    const runCounts = runCountsOf(database, log); // automations' run_count, written every second
+    closers.unshift(() => runCounts.stop());
 
     setWebhookOptions(deps, opts.webhooks); // delivery settings (tests shorten them)
     setOutboundOptions(deps, opts.email); // outbound email retries (tests shorten them)

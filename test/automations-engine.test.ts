@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { setDecisionEngine, setTriageHandler } from '../src/modules/automations/decide.js';
+import { RunCounts } from '../src/modules/automations/run-counts.js';
 import { appendInboundMessage, type InboundMessage, lockTicketById } from '../src/modules/tickets/inbound.js';
 import {
   addMember,
@@ -91,6 +92,44 @@ async function customerReply(t: Tenant, ticketId: string, text: string, from = '
     await appendInboundMessage(deps, u, row, m, 'customer');
   });
 }
+
+describe('run_count', () => {
+  const stored = async (t: Tenant, id: string) =>
+    Number(
+      (
+        await svc.rt.deps.database.db
+          .selectFrom('automation_run_counts')
+          .select('run_count')
+          .where('workspace_id', '=', t.workspaceId)
+          .where('automation_id', '=', id)
+          .executeTakeFirstOrThrow()
+      ).run_count,
+    );
+
+  it('counts at once for this process and reaches the table within seconds (what other processes read)', async () => {
+    const t = await newTenant(svc.api);
+    const a = await automation(t, { conditions: [], actions: [{ type: 'set_priority', value: 'high' }] });
+    for (let i = 0; i < 3; i++) await ticket(t);
+    expect(await runCount(t, a.id)).toBe(3);
+    expect((await svc.api.get('/v1/automations', t.as)).body.data[0].run_count).toBe(3);
+    const deadline = Date.now() + 10_000;
+    while ((await stored(t, a.id)) < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(await stored(t, a.id)).toBe(3);
+    expect(await runCount(t, a.id)).toBe(3); // not counted twice once written
+  });
+
+  it('a stopping counter writes what it holds', async () => {
+    const t = await newTenant(svc.api);
+    const a = await automation(t, { conditions: [], actions: [{ type: 'set_priority', value: 'high' }] });
+    const counts = new RunCounts(svc.rt.deps.database, { warn: () => {} }, 3_600_000);
+    counts.add(t.workspaceId, [a.id, a.id]);
+    expect(counts.unwritten(t.workspaceId, a.id)).toBe(2);
+    expect(await stored(t, a.id)).toBe(0);
+    await counts.stop();
+    expect(counts.unwritten(t.workspaceId, a.id)).toBe(0);
+    expect(await stored(t, a.id)).toBe(2);
+  });
+});
 
 describe('triggers', () => {
   it('ticket_created: when all conditions hold the actions apply, with the automation as actor', async () => {

@@ -18,7 +18,7 @@ import type { Unit } from '../../platform/db/tx.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { predicate } from '../custom-fields/filters.js';
 import type { FieldEntity } from '../custom-fields/schemas.js';
-import { type FieldDef, fieldDefs } from '../custom-fields/service.js';
+import { type FieldDef, unitFieldDefs } from '../custom-fields/service.js';
 import type { AutomationActor } from '../tickets/activities.js';
 import type { TicketChange, TicketHook } from '../tickets/hooks.js';
 import { cleanBody, insertMessage } from '../tickets/messages.js';
@@ -26,6 +26,7 @@ import { presentTicket, type TicketRow } from '../tickets/queries.js';
 import type { PatchTicketBody } from '../tickets/schemas.js';
 import { applyPatch, reload } from '../tickets/service.js';
 import { decisionEngine, triageHandler } from './decide.js';
+import { runCountsOf } from './run-counts.js';
 import type { Trigger } from './schemas.js';
 import {
   customFieldOf,
@@ -71,7 +72,7 @@ export const automationsHook: TicketHook = {
 };
 
 /** Registered in runtime.ts: `deps.ticketHooks.add(automationsHook)`. */
-export async function runAutomations(deps: Deps, u: Unit, change: TicketChange): Promise<boolean> {
+export async function runAutomations(deps: Deps, u: Unit, change: TicketChange): Promise<TicketRow | false> {
   if (!TRIGGERS.has(change.trigger)) return false; // note_added: not an automation trigger
   // One indexed query (automations_run) per ticket change.
   const list = (await u.trx
@@ -106,7 +107,8 @@ export async function runAutomations(deps: Deps, u: Unit, change: TicketChange):
   }
   await run.flush(pending);
   countRuns(deps, u, ran);
-  return ran.length > 0;
+  // The ticket as the run left it (read again only if an action left it unknown).
+  return ran.length > 0 ? run.current() : false;
 }
 
 /** What an automation's actions do, before anything is written. */
@@ -155,36 +157,20 @@ const WRITES: Record<string, string> = {
 };
 
 // ---------------------------------------------------------------------------------------------
-// run_count: added once the change has committed, one statement per transaction (a run in a
-// transaction that rolls back did not happen; no row lock is held through the ticket's change).
-// The counts live in automation_run_counts, apart from the rows the engine reads.
+// run_count: counted once the change has committed (./run-counts.ts).
 
-const pendingRuns = new WeakMap<Unit, Map<string, number>>();
+const pendingRuns = new WeakMap<Unit, string[]>();
 
 function countRuns(deps: Deps, u: Unit, ids: string[]): void {
   if (ids.length === 0) return;
-  let counts = pendingRuns.get(u);
-  if (!counts) {
-    const map = new Map<string, number>();
-    counts = map;
-    pendingRuns.set(u, map);
-    u.afterCommit(() => flushRuns(deps, u.workspaceId, map));
+  let ran = pendingRuns.get(u);
+  if (!ran) {
+    const list: string[] = [];
+    ran = list;
+    pendingRuns.set(u, list);
+    u.afterCommit(() => runCountsOf(deps.database, deps.log).add(u.workspaceId, list));
   }
-  for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);
-}
-
-async function flushRuns(deps: Deps, workspaceId: string, counts: Map<string, number>): Promise<void> {
-  // Sorted ids: concurrent flushes lock the rows in one order.
-  const entries = [...counts.entries()].sort(([a], [b]) => (a < b ? -1 : 1));
-  const values = sql.join(entries.map(([id, n]) => sql`(${id}::uuid, ${n}::int8)`));
-  try {
-    await sql`
-      UPDATE automation_run_counts c SET run_count = c.run_count + v.n
-        FROM (VALUES ${values}) AS v (id, n)
-       WHERE c.workspace_id = ${workspaceId} AND c.automation_id = v.id`.execute(deps.database.db);
-  } catch (err) {
-    deps.log.warn({ err: (err as Error).message, workspace_id: workspaceId }, 'automation run counts not saved');
-  }
+  ran.push(...ids);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -195,7 +181,6 @@ class Run {
   private dirty = false;
   private latestBody: Promise<string> | null = null;
   private tags: Set<string> | null = null;
-  private readonly defs = new Map<FieldEntity, Promise<Map<string, FieldDef>>>();
 
   constructor(
     private readonly deps: Deps,
@@ -217,12 +202,7 @@ class Run {
   }
 
   private fieldDefs(entity: FieldEntity): Promise<Map<string, FieldDef>> {
-    let p = this.defs.get(entity);
-    if (!p) {
-      p = fieldDefs(this.u.trx, this.u.workspaceId, entity);
-      this.defs.set(entity, p);
-    }
-    return p;
+    return unitFieldDefs(this.u, entity);
   }
 
   // --- Conditions ------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import { invalid, notFound } from '../../platform/http/errors.js';
 import type { Page } from '../../platform/http/pagination.js';
 import { iso } from '../../platform/http/schemas.js';
 import { recordAudit } from '../audit/service.js';
+import { type RunCounts, runCountsOf } from './run-counts.js';
 import {
   type Automation,
   type CreateAutomationBody,
@@ -49,7 +50,8 @@ function automationQuery(db: Kysely<DB>, workspaceId: string) {
 
 type AutomationRow = Awaited<ReturnType<ReturnType<typeof automationQuery>['executeTakeFirstOrThrow']>>;
 
-const present = (r: AutomationRow): AutomationView => ({
+/** `unwritten`: runs this process counted and has not written yet (./run-counts.ts). */
+const present = (r: AutomationRow, unwritten = 0): AutomationView => ({
   id: r.id,
   name: r.name,
   trigger: r.trigger,
@@ -57,15 +59,22 @@ const present = (r: AutomationRow): AutomationView => ({
   actions: (r.actions ?? []) as AutomationView['actions'],
   enabled: r.enabled,
   position: r.position,
-  run_count: Number(r.run_count),
+  run_count: Number(r.run_count) + unwritten,
   created_at: iso(r.created_at)!,
   updated_at: iso(r.updated_at)!,
 });
 
-async function loadAutomation(db: Kysely<DB>, workspaceId: string, id: string): Promise<AutomationView | null> {
+async function loadAutomation(
+  db: Kysely<DB>,
+  workspaceId: string,
+  id: string,
+  counts?: RunCounts,
+): Promise<AutomationView | null> {
   const row = await automationQuery(db, workspaceId).where('a.id', '=', id).executeTakeFirst();
-  return row ? present(row) : null;
+  return row ? present(row, counts?.unwritten(workspaceId, id)) : null;
 }
+
+const countsOf = (deps: Deps) => runCountsOf(deps.database, deps.log);
 
 /** In run order: position, then id. */
 export async function listAutomations(
@@ -90,12 +99,19 @@ export async function listAutomations(
     .orderBy('a.id', 'asc')
     .limit(limit + 1)
     .execute();
-  return deps.pager.page(list, rows, limit, (r) => [r.position, r.id], present);
+  const counts = countsOf(deps);
+  return deps.pager.page(
+    list,
+    rows,
+    limit,
+    (r) => [r.position, r.id],
+    (r) => present(r, counts.unwritten(ctx.workspaceId, r.id)),
+  );
 }
 
 export async function getAutomation(deps: Deps, ctx: RequestContext, id: string): Promise<AutomationView> {
   if (!isUuid(id)) throw notFound(NOT_FOUND);
-  const found = await loadAutomation(deps.database.db, ctx.workspaceId, id.toLowerCase());
+  const found = await loadAutomation(deps.database.db, ctx.workspaceId, id.toLowerCase(), countsOf(deps));
   if (!found) throw notFound(NOT_FOUND);
   return found;
 }
@@ -196,14 +212,14 @@ export async function updateAutomation(
     }
     if (input.enabled !== undefined && input.enabled !== before.enabled) change('enabled', input.enabled);
     if (input.position !== undefined && input.position !== before.position) change('position', input.position);
-    if (changed.length === 0) return present(before);
+    if (changed.length === 0) return present(before, countsOf(deps).unwritten(ctx.workspaceId, id));
     await u.trx
       .updateTable('automations')
       .set({ ...set, updated_at: sql<Date>`now()` })
       .where('workspace_id', '=', ctx.workspaceId)
       .where('id', '=', id)
       .execute();
-    const view = (await loadAutomation(u.trx, ctx.workspaceId, id))!;
+    const view = (await loadAutomation(u.trx, ctx.workspaceId, id, countsOf(deps)))!;
     u.emit({ type: 'automation.updated', data: { automation: view } });
     await recordAudit(u.trx, ctx, {
       action: 'automation.updated',

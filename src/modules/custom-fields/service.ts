@@ -150,6 +150,26 @@ export async function fieldDefs(
   );
 }
 
+const defsOfUnit = new WeakMap<Unit, Map<FieldEntity, Promise<Map<string, FieldDef>>>>();
+
+/**
+ * fieldDefs read once per write (a ticket's change, its automations and their set_field
+ * actions share one read): definitions change only through their own routes' writes.
+ */
+export function unitFieldDefs(u: Unit, entity: FieldEntity): Promise<Map<string, FieldDef>> {
+  let byEntity = defsOfUnit.get(u);
+  if (!byEntity) {
+    byEntity = new Map();
+    defsOfUnit.set(u, byEntity);
+  }
+  let defs = byEntity.get(entity);
+  if (!defs) {
+    defs = fieldDefs(u.trx, u.workspaceId, entity);
+    byEntity.set(entity, defs);
+  }
+  return defs;
+}
+
 export async function listCustomFields(
   deps: Deps,
   ctx: RequestContext,

@@ -5,7 +5,7 @@
 import type { Unit } from '../../platform/db/tx.js';
 import { invalid } from '../../platform/http/errors.js';
 import type { FieldEntity } from './schemas.js';
-import { type FieldDef, fieldDefs } from './service.js';
+import { type FieldDef, unitFieldDefs } from './service.js';
 
 export interface FieldChange {
   key: string;
@@ -107,7 +107,7 @@ export async function applyFieldValues(
   const changes: FieldChange[] = [];
   const keys = Object.keys(input);
   if (keys.length === 0) return { fields, changes };
-  const defs = await fieldDefs(u.trx, u.workspaceId, entity);
+  const defs = await unitFieldDefs(u, entity);
   const users: Array<[string, string]> = [];
   for (const key of keys) {
     const loc = `${at}.${key}`;

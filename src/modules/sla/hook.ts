@@ -1,7 +1,7 @@
 // The SLA clocks inside a ticket's transaction (src/modules/tickets/hooks.ts, order 30, nested so
 // it follows a priority an automation sets). The rules are in ./engine.ts:
-// - prepareCreated: the first enabled policy for the ticket's priority (or any) sets sla (before
-//   ticket.created, so the created event carries it); no policy, sla stays null;
+// - prepareCreated: the first enabled policy for the ticket's priority (or any) gives sla and its
+//   columns to the new ticket's INSERT (so the created event carries it); no policy, sla stays null;
 // - a priority change recomputes the clocks under the new priority's policy;
 // - the first agent reply stops the first-response clock, solved/closed the resolution clock;
 // - reopening (solved/closed → open, pending, on_hold) starts a fresh resolution clock;
@@ -124,13 +124,12 @@ export const slaHook: TicketHook = {
     prepare: sql<boolean>`EXISTS (SELECT 1 FROM sla_policies p WHERE p.workspace_id = ${workspaceId} AND p.enabled)`,
   }),
 
-  async prepareCreated(_deps, u, ticket) {
-    const policy = await matchPolicy(u.trx, u.workspaceId, ticket.priority);
-    if (!policy) return false;
+  async prepareCreated(_deps, u, draft) {
+    const policy = await matchPolicy(u.trx, u.workspaceId, draft.priority);
+    if (!policy) return null;
     const due = await dueFunction(u.trx, u.workspaceId, policy);
-    // Just inserted: no SLA columns yet.
-    const row = { ...ticket, due_at: null, sla_breach_at: null };
-    return (await writeSla(u, row, startSla(policy, clockOf(row), due), null)).wrote;
+    const sla = startSla(policy, clockOf(draft), due);
+    return { sla: JSON.stringify(sla), ...slaColumns(sla, clockOf(draft)) };
   },
 
   async run(_deps, u, change) {

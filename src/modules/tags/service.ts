@@ -644,17 +644,19 @@ async function createNamed(
 }
 
 /** Labels locked FOR SHARE (in id order) with their group's exclusive flag. */
-async function shareTags(u: Unit, ids: string[]): Promise<Map<string, Resolved>> {
-  const out = new Map<string, Resolved>();
-  if (ids.length === 0) return out;
-  const rows = await sql<Resolved>`
-    SELECT t.id, t.name, t.color, t.group_id, t.archived, t.applies_to, coalesce(g.exclusive, false) AS exclusive
-      FROM tags t
+/** The labels of these names (ignoring case), share-locked in id order; null where none has the name. */
+async function shareTagsByName(u: Unit, names: string[]): Promise<Array<Resolved | null>> {
+  if (names.length === 0) return [];
+  const values = sql.join(names.map((n, i) => sql`(${n}::text, ${i}::int4)`));
+  const rows = await sql<Resolved & { ord: number }>`
+    SELECT n.ord, t.id, t.name, t.color, t.group_id, t.archived, t.applies_to, coalesce(g.exclusive, false) AS exclusive
+      FROM (VALUES ${values}) AS n (name, ord)
+      JOIN tags t ON t.workspace_id = ${u.workspaceId} AND lower(t.name) = lower(n.name)
       LEFT JOIN tag_groups g ON g.workspace_id = t.workspace_id AND g.id = t.group_id
-     WHERE t.workspace_id = ${u.workspaceId} AND t.id IN (${sql.join(ids)})
      ORDER BY t.id
        FOR SHARE OF t`.execute(u.trx);
-  for (const r of rows.rows) out.set(r.id, r);
+  const out: Array<Resolved | null> = names.map(() => null);
+  for (const { ord, ...t } of rows.rows) out[Number(ord)] = t;
   return out;
 }
 
@@ -694,6 +696,8 @@ export async function applyTags(
   recordId: string,
   input: { tags?: string[]; add_tags?: string[]; remove_tags?: string[] },
   at: string,
+  /** The caller holds the record's row lock already (a ticket it locked or inserted). */
+  recordLocked = false,
 ): Promise<{ added: TagRefView[]; removed: TagRefView[] }> {
   const k = KINDS[entity];
   const replace = input.tags !== undefined;
@@ -710,14 +714,17 @@ export async function applyTags(
 
   // The record, locked: concurrent changes of one record's labels queue here.
   if (!isUuid(recordId)) throw notFound(`${k.noun} not found.`);
-  const record = await sql`
-    SELECT 1 FROM ${sql.table(k.records)} WHERE workspace_id = ${u.workspaceId} AND id = ${recordId}
-       FOR NO KEY UPDATE`.execute(u.trx);
-  if (record.rows.length === 0) throw notFound(`${k.noun} not found.`);
+  if (!recordLocked) {
+    const record = await sql`
+      SELECT 1 FROM ${sql.table(k.records)} WHERE workspace_id = ${u.workspaceId} AND id = ${recordId}
+         FOR NO KEY UPDATE`.execute(u.trx);
+    if (record.rows.length === 0) throw notFound(`${k.noun} not found.`);
+  }
 
-  // Names → ids; names nobody has yet become labels (when the caller may create them).
-  let ids = await idsByNames(u, named);
-  const missing = named.filter((_, i) => ids[i] === null);
+  // Names → labels, share-locked (a label deleted meanwhile is not applied); names nobody has
+  // yet become labels (when the caller may create them).
+  let found = await shareTagsByName(u, named);
+  const missing = named.filter((_, i) => found[i] === null);
   if (missing.length > 0) {
     // Only people and keys create labels by naming them; an automation or the system names
     // labels that exist (a label deleted since is refused here and skipped by the caller).
@@ -727,13 +734,12 @@ export async function applyTags(
       throw new ApiError('unknown_label', `${location}: ${message}`, [{ location, message }]);
     }
     await createNamed(u, ctx, entity, missing, location);
-    ids = await idsByNames(u, named);
+    found = await shareTagsByName(u, named);
   }
   const removeIds = (await idsByNames(u, removeNamed)).filter((id): id is string => id !== null);
 
-  const locked = await shareTags(u, [...new Set(ids.filter((id): id is string => id !== null))]);
   const list: Resolved[] = named.map((name, i) => {
-    const t = ids[i] ? locked.get(ids[i]!) : undefined;
+    const t = found[i];
     if (!t) throw conflict(`The label ${shown(name)} was deleted meanwhile; try again.`);
     return t;
   });

@@ -47,6 +47,24 @@ export interface TicketChange {
   actor: TicketActor;
 }
 
+/** What a new ticket is before its INSERT: what the hooks' prepareCreated read. */
+export interface NewTicketDraft {
+  priority: string;
+  status: string;
+  /** The ticket's created_at (the INSERT writes this very time). */
+  created_at: Date;
+  /** Set when the first message is an agent's reply. */
+  first_responded_at: Date | null;
+  spam: boolean;
+}
+
+/** Columns a hook gives a new ticket in its INSERT. */
+export interface NewTicketColumns {
+  sla: string | null;
+  due_at: Date | null;
+  sla_breach_at: Date | null;
+}
+
 export interface TicketHook {
   name: string;
   /** Lower runs first: automations 10, assignment 20, SLA 30, notifications 40. */
@@ -54,10 +72,10 @@ export interface TicketHook {
   /** Also run for changes the hooks of an event make themselves (see above). */
   nested?: boolean;
   /**
-   * Before ticket.created is emitted, on the inserted row (SLA due dates belong in the
-   * created event). Must not emit ticket.updated for the ticket.
+   * Before a new ticket's INSERT: the columns it starts with (SLA due dates belong in the
+   * created event, and one INSERT is cheaper than an INSERT and an UPDATE). Reads only.
    */
-  prepareCreated?(deps: Deps, u: Unit, ticket: TicketRow): Promise<boolean | undefined>;
+  prepareCreated?(deps: Deps, u: Unit, draft: NewTicketDraft): Promise<NewTicketColumns | null>;
   /**
    * Cheap SQL tests of whether the hook can have anything to do in a workspace, keyed by trigger
    * (or 'prepare' for prepareCreated): the runner asks all hooks' tests in one statement, once
@@ -67,9 +85,10 @@ export interface TicketHook {
   probe?(workspaceId: string): Partial<Record<TicketTrigger | 'prepare', RawBuilder<boolean>>>;
   /**
    * Returns false when it did not change the ticket's row (the runner then does not read it
-   * again); anything else counts as a change.
+   * again), the row as it left it when it has it at hand (the runner takes it as is), and
+   * anything else when it changed the row (the runner reads it again).
    */
-  run?(deps: Deps, u: Unit, change: TicketChange): Promise<boolean | undefined>;
+  run?(deps: Deps, u: Unit, change: TicketChange): Promise<TicketRow | boolean | undefined>;
 }
 
 /** The part of a message the hooks read. */
@@ -132,14 +151,14 @@ export class TicketHooks {
     return (await this.#probes(u)).get(`${h.name}:${key}`) ?? true;
   }
 
-  /** Runs the hooks' prepareCreated; the ticket as they left it, or null when none changed it. */
-  async prepareCreated(deps: Deps, u: Unit, ticket: TicketRow): Promise<TicketRow | null> {
-    let changed = false;
+  /** The columns the hooks give a new ticket in its INSERT (each null when no hook sets it). */
+  async prepareCreated(deps: Deps, u: Unit, draft: NewTicketDraft): Promise<NewTicketColumns> {
+    const columns: NewTicketColumns = { sla: null, due_at: null, sla_breach_at: null };
     for (const h of this.hooks) {
       if (!h.prepareCreated || !(await this.#wanted(u, h, 'prepare'))) continue;
-      if ((await h.prepareCreated(deps, u, ticket)) !== false) changed = true;
+      Object.assign(columns, await h.prepareCreated(deps, u, draft));
     }
-    return changed ? reloadRow(u, ticket.id) : null;
+    return columns;
   }
 
   /**
@@ -155,9 +174,11 @@ export class TicketHooks {
       for (const h of this.hooks) {
         if (!h.run || (nested && !h.nested)) continue;
         if (!(await this.#wanted(u, h, change.trigger))) continue;
-        if ((await h.run(deps, u, current)) === false) continue;
+        const result = await h.run(deps, u, current);
+        if (result === false) continue;
         changed = true;
-        current = { ...current, ticket: await reloadRow(u, change.ticket.id) };
+        const ticket = typeof result === 'object' ? result : await reloadRow(u, change.ticket.id);
+        current = { ...current, ticket };
       }
     } finally {
       if (!nested) this.running.delete(u);

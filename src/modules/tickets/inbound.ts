@@ -216,16 +216,24 @@ export async function createInboundTicket(
         .forShare()
         .executeTakeFirst()
     : undefined;
+  // The hooks' columns (SLA due dates) go in the INSERT.
+  const hooked = await deps.ticketHooks.prepareCreated(deps, u, {
+    priority: 'normal',
+    status: 'open',
+    created_at: now,
+    first_responded_at: null,
+    spam: t.spam,
+  });
   // The number comes last before the insert (numbers.ts).
   const number = await takeTicketNumber(deps, u);
   await sql`
     INSERT INTO tickets (workspace_id, id, number, subject, status, priority, channel, mailbox_id, contact_id,
-                         team_id, spam, last_message_at, custom)
+                         team_id, spam, last_message_at, custom, sla, due_at, sla_breach_at, created_at, updated_at)
     VALUES (${u.workspaceId}, ${id}, ${number}, ${t.subject}, 'open', 'normal', 'email', ${t.mailboxId},
-           ${t.contactId}, ${team?.id ?? null}, ${t.spam}, ${now}, ${JSON.stringify(t.custom)}::jsonb)`.execute(u.trx);
+           ${t.contactId}, ${team?.id ?? null}, ${t.spam}, ${now}, ${JSON.stringify(t.custom)}::jsonb,
+           ${hooked.sla}::jsonb, ${hooked.due_at}, ${hooked.sla_breach_at}, ${now}, ${now})`.execute(u.trx);
   const first = await insertInbound(deps, u, await reload(u, id), m, m.autoSubmitted === null);
-  let row = await reload(u, id);
-  row = (await deps.ticketHooks.prepareCreated(deps, u, row)) ?? row;
+  const row = await reload(u, id);
   u.emit({ type: 'ticket.created', data: { ticket: presentTicket(row) }, teamId: row.private_team_id });
   u.emit(first.event);
   const after = await deps.ticketHooks.run(deps, u, {

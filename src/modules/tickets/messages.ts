@@ -64,10 +64,29 @@ function authorOf(actor: TicketActor) {
 }
 
 /**
+ * The ticket columns an agent's, a key's or an automation's new message sets besides the count
+ * (an automation's reply is no first response). A new ticket's INSERT starts with them.
+ */
+export function outboundMessageStats(
+  ctx: TicketActor,
+  kind: 'reply' | 'note',
+  text: string,
+  now: Date,
+  firstRespondedAt: Date | null,
+): { last_message_at: Date; last_message_preview: string; first_responded_at: Date | null } {
+  const responds = kind === 'reply' && authorOf(ctx).type !== 'system' && firstRespondedAt === null;
+  return {
+    last_message_at: now,
+    last_message_preview: preview(text),
+    first_responded_at: responds ? now : firstRespondedAt,
+  };
+}
+
+/**
  * Writes an agent's, a key's or an automation's message on a locked ticket and updates the
- * ticket's statistics (an automation's reply is no first response). Returns the message and its
- * message.created event, for the caller to append in the order it needs (after ticket.created
- * on a new ticket).
+ * ticket's statistics, unless `statsWritten` says a new ticket's INSERT already holds them
+ * (outboundMessageStats at `now`). Returns the message and its message.created event, for the
+ * caller to append in the order it needs (after ticket.created on a new ticket).
  */
 export async function insertMessage(
   deps: Deps,
@@ -75,6 +94,7 @@ export async function insertMessage(
   ctx: TicketActor,
   ticket: TicketRow,
   input: NewMessage,
+  statsWritten?: { now: Date },
 ): Promise<{ message: MessageView; event: EventDraft }> {
   const attachmentIds = input.attachment_ids ?? [];
   const { html, text } = input.body;
@@ -85,7 +105,7 @@ export async function insertMessage(
   const author = authorOf(ctx);
   const isReply = input.kind === 'reply';
   const id = newId();
-  const now = new Date();
+  const now = statsWritten?.now ?? new Date();
   const to = isReply && ticket.contact_email ? [ticket.contact_email] : [];
   await u.trx
     .insertInto('messages')
@@ -116,18 +136,18 @@ export async function insertMessage(
   // The pending row is the durable record; the job that sends it is queued once it is committed
   // (a lost job is queued again by the email module's sweep).
   if (isReply && ticket.channel === 'email') u.afterCommit(() => queueOutbound(deps, u.workspaceId, id));
-  await u.trx
-    .updateTable('tickets')
-    .set((eb) => ({
-      message_count: eb('message_count', '+', 1),
-      last_message_at: now,
-      last_message_preview: preview(text),
-      ...(isReply && author.type !== 'system' && ticket.first_responded_at === null ? { first_responded_at: now } : {}),
-      updated_at: now,
-    }))
-    .where('workspace_id', '=', u.workspaceId)
-    .where('id', '=', ticket.id)
-    .execute();
+  if (!statsWritten) {
+    await u.trx
+      .updateTable('tickets')
+      .set((eb) => ({
+        message_count: eb('message_count', '+', 1),
+        ...outboundMessageStats(ctx, input.kind, text, now, ticket.first_responded_at),
+        updated_at: now,
+      }))
+      .where('workspace_id', '=', u.workspaceId)
+      .where('id', '=', ticket.id)
+      .execute();
+  }
 
   const message: MessageView = {
     id,

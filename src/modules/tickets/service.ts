@@ -18,7 +18,7 @@ import { loadMailbox } from '../mailboxes/service.js';
 import { applyTags } from '../tags/service.js';
 import { addActivities, addActivity, isAutomation, type TicketActor } from './activities.js';
 import { hookMessage } from './hooks.js';
-import { cleanBody, insertMessage } from './messages.js';
+import { cleanBody, insertMessage, outboundMessageStats } from './messages.js';
 import { takeTicketNumber } from './numbers.js';
 import {
   parseTicketRef,
@@ -168,22 +168,33 @@ export async function createTicket(
 
     const id = newId();
     const now = new Date();
+    const priority = input.priority ?? 'normal';
+    const kind = input.kind ?? 'reply';
+    // The first message's statistics and the hooks' columns (SLA due dates) go in the INSERT.
+    const stats = body === null ? null : outboundMessageStats(ctx, kind, body.text, now, null);
+    const hooked = await deps.ticketHooks.prepareCreated(deps, u, {
+      priority,
+      status,
+      created_at: now,
+      first_responded_at: stats?.first_responded_at ?? null,
+      spam: false,
+    });
     // The number comes last before the insert, once every check has passed (numbers.ts).
     const number = await takeTicketNumber(deps, u);
     await sql`
       INSERT INTO tickets (workspace_id, id, number, subject, status, priority, severity, channel, contact_id,
-                           assignee_id, team_id, mailbox_id, last_message_at, solved_at, custom, fields)
-      VALUES (${ctx.workspaceId}, ${id}, ${number}, ${subject}, ${status}, ${input.priority ?? 'normal'},
+                           assignee_id, team_id, mailbox_id, last_message_at, solved_at, custom, fields,
+                           message_count, last_message_preview, first_responded_at, sla, due_at, sla_breach_at,
+                           created_at, updated_at)
+      VALUES (${ctx.workspaceId}, ${id}, ${number}, ${subject}, ${status}, ${priority},
              ${input.severity ?? null}, ${input.channel ?? 'api'}, ${contactId}, ${assigneeId}, ${teamId}, ${mailboxId},
-             ${now}, ${isDone(status) ? now : null}, ${JSON.stringify(custom)}::jsonb, ${JSON.stringify(fields)}::jsonb)`.execute(
-      u.trx,
-    );
+             ${now}, ${isDone(status) ? now : null}, ${JSON.stringify(custom)}::jsonb, ${JSON.stringify(fields)}::jsonb,
+             ${stats === null ? 0 : 1}, ${stats?.last_message_preview ?? ''}, ${stats?.first_responded_at ?? null},
+             ${hooked.sla}::jsonb, ${hooked.due_at}, ${hooked.sla_breach_at}, ${now}, ${now})`.execute(u.trx);
 
-    if (input.tags !== undefined) await applyTags(u, ctx, 'ticket', id, { tags: input.tags }, 'body');
-    let row = await reload(u, id);
-    const first = body === null ? null : await insertMessage(deps, u, ctx, row, { kind: input.kind ?? 'reply', body });
-    if (first) row = await reload(u, id);
-    row = (await deps.ticketHooks.prepareCreated(deps, u, row)) ?? row;
+    if (input.tags !== undefined) await applyTags(u, ctx, 'ticket', id, { tags: input.tags }, 'body', true);
+    const row = await reload(u, id);
+    const first = body === null ? null : await insertMessage(deps, u, ctx, row, { kind, body }, { now });
     // ticket.created comes before its first message's message.created, and both before what
     // the workflow hooks (automations, assignment) change next.
     u.emit({ type: 'ticket.created', data: { ticket: presentTicket(row) }, teamId: row.private_team_id });
@@ -317,6 +328,7 @@ export async function applyPatch(
       before.id,
       { tags: patch.tags, add_tags: patch.add_tags, remove_tags: patch.remove_tags },
       at,
+      true, // applyPatch's ticket is locked by its caller
     );
     if (added.length + removed.length > 0) changes.push('tags');
     for (const tag of added) activities.push(['tagged', { tag }]);
