@@ -119,9 +119,9 @@ export const assignmentHook: TicketHook = {
     ticket_created: sql<boolean>`coalesce((SELECT w.settings->>'auto_assign' FROM workspaces w WHERE w.id = ${workspaceId}), 'none') <> 'none'
       OR EXISTS (SELECT 1 FROM assignment_rules r WHERE r.workspace_id = ${workspaceId} AND r.mode <> 'none')`,
   }),
-  async run(deps: Deps, u: Unit, change: TicketChange): Promise<boolean> {
+  async run(deps: Deps, u: Unit, change: TicketChange): Promise<TicketRow | false> {
     if (change.trigger !== 'ticket_created') return false;
-    // As the automations left it (the hook runner reads it again after a change).
+    // As the automations left it.
     const row = change.ticket;
     if (row.assignee_id !== null || row.deleted_at !== null || row.spam || row.merged_into_id !== null) return false;
     if (!OPEN_STATUSES.includes(row.status)) return false;
@@ -129,7 +129,6 @@ export const assignmentHook: TicketHook = {
     if (plan.mode === 'none') return false;
     const chosen = await pick(u, row, plan, autoAway);
     if (chosen === null) return false;
-    await applyPatch(deps, u, SYSTEM_ACTOR, row, { assignee_id: chosen });
-    return true;
+    return (await applyPatch(deps, u, SYSTEM_ACTOR, row, { assignee_id: chosen })).row;
   },
 };

@@ -60,30 +60,43 @@ export const automationsHook: TicketHook = {
   name: 'automations',
   order: 10,
   run: runAutomations,
-  // A workspace without enabled automations for a trigger skips the engine's read.
+  // The trigger's enabled automations in run order (null when there are none: the engine is
+  // skipped), read with the other hooks' configuration in one statement (tickets/hooks.ts).
   probe: (workspaceId) =>
     Object.fromEntries(
       [...TRIGGERS].map((t) => [
         t,
-        sql<boolean>`EXISTS (SELECT 1 FROM automations a
-                              WHERE a.workspace_id = ${workspaceId} AND a.trigger = ${t} AND a.enabled)`,
+        sql<AutomationRow[] | null>`(SELECT json_agg(json_build_object('id', a.id, 'name', a.name,
+                  'conditions', a.conditions, 'actions', a.actions) ORDER BY a.position, a.id)
+             FROM automations a WHERE a.workspace_id = ${workspaceId} AND a.trigger = ${t} AND a.enabled)`,
       ]),
     ),
 };
 
-/** Registered in runtime.ts: `deps.ticketHooks.add(automationsHook)`. */
-export async function runAutomations(deps: Deps, u: Unit, change: TicketChange): Promise<TicketRow | false> {
-  if (!TRIGGERS.has(change.trigger)) return false; // note_added: not an automation trigger
-  // One indexed query (automations_run) per ticket change.
-  const list = (await u.trx
+/** The trigger's enabled automations in run order (one indexed query: automations_run). */
+async function enabledAutomations(u: Unit, trigger: Trigger): Promise<AutomationRow[]> {
+  return (await u.trx
     .selectFrom('automations')
     .select(['id', 'name', 'conditions', 'actions'])
     .where('workspace_id', '=', u.workspaceId)
-    .where('trigger', '=', change.trigger as Trigger)
+    .where('trigger', '=', trigger)
     .where('enabled', '=', true)
     .orderBy('position')
     .orderBy('id')
     .execute()) as unknown as AutomationRow[];
+}
+
+/** Registered in runtime.ts: `deps.ticketHooks.add(automationsHook)`. */
+export async function runAutomations(
+  deps: Deps,
+  u: Unit,
+  change: TicketChange,
+  probed?: unknown,
+): Promise<TicketRow | false> {
+  if (!TRIGGERS.has(change.trigger)) return false; // note_added: not an automation trigger
+  const list = (
+    Array.isArray(probed) ? probed : await enabledAutomations(u, change.trigger as Trigger)
+  ) as AutomationRow[];
   if (list.length === 0) return false;
   const run = new Run(deps, u, change);
   const ran: string[] = [];

@@ -12,7 +12,15 @@ import type { DB } from '../../platform/db/schema.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { invalid } from '../../platform/http/errors.js';
 import { recordAudit } from '../audit/service.js';
-import { type Calendar, compileCalendar, DAY_KEYS, type DayKey, isTimeZoneName, minuteOfDay } from './calendar.js';
+import {
+  type Calendar,
+  type CalendarInput,
+  compileCalendar,
+  DAY_KEYS,
+  type DayKey,
+  isTimeZoneName,
+  minuteOfDay,
+} from './calendar.js';
 import type { BusinessHours, PutBusinessHoursBody } from './schemas.js';
 
 export type BusinessHoursView = Static<typeof BusinessHours>;
@@ -85,8 +93,27 @@ export async function enabledCalendar(db: Kysely<DB>, workspaceId: string): Prom
     .where('workspace_id', '=', workspaceId)
     .where('enabled', '=', true)
     .executeTakeFirst();
-  if (!row || !isTimeZoneName(row.timezone)) return null;
-  return compileCalendar({ timezone: row.timezone, schedule: row.schedule, holidays: row.holidays });
+  return calendarOf(row ?? null);
+}
+
+const compiled = new Map<string, Calendar>();
+
+/**
+ * The calendar of an enabled business_hours row (null without one, or with a zone this machine
+ * does not know). Compiled once per distinct row: time zone checks are costly and every new
+ * ticket under an SLA on business hours needs the calendar.
+ */
+export function calendarOf(row: CalendarInput | null): Calendar | null {
+  if (!row) return null;
+  const key = JSON.stringify([row.timezone, row.schedule, row.holidays]);
+  let calendar = compiled.get(key);
+  if (!calendar) {
+    if (!isTimeZoneName(row.timezone)) return null;
+    calendar = compileCalendar({ timezone: row.timezone, schedule: row.schedule, holidays: row.holidays });
+    if (compiled.size >= 1000) compiled.delete(compiled.keys().next().value!);
+    compiled.set(key, calendar);
+  }
+  return calendar;
 }
 
 export async function getBusinessHours(deps: Deps, ctx: RequestContext): Promise<BusinessHoursView> {

@@ -11,10 +11,14 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../platform/db/schema.js';
 import type { Unit } from '../../platform/db/tx.js';
+import type { CalendarInput } from '../business-hours/calendar.js';
+import { calendarOf } from '../business-hours/service.js';
 import type { TicketChange, TicketHook } from '../tickets/hooks.js';
 import { emitUpdated, reload } from '../tickets/service.js';
 import {
   type ClockState,
+  type DueFn,
+  type PolicyTargets,
   parseSla,
   recomputeSla,
   reopenSla,
@@ -24,7 +28,13 @@ import {
   startSla,
   syncSla,
 } from './engine.js';
-import { dueFunction, matchPolicy } from './service.js';
+import { dueFunction, dueIn, matchPolicy } from './service.js';
+
+/** What the probe reads for a new ticket: the enabled policies in match order, the enabled hours. */
+interface Configuration {
+  policies: Array<PolicyTargets & { priority: string | null }>;
+  hours: CalendarInput | null;
+}
 
 const isDone = (status: string) => status === 'solved' || status === 'closed';
 
@@ -119,15 +129,32 @@ export const slaHook: TicketHook = {
   order: 30,
   nested: true,
 
-  // No enabled policy: no clock to start on a new ticket.
+  // The enabled policies in match order and the enabled business hours, or null without a
+  // policy (no clock to start on a new ticket), read with the other hooks' configuration.
   probe: (workspaceId) => ({
-    prepare: sql<boolean>`EXISTS (SELECT 1 FROM sla_policies p WHERE p.workspace_id = ${workspaceId} AND p.enabled)`,
+    prepare: sql<Configuration | null>`(
+      SELECT json_build_object(
+               'policies', json_agg(json_build_object('id', p.id, 'priority', p.priority,
+                 'first_response_minutes', p.first_response_minutes, 'resolution_minutes', p.resolution_minutes,
+                 'business_hours', p.business_hours) ORDER BY p.position, p.created_at, p.id),
+               'hours', (SELECT json_build_object('timezone', b.timezone, 'schedule', b.schedule, 'holidays', b.holidays)
+                           FROM business_hours b WHERE b.workspace_id = ${workspaceId} AND b.enabled))
+        FROM sla_policies p WHERE p.workspace_id = ${workspaceId} AND p.enabled HAVING count(*) > 0)`,
   }),
 
-  async prepareCreated(_deps, u, draft) {
-    const policy = await matchPolicy(u.trx, u.workspaceId, draft.priority);
+  async prepareCreated(_deps, u, draft, probed) {
+    let policy: PolicyTargets | null;
+    let due: DueFn;
+    if (probed && typeof probed === 'object') {
+      const { policies, hours } = probed as Configuration;
+      // As matchPolicy: the first for the ticket's priority or for any.
+      policy = policies.find((p) => p.priority === draft.priority || p.priority === null) ?? null;
+      due = dueIn(policy?.business_hours ? calendarOf(hours) : null);
+    } else {
+      policy = await matchPolicy(u.trx, u.workspaceId, draft.priority);
+      due = await dueFunction(u.trx, u.workspaceId, policy);
+    }
     if (!policy) return null;
-    const due = await dueFunction(u.trx, u.workspaceId, policy);
     const sla = startSla(policy, clockOf(draft), due);
     return { sla: JSON.stringify(sla), ...slaColumns(sla, clockOf(draft)) };
   },

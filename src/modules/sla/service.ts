@@ -11,7 +11,7 @@ import type { DB } from '../../platform/db/schema.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { invalid, notFound } from '../../platform/http/errors.js';
 import { iso } from '../../platform/http/schemas.js';
-import { addCalendarMinutes, addOpenMinutes } from '../business-hours/calendar.js';
+import { addCalendarMinutes, addOpenMinutes, type Calendar } from '../business-hours/calendar.js';
 import { enabledCalendar } from '../business-hours/service.js';
 import type { DueFn, PolicyTargets } from './engine.js';
 import { type CreateSlaPolicyBody, MAX_SLA_POLICIES, type PatchSlaPolicyBody, type SlaPolicy } from './schemas.js';
@@ -198,7 +198,11 @@ export async function matchPolicy(
  * for a policy with business_hours while they are enabled (read only then).
  */
 export async function dueFunction(db: Kysely<DB>, workspaceId: string, policy: PolicyTargets | null): Promise<DueFn> {
-  const calendar = policy?.business_hours ? await enabledCalendar(db, workspaceId) : null;
+  return dueIn(policy?.business_hours ? await enabledCalendar(db, workspaceId) : null);
+}
+
+/** Due dates in open minutes of `calendar` (for policies with business_hours), else calendar minutes. */
+export function dueIn(calendar: Calendar | null): DueFn {
   return (from, minutes, businessHours) =>
     businessHours && calendar ? addOpenMinutes(calendar, from, minutes) : addCalendarMinutes(from, minutes);
 }

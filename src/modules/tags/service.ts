@@ -696,8 +696,12 @@ export async function applyTags(
   recordId: string,
   input: { tags?: string[]; add_tags?: string[]; remove_tags?: string[] },
   at: string,
-  /** The caller holds the record's row lock already (a ticket it locked or inserted). */
-  recordLocked = false,
+  known: {
+    /** The caller holds the record's row lock already (a ticket it locked or inserted). */
+    locked?: boolean;
+    /** The record's labels as the caller read them under that lock (saves reading them again). */
+    current?: Array<{ id: string; name: string; color: string; group_id: string | null }>;
+  } = {},
 ): Promise<{ added: TagRefView[]; removed: TagRefView[] }> {
   const k = KINDS[entity];
   const replace = input.tags !== undefined;
@@ -714,7 +718,7 @@ export async function applyTags(
 
   // The record, locked: concurrent changes of one record's labels queue here.
   if (!isUuid(recordId)) throw notFound(`${k.noun} not found.`);
-  if (!recordLocked) {
+  if (!known.locked) {
     const record = await sql`
       SELECT 1 FROM ${sql.table(k.records)} WHERE workspace_id = ${u.workspaceId} AND id = ${recordId}
          FOR NO KEY UPDATE`.execute(u.trx);
@@ -748,13 +752,15 @@ export async function applyTags(
     if (clash) throw invalid(`${at}.remove_tags`, `label ${shown(clash.name)} is also in add_tags`);
   }
 
-  const current = (
-    await sql<{ id: string; name: string; color: string; group_id: string | null }>`
+  const current =
+    known.current ??
+    (
+      await sql<{ id: string; name: string; color: string; group_id: string | null }>`
       SELECT t.id, t.name, t.color, t.group_id
         FROM ${sql.table(k.table)} x
         JOIN tags t ON t.workspace_id = x.workspace_id AND t.id = x.tag_id
        WHERE x.workspace_id = ${u.workspaceId} AND x.${sql.ref(k.column)} = ${recordId}`.execute(u.trx)
-  ).rows;
+    ).rows;
   const currentIds = new Set(current.map((t) => t.id));
 
   type Held = { id: string; name: string; color: string; group_id: string | null };

@@ -75,21 +75,24 @@ export interface TicketHook {
    * Before a new ticket's INSERT: the columns it starts with (SLA due dates belong in the
    * created event, and one INSERT is cheaper than an INSERT and an UPDATE). Reads only.
    */
-  prepareCreated?(deps: Deps, u: Unit, draft: NewTicketDraft): Promise<NewTicketColumns | null>;
+  prepareCreated?(deps: Deps, u: Unit, draft: NewTicketDraft, probed: unknown): Promise<NewTicketColumns | null>;
   /**
-   * Cheap SQL tests of whether the hook can have anything to do in a workspace, keyed by trigger
-   * (or 'prepare' for prepareCreated): the runner asks all hooks' tests in one statement, once
-   * per transaction, and skips a hook whose test for the event is false. A hook without a test
-   * for an event always runs.
+   * Cheap SQL of what the hook needs in a workspace, keyed by trigger (or 'prepare' for
+   * prepareCreated): its configuration (the automations of the trigger, the SLA policies) or
+   * just whether there is any. The runner asks the keys an event needs of all hooks in one
+   * statement per transaction, skips a hook whose answer is false or null, and hands the answer
+   * to the hook (`probed`). A hook without SQL for an event always runs (probed undefined).
    */
-  probe?(workspaceId: string): Partial<Record<TicketTrigger | 'prepare', RawBuilder<boolean>>>;
+  probe?(workspaceId: string): Partial<Record<ProbeKey, RawBuilder<unknown>>>;
   /**
    * Returns false when it did not change the ticket's row (the runner then does not read it
    * again), the row as it left it when it has it at hand (the runner takes it as is), and
    * anything else when it changed the row (the runner reads it again).
    */
-  run?(deps: Deps, u: Unit, change: TicketChange): Promise<TicketRow | boolean | undefined>;
+  run?(deps: Deps, u: Unit, change: TicketChange, probed: unknown): Promise<TicketRow | boolean | undefined>;
 }
+
+export type ProbeKey = TicketTrigger | 'prepare';
 
 /** The part of a message the hooks read. */
 export function hookMessage(m: {
@@ -112,51 +115,61 @@ export class TicketHooks {
   private hooks: TicketHook[] = [];
   /** Units whose hooks are running: a change made by a hook is a nested call. */
   private readonly running = new WeakSet<Unit>();
-  /** The probes' answers per transaction. */
-  private readonly probed = new WeakMap<Unit, Promise<Map<string, boolean>>>();
+  /** The probes' answers per transaction (hook name + key → answer). */
+  private readonly probed = new WeakMap<Unit, Map<string, unknown>>();
 
   /** Registers a hook (again under the same name: replaced). */
   add(hook: TicketHook): void {
     this.hooks = [...this.hooks.filter((h) => h.name !== hook.name), hook].sort((a, b) => a.order - b.order);
   }
 
-  /** The hooks' probes of the unit's workspace, asked once per transaction (hook name + key → answer). */
-  async #probes(u: Unit): Promise<Map<string, boolean>> {
+  /**
+   * The hooks' answers for `keys` in the unit's workspace: what the transaction has not asked
+   * yet is asked in one statement (a new ticket asks for 'prepare' and 'ticket_created' at once).
+   */
+  async #probe(u: Unit, keys: ProbeKey[]): Promise<Map<string, unknown>> {
     let answers = this.probed.get(u);
     if (!answers) {
-      const keys: string[] = [];
-      const tests: RawBuilder<boolean>[] = [];
-      for (const h of this.hooks) {
-        for (const [key, test] of Object.entries(h.probe?.(u.workspaceId) ?? {})) {
-          keys.push(`${h.name}:${key}`);
-          tests.push(test as RawBuilder<boolean>);
+      answers = new Map();
+      this.probed.set(u, answers);
+    }
+    const names: string[] = [];
+    const tests: RawBuilder<unknown>[] = [];
+    for (const h of this.hooks) {
+      const sqlOf = h.probe?.(u.workspaceId);
+      for (const key of keys) {
+        const test = sqlOf?.[key];
+        if (test && !answers.has(`${h.name}:${key}`)) {
+          names.push(`${h.name}:${key}`);
+          tests.push(test);
         }
       }
-      const found = new Map<string, boolean>();
-      if (tests.length > 0) {
-        const r = await sql<Record<string, boolean>>`SELECT ${sql.join(
-          tests.map((t, i) => sql`(${t}) AS ${sql.ref(`p${i}`)}`),
-        )}`.execute(u.trx);
-        for (const [i, k] of keys.entries()) found.set(k, r.rows[0]?.[`p${i}`] !== false);
-      }
-      answers = Promise.resolve(found);
-      this.probed.set(u, answers);
+    }
+    if (tests.length > 0) {
+      const r = await sql<Record<string, unknown>>`SELECT ${sql.join(
+        tests.map((t, i) => sql`(${t}) AS ${sql.ref(`p${i}`)}`),
+      )}`.execute(u.trx);
+      for (const [i, name] of names.entries()) answers.set(name, r.rows[0]?.[`p${i}`] ?? null);
     }
     return answers;
   }
 
-  /** Whether a hook may have work for this event (its probe says so, or it has none). */
-  async #wanted(u: Unit, h: TicketHook, key: string): Promise<boolean> {
-    if (!h.probe) return true;
-    return (await this.#probes(u)).get(`${h.name}:${key}`) ?? true;
+  /** The hook's answer for the event: undefined when it has no SQL for it (it runs then). */
+  async #answer(u: Unit, h: TicketHook, key: ProbeKey, alsoAsk: ProbeKey[] = []): Promise<unknown> {
+    if (!h.probe?.(u.workspaceId)[key]) return undefined;
+    return (await this.#probe(u, [key, ...alsoAsk])).get(`${h.name}:${key}`);
   }
 
   /** The columns the hooks give a new ticket in its INSERT (each null when no hook sets it). */
   async prepareCreated(deps: Deps, u: Unit, draft: NewTicketDraft): Promise<NewTicketColumns> {
     const columns: NewTicketColumns = { sla: null, due_at: null, sla_breach_at: null };
+    // The ticket_created answers come with the first statement: the same transaction asks them next.
+    await this.#probe(u, ['prepare', 'ticket_created']);
     for (const h of this.hooks) {
-      if (!h.prepareCreated || !(await this.#wanted(u, h, 'prepare'))) continue;
-      Object.assign(columns, await h.prepareCreated(deps, u, draft));
+      if (!h.prepareCreated) continue;
+      const probed = await this.#answer(u, h, 'prepare');
+      if (probed === false || probed === null) continue;
+      Object.assign(columns, await h.prepareCreated(deps, u, draft, probed));
     }
     return columns;
   }
@@ -173,8 +186,9 @@ export class TicketHooks {
     try {
       for (const h of this.hooks) {
         if (!h.run || (nested && !h.nested)) continue;
-        if (!(await this.#wanted(u, h, change.trigger))) continue;
-        const result = await h.run(deps, u, current);
+        const probed = await this.#answer(u, h, change.trigger);
+        if (probed === false || probed === null) continue;
+        const result = await h.run(deps, u, current, probed);
         if (result === false) continue;
         changed = true;
         const ticket = typeof result === 'object' ? result : await reloadRow(u, change.ticket.id);

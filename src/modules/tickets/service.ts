@@ -192,7 +192,11 @@ export async function createTicket(
              ${stats === null ? 0 : 1}, ${stats?.last_message_preview ?? ''}, ${stats?.first_responded_at ?? null},
              ${hooked.sla}::jsonb, ${hooked.due_at}, ${hooked.sla_breach_at}, ${now}, ${now})`.execute(u.trx);
 
-    if (input.tags !== undefined) await applyTags(u, ctx, 'ticket', id, { tags: input.tags }, 'body', true);
+    if (input.tags !== undefined)
+      await applyTags(u, ctx, 'ticket', id, { tags: input.tags }, 'body', {
+        locked: true,
+        current: [],
+      });
     const row = await reload(u, id);
     const first = body === null ? null : await insertMessage(deps, u, ctx, row, { kind, body }, { now });
     // ticket.created comes before its first message's message.created, and both before what
@@ -328,7 +332,8 @@ export async function applyPatch(
       before.id,
       { tags: patch.tags, add_tags: patch.add_tags, remove_tags: patch.remove_tags },
       at,
-      true, // applyPatch's ticket is locked by its caller
+      // applyPatch's ticket is locked by its caller, who read it under that lock.
+      { locked: true, current: presentTicket(before).tags },
     );
     if (added.length + removed.length > 0) changes.push('tags');
     for (const tag of added) activities.push(['tagged', { tag }]);
@@ -347,7 +352,8 @@ export async function applyPatch(
   }
   if (changes.length === 0) return { row: before, changes };
 
-  if (Object.keys(set).length > 0 || changes.includes('tags')) {
+  const writes = Object.keys(set).length > 0 || changes.includes('tags');
+  if (writes) {
     await u.trx
       .updateTable('tickets')
       .set({ ...set, updated_at: new Date() })
@@ -355,7 +361,8 @@ export async function applyPatch(
       .where('id', '=', before.id)
       .execute();
   }
-  let row = await reload(u, before.id);
+  // Only the extra changes (a message's statistics, which the caller read `before` after): as is.
+  let row = writes ? await reload(u, before.id) : before;
   await addActivities(
     u,
     target(row),
