@@ -363,6 +363,25 @@ function cannon(base: string, s: Scenario, seconds: number): Promise<autocannon.
 /** The preflight request failed or got no answer in 10 s: the scenario is left out of the run. */
 class PreflightError extends Error {}
 
+/**
+ * PostgreSQL's autovacuum analyzes a table once a tenth of it changed, and the plans of prepared
+ * statements are made again with the new statistics. Where it is off (as on the project's
+ * machines), a table that grew from empty during the run keeps plans made for an empty table
+ * (an index scan over every ticket of a workspace instead of the primary key, getting slower by
+ * the round): so ANALYZE runs after each warm-up, untimed, as autovacuum would have by then.
+ */
+let autovacuumOff: boolean | null = null;
+async function analyzeIfNoAutovacuum(): Promise<void> {
+  const db = new pg.Client({ connectionString: DB_URL });
+  await db.connect();
+  try {
+    autovacuumOff ??= (await db.query<{ autovacuum: string }>('SHOW autovacuum')).rows[0]?.autovacuum === 'off';
+    if (autovacuumOff) await db.query('ANALYZE');
+  } finally {
+    await db.end();
+  }
+}
+
 async function measure(base: string, s: Scenario, serverPid: number, round: number): Promise<Measurement> {
   const pre = s.preflight();
   const path = pre.path ?? s.path;
@@ -379,6 +398,7 @@ async function measure(base: string, s: Scenario, serverPid: number, round: numb
     throw new PreflightError(`${s.method} ${path}: one request alone took ${took} ms (over ${PREFLIGHT_MAX_MS} ms)`);
   }
   const warm = WARMUP > 0 ? await cannon(base, s, WARMUP) : null;
+  await analyzeIfNoAutovacuum();
   const before = snapshot(serverPid);
   const r = await cannon(base, s, DURATION);
   const cpu = cpuBetween(before, serverPid, r['2xx'] + r.non2xx);
