@@ -622,6 +622,24 @@ describe('preview', () => {
     expect(preview(text)).toBe(text);
   });
 
+  it('long texts give what the whole text would, whitespace runs and astral characters anywhere', () => {
+    // The text collapsed first: what preview must give whatever the whitespace was.
+    const whole = (t: string, max: number) => preview(t.replaceAll('\u0000', '').replace(/\s+/g, ' ').trim(), max);
+    const texts = [
+      `lead ${' \n\t'.repeat(3000)}tail ${'word '.repeat(500)}`,
+      `${'\u{1F600} '.repeat(20)}${' '.repeat(5000)}${'\u{1F4E6}'.repeat(400)}`,
+      `${'x'.repeat(10)}${'\u0000'.repeat(4000)}${'y'.repeat(400)}`,
+      `${'\u{1D11E}'.repeat(150)}${' '.repeat(2000)}end`,
+      'short '.repeat(400),
+    ];
+    for (const t of texts) {
+      for (const max of [1, 5, 50, 200]) {
+        expect(preview(t, max)).toBe(whole(t, max));
+        expect([...preview(t, max)].length).toBeLessThanOrEqual(max);
+      }
+    }
+  });
+
   it('cuts longer text to max code points, the "…" included', () => {
     const out = preview('a'.repeat(300));
     expect(out).toBe(`${'a'.repeat(199)}…`);

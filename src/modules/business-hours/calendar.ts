@@ -107,6 +107,22 @@ const offsetAt = (zone: IANAZone, ms: number) => zone.offset(ms);
  * the first occurrence of a repeated wall time, the switch itself for a skipped one.
  */
 export function wallToInstant(zone: IANAZone, date: PlainDate, minute: number): number {
+  // The answer depends only on the zone's rules: every SLA clock of a workspace asks the same
+  // few dates and minutes, and each fresh answer costs several Intl offset lookups.
+  const key = `${zone.name}|${dateKey(date)}|${minute}`;
+  let t = instants.get(key);
+  if (t === undefined) {
+    t = computeWallToInstant(zone, date, minute);
+    if (instants.size >= MAX_INSTANTS) instants.clear();
+    instants.set(key, t);
+  }
+  return t;
+}
+
+const instants = new Map<string, number>();
+const MAX_INSTANTS = 50_000;
+
+function computeWallToInstant(zone: IANAZone, date: PlainDate, minute: number): number {
   const wall = Date.UTC(date.y, date.m - 1, date.d) + minute * MINUTE;
   const offsets = [...new Set([offsetAt(zone, wall - DAY), offsetAt(zone, wall), offsetAt(zone, wall + DAY)])];
   let best: number | null = null;

@@ -92,6 +92,9 @@ export function textToHtml(text: string): string {
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
+/** One line: NULs removed, whitespace runs collapsed to a space, trimmed. */
+const normalizeLine = (text: string) => text.replaceAll('\u0000', '').replace(/\s+/g, ' ').trim();
+
 /**
  * A one-line preview: whitespace runs (line breaks and no-break spaces too) as one space,
  * trimmed, and when longer than `max` code points (the unit of PostgreSQL's varchar(n)) cut to
@@ -101,7 +104,11 @@ const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
  */
 export function preview(text: string, max: number = HTML_LIMITS.previewLength): string {
   if (!Number.isInteger(max) || max < 1) throw new RangeError(`preview: max must be a positive integer, got ${max}`);
-  const line = text.replaceAll('\u0000', '').replace(/\s+/g, ' ').trim();
+  // Only the start of a long text can be shown: normalise a prefix far longer than the preview
+  // (the whole text when that prefix, collapsed, may hold no more than max code points).
+  const prefix = max * 8 + 64;
+  let line = text.length > prefix ? normalizeLine(text.slice(0, prefix)) : '';
+  if (line.length <= 2 * max) line = normalizeLine(text);
   // Fast path: at most max UTF-16 units means at most max code points.
   if (line.length <= max) return line;
   let codePoints = 0;
