@@ -155,9 +155,9 @@ export class TicketHooks {
   }
 
   /** The hook's answer for the event: undefined when it has no SQL for it (it runs then). */
-  async #answer(u: Unit, h: TicketHook, key: ProbeKey, alsoAsk: ProbeKey[] = []): Promise<unknown> {
+  async #answer(u: Unit, h: TicketHook, key: ProbeKey): Promise<unknown> {
     if (!h.probe?.(u.workspaceId)[key]) return undefined;
-    return (await this.#probe(u, [key, ...alsoAsk])).get(`${h.name}:${key}`);
+    return (await this.#probe(u, [key])).get(`${h.name}:${key}`);
   }
 
   /** The columns the hooks give a new ticket in its INSERT (each null when no hook sets it). */
