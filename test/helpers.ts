@@ -37,7 +37,12 @@ export async function startService(
   });
   const logs: string[] = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => void logs.push(line) });
-  const rt = await createRuntime(config, { logger, ...opts });
+  // On a shared PostgreSQL every test file's service would otherwise poll every IMAP mailbox of
+  // the database, other files' included: one that may not reach loopback servers took another
+  // file's Dovecot mailbox and set it to status error. A service polls only when it may reach
+  // the test servers (MAIL_ALLOW_PRIVATE) or its test says how.
+  const imap = opts.imap ?? (env.MAIL_ALLOW_PRIVATE === 'true' ? undefined : { maxPerProcess: 0 });
+  const rt = await createRuntime(config, { logger, ...opts, ...(imap ? { imap } : {}) });
   const url = (await rt.listen()).replace('[::1]', '127.0.0.1');
   return { rt, url, api: new Api(url), logs, stop: () => rt.stop() };
 }

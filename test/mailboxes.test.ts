@@ -237,13 +237,28 @@ async function auditOf(t: Tenant, entityId: string) {
 }
 
 /** The workspace's mailboxes and events, to show a refused write changed nothing. */
+/** What requests change: not the columns an IMAP poller writes as it runs (lease, position, sync, errors). */
+const POLLER_COLUMNS = [
+  'imap_lease_owner',
+  'imap_lease_until',
+  'imap_last_uid',
+  'imap_uidvalidity',
+  'last_synced_at',
+  'last_error',
+  'status',
+] as const;
+
 async function stateOf(t: Tenant) {
-  const rows = await svc.rt.deps.database.db
-    .selectFrom('mailboxes')
-    .selectAll()
-    .where('workspace_id', '=', t.workspaceId)
-    .orderBy('id')
-    .execute();
+  const rows = (
+    await svc.rt.deps.database.db
+      .selectFrom('mailboxes')
+      .selectAll()
+      .where('workspace_id', '=', t.workspaceId)
+      .orderBy('id')
+      .execute()
+  ).map((r) =>
+    Object.fromEntries(Object.entries(r).filter(([k]) => !(POLLER_COLUMNS as readonly string[]).includes(k))),
+  );
   const addresses = await svc.rt.deps.database.db
     .selectFrom('mailbox_addresses')
     .selectAll()
