@@ -42,7 +42,11 @@ export async function startService(
   // file's Dovecot mailbox and set it to status error. A service polls only when it may reach
   // the test servers (MAIL_ALLOW_PRIVATE) or its test says how.
   const imap = opts.imap ?? (env.MAIL_ALLOW_PRIVATE === 'true' ? undefined : { maxPerProcess: 0 });
-  const rt = await createRuntime(config, { logger, ...opts, ...(imap ? { imap } : {}) });
+  // Likewise the outbound email queue is one for the whole database: a service sends mail only
+  // when its test says how (another file's service once took the outbound test's retries and
+  // rescheduled them by its own, minutes-long, schedule).
+  const email = opts.email ?? { workers: 0 };
+  const rt = await createRuntime(config, { logger, ...opts, ...(imap ? { imap } : {}), email });
   const url = (await rt.listen()).replace('[::1]', '127.0.0.1');
   return { rt, url, api: new Api(url), logs, stop: () => rt.stop() };
 }

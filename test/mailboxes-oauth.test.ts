@@ -231,22 +231,25 @@ beforeAll(async () => {
   smtp.listen(0, '127.0.0.1');
   await once(smtp.server, 'listening');
   const smtpPort = (smtp.server.address() as AddressInfo).port;
-  svc = await startService({
-    APP_URL,
-    MAIL_ALLOW_PRIVATE: 'true',
-    GOOGLE_CLIENT_ID: CLIENT.id,
-    GOOGLE_CLIENT_SECRET: CLIENT.secret,
-    GOOGLE_AUTH_URL: `${b}/google/authorize`,
-    GOOGLE_TOKEN_URL: `${b}/google/token`,
-    GOOGLE_USERINFO_URL: `${b}/google/userinfo`,
-    ...(imap ? { GOOGLE_IMAP_URL: `imap://${imap.host}:${imap.port}?tls=none` } : {}),
-    GOOGLE_SMTP_URL: `smtp://127.0.0.1:${smtpPort}?tls=none`,
-    MICROSOFT_CLIENT_ID: CLIENT.id,
-    MICROSOFT_CLIENT_SECRET: CLIENT.secret,
-    MICROSOFT_AUTH_URL: `${b}/microsoft/authorize`,
-    MICROSOFT_TOKEN_URL: `${b}/microsoft/token`,
-    MICROSOFT_JWKS_URL: `${b}/microsoft/keys`,
-  });
+  svc = await startService(
+    {
+      APP_URL,
+      MAIL_ALLOW_PRIVATE: 'true',
+      GOOGLE_CLIENT_ID: CLIENT.id,
+      GOOGLE_CLIENT_SECRET: CLIENT.secret,
+      GOOGLE_AUTH_URL: `${b}/google/authorize`,
+      GOOGLE_TOKEN_URL: `${b}/google/token`,
+      GOOGLE_USERINFO_URL: `${b}/google/userinfo`,
+      ...(imap ? { GOOGLE_IMAP_URL: `imap://${imap.host}:${imap.port}?tls=none` } : {}),
+      GOOGLE_SMTP_URL: `smtp://127.0.0.1:${smtpPort}?tls=none`,
+      MICROSOFT_CLIENT_ID: CLIENT.id,
+      MICROSOFT_CLIENT_SECRET: CLIENT.secret,
+      MICROSOFT_AUTH_URL: `${b}/microsoft/authorize`,
+      MICROSOFT_TOKEN_URL: `${b}/microsoft/token`,
+      MICROSOFT_JWKS_URL: `${b}/microsoft/keys`,
+    },
+    { email: {} }, // this file's replies are sent by its own service (test/helpers.ts)
+  );
   t = await newTenant(svc.api);
 });
 afterAll(async () => {
