@@ -8,7 +8,7 @@ export interface OutboundOptions {
   retryDelaysMs: number[];
   /** Each wait is stretched or shrunk by up to this fraction at random. */
   jitter: number;
-  /** Send jobs run at once per process. */
+  /** Send jobs run at once per process; 0: this process sends no mail, auto-replies included. */
   workers: number;
   /** How often an idle worker looks for due jobs (retries; new sends wake workers at once). */
   pollSeconds: number;

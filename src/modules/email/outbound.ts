@@ -684,7 +684,9 @@ export async function registerOutbound(deps: Deps): Promise<OutboundWorkers> {
     concurrency: opts.workers,
     pollingIntervalSeconds: opts.pollSeconds,
   });
+  // No send workers (workers: 0): this process sends no mail at all, auto-replies included.
   await deps.jobs.work<AutoReplyJob>(AUTO_REPLY_JOB, (job) => sendAutoReply(deps, job), {
+    concurrency: opts.workers > 0 ? 1 : 0,
     pollingIntervalSeconds: opts.pollSeconds,
   });
   // A customer's mail that opened a ticket gets the mailbox's auto-reply (when it has one).
