@@ -115,8 +115,8 @@ export class TicketHooks {
   private hooks: TicketHook[] = [];
   /** Units whose hooks are running: a change made by a hook is a nested call. */
   private readonly running = new WeakSet<Unit>();
-  /** The probes' answers per transaction (hook name + key → answer). */
-  private readonly probed = new WeakMap<Unit, Map<string, unknown>>();
+  /** Per transaction: the keys asked, and the answers (hook name + key → answer). */
+  private readonly probed = new WeakMap<Unit, { asked: Set<ProbeKey>; answers: Map<string, unknown> }>();
 
   /** Registers a hook (again under the same name: replaced). */
   add(hook: TicketHook): void {
@@ -128,18 +128,21 @@ export class TicketHooks {
    * yet is asked in one statement (a new ticket asks for 'prepare' and 'ticket_created' at once).
    */
   async #probe(u: Unit, keys: ProbeKey[]): Promise<Map<string, unknown>> {
-    let answers = this.probed.get(u);
-    if (!answers) {
-      answers = new Map();
-      this.probed.set(u, answers);
+    let state = this.probed.get(u);
+    if (!state) {
+      state = { asked: new Set(), answers: new Map() };
+      this.probed.set(u, state);
     }
+    const fresh = keys.filter((k) => !state.asked.has(k));
+    if (fresh.length === 0) return state.answers;
+    for (const k of fresh) state.asked.add(k);
     const names: string[] = [];
     const tests: RawBuilder<unknown>[] = [];
     for (const h of this.hooks) {
       const sqlOf = h.probe?.(u.workspaceId);
-      for (const key of keys) {
+      for (const key of fresh) {
         const test = sqlOf?.[key];
-        if (test && !answers.has(`${h.name}:${key}`)) {
+        if (test) {
           names.push(`${h.name}:${key}`);
           tests.push(test);
         }
@@ -149,15 +152,16 @@ export class TicketHooks {
       const r = await sql<Record<string, unknown>>`SELECT ${sql.join(
         tests.map((t, i) => sql`(${t}) AS ${sql.ref(`p${i}`)}`),
       )}`.execute(u.trx);
-      for (const [i, name] of names.entries()) answers.set(name, r.rows[0]?.[`p${i}`] ?? null);
+      for (const [i, name] of names.entries()) state.answers.set(name, r.rows[0]?.[`p${i}`] ?? null);
     }
-    return answers;
+    return state.answers;
   }
 
   /** The hook's answer for the event: undefined when it has no SQL for it (it runs then). */
   async #answer(u: Unit, h: TicketHook, key: ProbeKey): Promise<unknown> {
-    if (!h.probe?.(u.workspaceId)[key]) return undefined;
-    return (await this.#probe(u, [key])).get(`${h.name}:${key}`);
+    const answers = await this.#probe(u, [key]);
+    const name = `${h.name}:${key}`;
+    return answers.has(name) ? answers.get(name) : undefined;
   }
 
   /** The columns the hooks give a new ticket in its INSERT (each null when no hook sets it). */
