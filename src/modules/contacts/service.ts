@@ -322,7 +322,7 @@ export async function listContactTickets(
   ctx: RequestContext,
   id: string,
   q: Static<typeof ListContactTicketsQuery>,
-): Promise<JsonText> {
+): Promise<Buffer> {
   const query = { contact_id: id.toLowerCase(), sort: 'created_at' as const, limit: q.limit, cursor: q.cursor };
   checkTicketCursor(deps, ctx, query);
   if (!isUuid(id)) throw notFound('Contact not found.');

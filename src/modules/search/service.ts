@@ -18,7 +18,9 @@ const mayRead = (ctx: RequestContext, area: 'tickets' | 'contacts') =>
 export async function search(deps: Deps, ctx: RequestContext, q: string): Promise<Static<typeof SearchResult>> {
   const [tickets, contacts] = await Promise.all([
     mayRead(ctx, 'tickets')
-      ? listTickets(deps, ctx, { q, limit: PER_KIND }).then((p) => (JSON.parse(p) as { data: TicketView[] }).data)
+      ? listTickets(deps, ctx, { q, limit: PER_KIND }).then(
+          (p) => (JSON.parse(p.toString()) as { data: TicketView[] }).data,
+        )
       : [],
     mayRead(ctx, 'contacts') ? searchContacts(deps, ctx, q, PER_KIND) : [],
   ]);

@@ -22,18 +22,18 @@ import {
   sql,
 } from 'kysely';
 import type { Deps } from '../../deps.js';
-import { fromMicros, microsOf } from '../../platform/db/keyset.js';
+import { fromMicros, microsOf, pageLimit } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { invalid } from '../../platform/http/errors.js';
-import type { JsonText } from '../../platform/http/json.js';
 import type { KeyValue } from '../../platform/http/pagination.js';
 import { fieldFilterPredicates, fieldParams, fieldSort } from '../custom-fields/filters.js';
 import { type FieldDef, fieldDefs } from '../custom-fields/service.js';
 import { tagIdsByName } from '../tags/service.js';
 import { hasTag } from '../tags/sql.js';
 import { type ViewFilters, viewFiltersOf, visibleViews } from '../views/service.js';
-import { hiddenTeamIds, TICKET_JSON, ticketFrom } from './queries.js';
+import { TICKET_VERSION, withTicketJson } from './json-cache.js';
+import { hiddenTeamIds, ticketFrom } from './queries.js';
 import type { ListTicketsQuery, TicketCounts } from './schemas.js';
 import { anyMatch, type TextSearch, textSearch, tiers } from './search.js';
 import { ACTIVE_STATUSES } from './status.js';
@@ -43,7 +43,10 @@ type EB = ExpressionBuilder<DB & { t: DB['tickets'] }, 't'>;
 
 /** What a list reads per ticket: the Ticket's JSON and the values its cursor may need. */
 interface ListRow {
-  json: JsonText;
+  /** The Ticket's JSON, UTF-8 (absent only for a ticket removed while its page was read). */
+  json: Buffer | undefined;
+  /** The version of that JSON (TICKET_VERSION), which picks it from the cache. */
+  v: string;
   id: string;
   last_message_us: number;
   created_us: number;
@@ -121,7 +124,9 @@ type Filter = (eb: EB) => Expression<SqlBool>;
 function baseFilters(q: Query, teams: Filter | null): Filter[] {
   const out: Filter[] = [];
   out.push((eb) => eb('t.deleted_at', 'is', null));
-  out.push((eb) => eb('t.spam', '=', q.spam ?? false));
+  // A literal: a boolean parameter would make the prepared statement's generic plan expect half
+  // the tickets to match (see pageLimit).
+  out.push(() => (q.spam === true ? sql<SqlBool>`t.spam` : sql<SqlBool>`NOT t.spam`));
   if (teams) out.push(teams);
   return out;
 }
@@ -283,14 +288,14 @@ const KEY_COLUMNS = [
 ] as const;
 
 /**
- * A page of tickets as JSON text, `{data, next_cursor}`, built from PostgreSQL's JSON per ticket.
+ * A page of tickets as JSON bytes, `{data, next_cursor}`, from each ticket's JSON (json-cache.ts).
  *
  * Sorts an index answers (recency, creation, priority, severity, due) read the page's rows in
  * order and build JSON for those only. Relevance (q) and field sorts are sorted after filtering:
  * their query first picks the page's ids with the sort keys alone and builds the JSON (contact,
  * assignee, labels) for those rows only, instead of for every match before sorting.
  */
-export async function listTickets(deps: Deps, ctx: RequestContext, q: Query): Promise<JsonText> {
+export async function listTickets(deps: Deps, ctx: RequestContext, q: Query): Promise<Buffer> {
   const limit = q.limit ?? 50;
   const defs = await defsFor(deps, ctx, q);
   const { relevance, spec, dir, list, after } = plan(deps, ctx, q, defs);
@@ -323,7 +328,7 @@ export async function listTickets(deps: Deps, ctx: RequestContext, q: Query): Pr
         const cut = after !== null && tier.rank === Number(after[0]) ? after_(recency, after.slice(1)) : null;
         if (cut) arm = arm.where(cut as never);
         for (const k of recency) arm = arm.orderBy(k.expr, dir);
-        return db.selectFrom(arm.limit(limit + 1).as(`tier${tier.rank}`)).selectAll();
+        return db.selectFrom(arm.limit(pageLimit(limit + 1)).as(`tier${tier.rank}`)).selectAll();
       });
     if (arms.length === 0) {
       rows = [];
@@ -335,11 +340,11 @@ export async function listTickets(deps: Deps, ctx: RequestContext, q: Query): Pr
         .orderBy(sql.ref('p.rank'), dir)
         .orderBy(sql.ref('p.last_message_us'), dir)
         .orderBy(sql.ref('p.id'), dir)
-        .limit(limit + 1);
-      rows = await withJson(db, ctx.workspaceId, page, ['rank', 'last_message_us', 'id'], dir);
+        .limit(pageLimit(limit + 1));
+      rows = await withJson(deps, ctx.workspaceId, page, ['rank', 'last_message_us', 'id'], dir);
     }
   } else if (keyedSort(q, defs)) {
-    rows = await keyedFieldPage(db, ctx.workspaceId, filtered, keyedSort(q, defs)!, dir, after, limit);
+    rows = await keyedFieldPage(deps, ctx.workspaceId, filtered, keyedSort(q, defs)!, dir, after, limit);
   } else {
     let query = filtered();
     const cut = after_(spec.keys, after);
@@ -350,18 +355,22 @@ export async function listTickets(deps: Deps, ctx: RequestContext, q: Query): Pr
       query = query.orderBy(k.expr, dir);
       if (bySort) query = query.select(k.expr.as(`k${i}`)) as typeof query;
     });
-    query = query.limit(limit + 1);
+    query = query.limit(pageLimit(limit + 1));
     rows = bySort
       ? await withJson(
-          db,
+          deps,
           ctx.workspaceId,
           query,
           spec.keys.map((_k, i) => `k${i}`),
           dir,
         )
-      : ((await query.select(TICKET_JSON.as('json')).execute()) as unknown as ListRow[]);
+      : await withTicketJson(
+          deps.database,
+          ctx.workspaceId,
+          (await query.select(TICKET_VERSION.as('v')).execute()) as unknown as ListRow[],
+        );
   }
-  return deps.pager.pageJson(
+  return deps.pager.pageBytes(
     list,
     rows,
     limit,
@@ -385,7 +394,7 @@ const KEYED_TYPES = ['number', 'date', 'checkbox'];
  * are still ahead: ascending, the tickets without a value come first; descending, last.
  */
 async function keyedFieldPage(
-  db: Kysely<DB>,
+  deps: Deps,
   workspaceId: string,
   filtered: () => SelectQueryBuilder<DB & { t: DB['tickets'] }, 't', object>,
   key: string,
@@ -393,6 +402,7 @@ async function keyedFieldPage(
   after: KeyValue[] | null,
   limit: number,
 ): Promise<ListRow[]> {
+  const db = deps.database.db;
   const op = sql.raw(dir === 'asc' ? '>' : '<');
   const cursorId = after === null ? null : (cursorValue(K.id, after[1]!) as RawBuilder<string>);
   const cursorValueIsNull = after !== null && after[0] === null;
@@ -405,7 +415,7 @@ async function keyedFieldPage(
       .select(sql<KeyValue>`'null'::jsonb`.as('sort_value'))
       .where(sql<SqlBool>`NOT (t.fields ? ${key})`);
     if (cursorValueIsNull) arm = arm.where(sql<SqlBool>`t.id ${op} ${cursorId}`);
-    arms.push(arm.orderBy('t.id', dir).limit(limit + 1));
+    arms.push(arm.orderBy('t.id', dir).limit(pageLimit(limit + 1)));
   }
   if (wantValued) {
     let arm = filtered()
@@ -422,7 +432,7 @@ async function keyedFieldPage(
       arm
         .orderBy(sql`s.value`, dir)
         .orderBy(sql`s.ticket_id`, dir)
-        .limit(limit + 1),
+        .limit(pageLimit(limit + 1)),
     );
   }
   const [first, ...rest] = arms.map((a, i) => db.selectFrom(a.as(`arm${i}`)).selectAll());
@@ -433,22 +443,23 @@ async function keyedFieldPage(
     .selectAll()
     .orderBy(sql.ref('u.sort_value'), dir)
     .orderBy(sql.ref('u.id'), dir)
-    .limit(limit + 1);
-  return withJson(db, workspaceId, page, ['sort_value', 'id'], dir);
+    .limit(pageLimit(limit + 1));
+  return withJson(deps, workspaceId, page, ['sort_value', 'id'], dir);
 }
 
 /**
- * The JSON of a page picked by `page` (ids and sort keys only, sorted and limited): built for
+ * The JSON of a page picked by `page` (ids and sort keys only, sorted and limited): read for
  * those rows alone, in the page's order (`order`: its columns).
  */
 async function withJson(
-  db: Kysely<DB>,
+  deps: Deps,
   workspaceId: string,
   // biome-ignore lint/suspicious/noExplicitAny: any page query: its columns are read back by name
   page: SelectQueryBuilder<any, any, any>,
   order: string[],
   dir: 'asc' | 'desc',
 ): Promise<ListRow[]> {
+  const db = deps.database.db;
   let outer = db
     .selectFrom(page.as('p'))
     .innerJoin('tickets as t', (j) => j.on('t.workspace_id', '=', workspaceId).onRef('t.id', '=', 'p.id'))
@@ -457,9 +468,9 @@ async function withJson(
     )
     .leftJoin('users as a', 'a.id', 't.assignee_id')
     .selectAll('p')
-    .select(TICKET_JSON.as('json'));
+    .select(TICKET_VERSION.as('v'));
   for (const c of order) outer = outer.orderBy(sql.ref(`p.${c}`), dir);
-  return (await outer.execute()) as unknown as ListRow[];
+  return withTicketJson(deps.database, workspaceId, (await outer.execute()) as unknown as ListRow[]);
 }
 
 /** The counts of the inbox sidebar, over live tickets the caller may see. */

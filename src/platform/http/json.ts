@@ -7,6 +7,7 @@ import type { FastifyReply } from 'fastify';
 /** JSON text in the shape of a response schema. */
 export type JsonText = string & { readonly __jsonText: true };
 
-export function sendJson(reply: FastifyReply, status: number, body: JsonText): FastifyReply {
+/** `body`: JSON text, or its UTF-8 bytes (a page assembled from kept items). */
+export function sendJson(reply: FastifyReply, status: number, body: JsonText | Buffer): FastifyReply {
   return reply.code(status).type('application/json; charset=utf-8').send(body);
 }

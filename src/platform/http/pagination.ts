@@ -6,7 +6,6 @@ import { createHmac, hkdfSync } from 'node:crypto';
 import { type Static, Type } from '@sinclair/typebox';
 import { constantTimeEqual } from '../crypto/random.js';
 import { invalid } from './errors.js';
-import type { JsonText } from './json.js';
 
 export const PageQuery = {
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'Page size, 1 to 100.' }),
@@ -19,6 +18,9 @@ export const PageQuerySchema = Type.Object({
 export type PageQueryInput = Static<typeof PageQuerySchema>;
 
 export type KeyValue = string | number | boolean | null;
+
+const PAGE_HEAD = Buffer.from('{"data":[');
+const COMMA = Buffer.from(',');
 
 export interface Page<T> {
   data: T[];
@@ -60,21 +62,31 @@ export class Pager {
   }
 
   /**
-   * The same page as JSON text, from rows that carry each item's JSON already (built by
-   * PostgreSQL): nothing is parsed or serialised again.
+   * The same page as JSON bytes, from rows that carry each item's JSON already, UTF-8 encoded
+   * (built by PostgreSQL, kept by a cache): nothing is parsed, serialised or encoded again, the
+   * page is one copy of its items. A row without JSON (gone between a page's statements) is
+   * left out; its position still counts for the cursor.
    */
-  pageJson<R>(
+  pageBytes<R>(
     list: string,
     rows: R[],
     limit: number,
     keyOf: (row: R) => KeyValue[],
-    json: (row: R) => JsonText,
-  ): JsonText {
+    json: (row: R) => Buffer | undefined,
+  ): Buffer {
     const more = rows.length > limit;
     const pageRows = more ? rows.slice(0, limit) : rows;
     const last = pageRows[pageRows.length - 1];
     const cursor = more && last !== undefined ? JSON.stringify(this.encode(list, keyOf(last))) : 'null';
-    return `{"data":[${pageRows.map(json).join(',')}],"next_cursor":${cursor}}` as JsonText;
+    const parts: Buffer[] = [PAGE_HEAD];
+    for (const r of pageRows) {
+      const j = json(r);
+      if (j === undefined) continue;
+      if (parts.length > 1) parts.push(COMMA);
+      parts.push(j);
+    }
+    parts.push(Buffer.from(`],"next_cursor":${cursor}}`));
+    return Buffer.concat(parts);
   }
 
   /** Rows fetched with `limit + 1`: the page and the cursor after its last row. */
