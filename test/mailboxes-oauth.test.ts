@@ -248,7 +248,10 @@ beforeAll(async () => {
       MICROSOFT_TOKEN_URL: `${b}/microsoft/token`,
       MICROSOFT_JWKS_URL: `${b}/microsoft/keys`,
     },
-    { email: {} }, // this file's replies are sent by its own service (test/helpers.ts)
+    // This file's replies are sent by its own service (test/helpers.ts). Without Dovecot there is
+    // no IMAP server to poll: the default Google host cannot be reached here, and a poller that
+    // tried would set the new mailbox to status error before the test reads it.
+    { email: {}, ...(imap ? {} : { imap: { maxPerProcess: 0 } }) },
   );
   t = await newTenant(svc.api);
 });
