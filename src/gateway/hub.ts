@@ -8,6 +8,7 @@
 // only ever committed after the earlier ones: the workspace counter row serialises them).
 // Anything below `next` is a repeat (the outbox sweeper republishes) and is dropped.
 import type { Database } from '../platform/db/index.js';
+import { pageLimit } from '../platform/db/keyset.js';
 import { type EventEnvelope, publicEnvelope, standIn } from '../platform/events/envelope.js';
 import { EVENT_SEQ } from '../platform/events/outbox.js';
 import { rowToEnvelope } from '../platform/events/publisher.js';
@@ -140,7 +141,7 @@ export class Hub {
           .where('seq', '>=', this.#next)
           .where('seq', '<', upTo)
           .orderBy('seq')
-          .limit(1000)
+          .limit(pageLimit(1000))
           .execute();
         if (this.#closed) return;
         for (const r of rows) this.offer(rowToEnvelope(r));

@@ -3,7 +3,7 @@ import type { Static } from '@sinclair/typebox';
 import type { Deps } from '../../deps.js';
 import { isUuid, newId, randomSecret } from '../../platform/crypto/random.js';
 import { hashSecret } from '../../platform/crypto/tokens.js';
-import { createdBefore, microsOf } from '../../platform/db/keyset.js';
+import { createdBefore, microsOf, pageLimit } from '../../platform/db/keyset.js';
 import type { CredentialResolver } from '../../platform/http/auth.js';
 import { type RequestContext, SCOPES, type Scope } from '../../platform/http/context.js';
 import { forbidden, invalid, notFound } from '../../platform/http/errors.js';
@@ -60,7 +60,7 @@ export async function listApiKeys(deps: Deps, ctx: RequestContext, q: PageQueryI
   const rows = await query
     .orderBy('k.created_at', 'desc')
     .orderBy('k.id', 'desc')
-    .limit(limit + 1)
+    .limit(pageLimit(limit + 1))
     .execute();
   return deps.pager.page(list, rows, limit, (r) => [r.created_us, r.id], present);
 }

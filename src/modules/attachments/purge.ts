@@ -5,6 +5,7 @@
 import { readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Deps } from '../../deps.js';
+import { pageLimit } from '../../platform/db/keyset.js';
 
 export const ATTACHMENT_PURGE_JOB = 'attachments.purge';
 export const UNATTACHED_TTL_MS = 24 * 3600 * 1000;
@@ -55,7 +56,7 @@ export async function purgeUnattachedAttachments(
         .where('message_id', 'is', null)
         .where('created_at', '<', cutoff)
         .orderBy('created_at')
-        .limit(batch)
+        .limit(pageLimit(batch))
         .forUpdate()
         .skipLocked()
         .execute();

@@ -3,7 +3,7 @@ import type { Static } from '@sinclair/typebox';
 import type { Transaction } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { newId } from '../../platform/crypto/random.js';
-import { createdBefore, microsOf } from '../../platform/db/keyset.js';
+import { createdBefore, microsOf, pageLimit } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { invalid } from '../../platform/http/errors.js';
@@ -96,7 +96,7 @@ export async function listAuditLogs(
   const rows = await query
     .orderBy('a.created_at', 'desc')
     .orderBy('a.id', 'desc')
-    .limit(limit + 1)
+    .limit(pageLimit(limit + 1))
     .execute();
   return deps.pager.page(
     list,

@@ -14,6 +14,7 @@
 import type { Static } from '@sinclair/typebox';
 import { type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
+import { pageLimit } from '../../platform/db/keyset.js';
 import type { Unit } from '../../platform/db/tx.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { predicate } from '../custom-fields/filters.js';
@@ -249,7 +250,7 @@ class Run {
       .where('kind', '=', 'reply')
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
-      .limit(1)
+      .limit(pageLimit(1))
       .executeTakeFirst()
       .then((r) => r?.body_text ?? '');
     return this.latestBody;

@@ -6,6 +6,7 @@ import type { Static } from '@sinclair/typebox';
 import { type Kysely, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { isUuid, newId } from '../../platform/crypto/random.js';
+import { pageLimit } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { Unit } from '../../platform/db/tx.js';
 import type { RequestContext } from '../../platform/http/context.js';
@@ -97,7 +98,7 @@ export async function listAutomations(
   const rows = await query
     .orderBy('a.position', 'asc')
     .orderBy('a.id', 'asc')
-    .limit(limit + 1)
+    .limit(pageLimit(limit + 1))
     .execute();
   const counts = countsOf(deps);
   return deps.pager.page(

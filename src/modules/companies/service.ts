@@ -6,7 +6,7 @@ import type { Static } from '@sinclair/typebox';
 import { type Kysely, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { isUuid, newId } from '../../platform/crypto/random.js';
-import { createdBefore, microsOf } from '../../platform/db/keyset.js';
+import { createdBefore, microsOf, pageLimit } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { Unit } from '../../platform/db/tx.js';
 import { uniqueOrConflict } from '../../platform/db/unique.js';
@@ -161,7 +161,7 @@ export async function listCompanies(
   const rows = await query
     .orderBy('co.created_at', 'desc')
     .orderBy('co.id', 'desc')
-    .limit(limit + 1)
+    .limit(pageLimit(limit + 1))
     .execute();
   const counts = await contactCounts(
     db,

@@ -6,7 +6,7 @@ import type { Static } from '@sinclair/typebox';
 import { type Kysely, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { isUuid, newId } from '../../platform/crypto/random.js';
-import { createdBefore, microsOf } from '../../platform/db/keyset.js';
+import { createdBefore, microsOf, pageLimit } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { Unit } from '../../platform/db/tx.js';
 import { uniqueOrConflict } from '../../platform/db/unique.js';
@@ -144,7 +144,7 @@ export async function listContacts(
   const rows = await query
     .orderBy('c.created_at', 'desc')
     .orderBy('c.id', 'desc')
-    .limit(limit + 1)
+    .limit(pageLimit(limit + 1))
     .execute();
   const counts = await ticketCountsOfContacts(
     deps.database.db,
@@ -377,7 +377,7 @@ export async function searchContacts(deps: Deps, ctx: RequestContext, q: string,
     .orderBy(sql`greatest(similarity(coalesce(c.name, ''), ${q}), similarity(coalesce(c.email, ''), ${q}))`, 'desc')
     .orderBy('c.created_at', 'desc')
     .orderBy('c.id', 'desc')
-    .limit(limit)
+    .limit(pageLimit(limit))
     .execute();
   return rows.map(
     present(

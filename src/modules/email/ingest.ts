@@ -25,6 +25,7 @@
 import { createHash } from 'node:crypto';
 import type { Deps } from '../../deps.js';
 import { newId } from '../../platform/crypto/random.js';
+import { pageLimit } from '../../platform/db/keyset.js';
 import { mailboxForAddress } from '../mailboxes/service.js';
 import { InboundMailError } from './errors.js';
 import { normaliseMessageId } from './message-id.js';
@@ -165,7 +166,7 @@ export async function sweepInbound(deps: Deps, now = new Date(), batch = 500): P
     .where('status', '=', 'received')
     .where('received_at', '<', new Date(now.getTime() - INBOUND_SWEEP_AFTER_MS))
     .orderBy('received_at')
-    .limit(batch)
+    .limit(pageLimit(batch))
     .execute();
   for (const r of rows) await queueInbound(deps, r.id);
   return rows.length;

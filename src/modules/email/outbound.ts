@@ -21,6 +21,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { SendMailOptions } from 'nodemailer';
 import type { Deps } from '../../deps.js';
+import { pageLimit } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
 import { htmlToText } from '../../platform/html/index.js';
 import { attachmentFilesOfMessage } from '../attachments/service.js';
@@ -341,7 +342,7 @@ export class OutboundSender {
         .where('email_message_id', 'not like', 'sha256:%')
         .orderBy('created_at', 'desc')
         .orderBy('id', 'desc')
-        .limit(1)
+        .limit(pageLimit(1))
         .executeTakeFirst();
     const parent = (await parentOf('inbound')) ?? (await parentOf('outbound'));
     const h = buildReplyHeaders({

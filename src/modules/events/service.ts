@@ -1,6 +1,7 @@
 // Replay of the outbox (GET /v1/events), filtered by what the caller may see.
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.js';
+import { pageLimit } from '../../platform/db/keyset.js';
 import { publicEnvelope, standIn } from '../../platform/events/envelope.js';
 import { EVENT_SEQ } from '../../platform/events/outbox.js';
 import { rowToEnvelope } from '../../platform/events/publisher.js';
@@ -35,7 +36,7 @@ export async function replay(deps: Deps, ctx: RequestContext, since: number, lim
     .where('workspace_id', '=', ctx.workspaceId)
     .where('seq', '>', since)
     .orderBy('seq')
-    .limit(limit)
+    .limit(pageLimit(limit))
     .execute();
   const data = rows.map((r) => {
     const e = rowToEnvelope(r);

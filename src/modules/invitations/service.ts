@@ -7,7 +7,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { isUuid, newId, randomSecret } from '../../platform/crypto/random.js';
 import { hashSecret } from '../../platform/crypto/tokens.js';
-import { createdBefore, microsOf } from '../../platform/db/keyset.js';
+import { createdBefore, microsOf, pageLimit } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
 import { isUniqueViolation } from '../../platform/db/unique.js';
 import type { RequestContext, UserContext } from '../../platform/http/context.js';
@@ -84,7 +84,7 @@ export async function listInvitations(
   const rows = await query
     .orderBy('i.created_at', 'desc')
     .orderBy('i.id', 'desc')
-    .limit(limit + 1)
+    .limit(pageLimit(limit + 1))
     .execute();
   return deps.pager.page(list, rows, limit, (r) => [r.created_us, r.id], present);
 }

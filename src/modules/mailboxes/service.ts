@@ -9,7 +9,7 @@ import type { Static } from '@sinclair/typebox';
 import { type Kysely, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { isUuid, newId } from '../../platform/crypto/random.js';
-import { createdBefore, microsOf } from '../../platform/db/keyset.js';
+import { createdBefore, microsOf, pageLimit } from '../../platform/db/keyset.js';
 import type { DB, MailboxConfig as StoredConfig } from '../../platform/db/schema.js';
 import { uniqueOrConflict } from '../../platform/db/unique.js';
 import { sanitizeHtml } from '../../platform/html/index.js';
@@ -132,7 +132,7 @@ export async function listMailboxes(
   const rows = await query
     .orderBy('m.created_at', 'desc')
     .orderBy('m.id', 'desc')
-    .limit(limit + 1)
+    .limit(pageLimit(limit + 1))
     .execute();
   return deps.pager.page(list, rows, limit, (r) => [r.created_us, r.id], presentMailbox);
 }
@@ -623,7 +623,7 @@ export async function defaultMailbox(db: Kysely<DB>, workspaceId: string): Promi
     .where('m.status', '!=', 'disabled')
     .orderBy('m.created_at')
     .orderBy('m.id')
-    .limit(1)
+    .limit(pageLimit(1))
     .executeTakeFirst();
   return row ? presentMailbox(row) : null;
 }

@@ -5,7 +5,7 @@ import type { Static } from '@sinclair/typebox';
 import type { Kysely } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { isUuid } from '../../platform/crypto/random.js';
-import { fromMicros, microsOf } from '../../platform/db/keyset.js';
+import { fromMicros, microsOf, pageLimit } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { Unit } from '../../platform/db/tx.js';
 import type { RequestContext, Role } from '../../platform/http/context.js';
@@ -92,7 +92,7 @@ export async function listMembers(
   const rows = await query
     .orderBy('m.created_at', 'asc')
     .orderBy('m.user_id', 'asc')
-    .limit(limit + 1)
+    .limit(pageLimit(limit + 1))
     .execute();
   const [counts, away] = await Promise.all([
     openTicketsOfAssignees(

@@ -4,7 +4,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { newId } from '../../platform/crypto/random.js';
-import { createdBefore, microsOf } from '../../platform/db/keyset.js';
+import { createdBefore, microsOf, pageLimit } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { Unit } from '../../platform/db/tx.js';
 import type { RequestContext } from '../../platform/http/context.js';
@@ -147,7 +147,7 @@ export async function listNotifications(
   const count = unreadCount(db, ctx.workspaceId, userId);
   const base = () => notificationQuery(db, ctx.workspaceId, userId);
   const ordered = <Q extends ReturnType<typeof base>>(query: Q, n: number) =>
-    query.orderBy('n.created_at', 'desc').orderBy('n.id', 'desc').limit(n).execute();
+    query.orderBy('n.created_at', 'desc').orderBy('n.id', 'desc').limit(pageLimit(n)).execute();
 
   if (sort === 'newest') {
     const after = deps.pager.decode(list, q.cursor, 2);

@@ -6,7 +6,7 @@ import type { Static } from '@sinclair/typebox';
 import { type Kysely, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { isUuid, newId } from '../../platform/crypto/random.js';
-import { createdBefore, microsOf } from '../../platform/db/keyset.js';
+import { createdBefore, microsOf, pageLimit } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
 import { uniqueOrConflict } from '../../platform/db/unique.js';
 import { htmlToText, sanitizeHtml } from '../../platform/html/index.js';
@@ -71,7 +71,7 @@ export async function listSavedReplies(
   const rows = await query
     .orderBy('s.created_at', 'desc')
     .orderBy('s.id', 'desc')
-    .limit(limit + 1)
+    .limit(pageLimit(limit + 1))
     .execute();
   return deps.pager.page(list, rows, limit, (r) => [r.created_us, r.id], present);
 }

@@ -9,6 +9,7 @@
 // with changes ['sla']. A clock is marked once: a second sweep finds nothing to do.
 import { type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
+import { pageLimit } from '../../platform/db/keyset.js';
 import { notify } from '../notifications/service.js';
 import { addActivity, SYSTEM_ACTOR } from '../tickets/activities.js';
 import { emitUpdated, reload } from '../tickets/service.js';
@@ -35,7 +36,7 @@ export async function sweepSlaBreaches(deps: Deps, now = new Date(), page = PAGE
       const cut: RawBuilder<SqlBool> = sql<SqlBool>`(sla_breach_at, id) > (${after.at}, ${after.id}::uuid)`;
       q = q.where(cut);
     }
-    const due = await q.orderBy('sla_breach_at').orderBy('id').limit(page).execute();
+    const due = await q.orderBy('sla_breach_at').orderBy('id').limit(pageLimit(page)).execute();
     for (const d of due) if (await breachOne(deps, d.workspace_id, d.id, now)) breached++;
     if (due.length < page) break;
     const last = due[due.length - 1]!;

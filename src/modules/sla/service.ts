@@ -7,6 +7,7 @@ import type { Static } from '@sinclair/typebox';
 import { type Kysely, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { isUuid, newId } from '../../platform/crypto/random.js';
+import { pageLimit } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { invalid, notFound } from '../../platform/http/errors.js';
@@ -188,7 +189,7 @@ export async function matchPolicy(
     .orderBy('position')
     .orderBy('created_at')
     .orderBy('id')
-    .limit(1)
+    .limit(pageLimit(1))
     .executeTakeFirst();
   return row ?? null;
 }

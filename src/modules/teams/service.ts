@@ -5,7 +5,7 @@ import type { Static } from '@sinclair/typebox';
 import { type Kysely, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { isUuid, newId } from '../../platform/crypto/random.js';
-import { fromMicros, microsOf } from '../../platform/db/keyset.js';
+import { fromMicros, microsOf, pageLimit } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { Unit } from '../../platform/db/tx.js';
 import { uniqueOrConflict } from '../../platform/db/unique.js';
@@ -89,7 +89,7 @@ export async function listTeams(
   const rows = await query
     .orderBy('t.created_at', 'asc')
     .orderBy('t.id', 'asc')
-    .limit(limit + 1)
+    .limit(pageLimit(limit + 1))
     .execute();
   return deps.pager.page(list, rows, limit, (r) => [r.created_us, r.id], present);
 }

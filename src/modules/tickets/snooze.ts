@@ -4,6 +4,7 @@
 // ticket is its own small transaction, and a ticket being changed meanwhile is skipped (SKIP
 // LOCKED) and woken on the next run.
 import type { Deps } from '../../deps.js';
+import { pageLimit } from '../../platform/db/keyset.js';
 import { addActivity } from './activities.js';
 import { ticketQuery } from './queries.js';
 import { emitUpdated } from './service.js';
@@ -18,7 +19,7 @@ export async function wakeSnoozedTickets(deps: Deps, now = new Date(), batch = 5
     .where('snoozed_until', '<=', now)
     .where('deleted_at', 'is', null)
     .orderBy('snoozed_until')
-    .limit(batch)
+    .limit(pageLimit(batch))
     .execute();
   let woke = 0;
   for (const d of due) {

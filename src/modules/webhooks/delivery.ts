@@ -20,6 +20,7 @@
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { newId } from '../../platform/crypto/random.js';
+import { pageLimit } from '../../platform/db/keyset.js';
 import type { EventEnvelope } from '../../platform/events/envelope.js';
 import { rowToEnvelope } from '../../platform/events/publisher.js';
 import { canSee } from '../../platform/events/visibility.js';
@@ -568,7 +569,7 @@ export class Sweeper {
         ),
       )
       .orderBy('ev.occurred_at')
-      .limit(batch)
+      .limit(pageLimit(batch))
       .execute();
     this.#eventsFrom = rows.length === batch ? rows[rows.length - 1]!.occurred_at : cutoff;
     if (rows.length === 0) return 0;
@@ -621,7 +622,7 @@ export async function pruneDeliveries(deps: Deps, retentionMs: number, batch = 5
             .where('workspace_id', '=', workspace_id)
             .where('created_at', '<', cutoff)
             .where('status', '!=', 'pending')
-            .limit(batch),
+            .limit(pageLimit(batch)),
         )
         .executeTakeFirst();
       const n = Number(r.numDeletedRows ?? 0);

@@ -7,7 +7,7 @@ import type { Static } from '@sinclair/typebox';
 import { type Kysely, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { isUuid, newId, randomSecret } from '../../platform/crypto/random.js';
-import { createdBefore, microsOf } from '../../platform/db/keyset.js';
+import { createdBefore, microsOf, pageLimit } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { Unit } from '../../platform/db/tx.js';
 import { scopeForType } from '../../platform/events/visibility.js';
@@ -87,7 +87,7 @@ export async function listWebhooks(
   const rows = await query
     .orderBy('w.created_at', 'desc')
     .orderBy('w.id', 'desc')
-    .limit(limit + 1)
+    .limit(pageLimit(limit + 1))
     .execute();
   return deps.pager.page(list, rows, limit, (r) => [r.created_us, r.id], presentWebhook);
 }
@@ -393,7 +393,7 @@ export async function listDeliveries(
   const rows = await query
     .orderBy('d.created_at', 'desc')
     .orderBy('d.id', 'desc')
-    .limit(limit + 1)
+    .limit(pageLimit(limit + 1))
     .execute();
   return deps.pager.page(list, rows, limit, (r) => [r.created_us, r.id], presentDelivery);
 }

@@ -4,6 +4,7 @@
 import { sql } from 'kysely';
 import type { EventBus } from '../bus/index.js';
 import type { Database } from '../db/index.js';
+import { pageLimit } from '../db/keyset.js';
 import type { EventEnvelope } from './envelope.js';
 
 export interface PublisherLogger {
@@ -84,7 +85,7 @@ export class EventPublisher {
       .orderBy('occurred_at')
       .orderBy('workspace_id')
       .orderBy('seq')
-      .limit(batch)
+      .limit(pageLimit(batch))
       .execute();
     // A full batch may have more behind it: continue from its last event next time.
     this.#sweptUpTo = rows.length === batch ? rows[rows.length - 1]!.occurred_at : cutoff;

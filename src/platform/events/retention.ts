@@ -2,6 +2,7 @@
 // leads with workspace_id), in bounded batches so a big backlog never holds long locks.
 
 import type { Database } from '../db/index.js';
+import { pageLimit } from '../db/keyset.js';
 
 export async function pruneEvents(
   database: Database,
@@ -29,7 +30,7 @@ export async function pruneEvents(
             .where('workspace_id', '=', id)
             .where('occurred_at', '<', cutoff)
             .orderBy('seq')
-            .limit(batch),
+            .limit(pageLimit(batch)),
         )
         .executeTakeFirst();
       const n = Number(r.numDeletedRows ?? 0);
