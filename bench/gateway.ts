@@ -12,7 +12,7 @@
 // A service process (createRuntime: API + gateway on one port; PostgreSQL when DATABASE_URL is
 // set, else the embedded database in memory) is forked; this process opens N raw WebSocket
 // clients (the limit's client code path: `ws`, indexOf instead of JSON.parse), each joined to one
-// workspace topic. The service creates tickets through its own HTTP API at a steady rate; every
+// workspace topic. A third process creates tickets through the HTTP API at a steady rate; every
 // `ticket.created` envelope's occurred_at (read just before COMMIT) is compared with the
 // client's receipt time: commit-to-delivery latency. Memory per socket is the service's RSS
 // growth from connecting and joining N sockets, as the limit measures it.
@@ -65,23 +65,6 @@ async function serverMain() {
       (globalThis as { gc?: () => void }).gc?.();
       const mem = { ...process.memoryUsage(), rss };
       send({ cmd: 'mem', rss: mem.rss, heap: mem.heapUsed, sockets: rt.gateway.stats().sockets });
-    } else if (m.cmd === 'create') {
-      // Steady rate: one ticket every 1000/rate ms (the next starts at once if one takes longer).
-      const every = 1000 / m.rate;
-      const t0 = performance.now();
-      let failed = 0;
-      for (let i = 0; i < m.count; i++) {
-        const wait = t0 + i * every - performance.now();
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        const r = await fetch(`${url}/v1/tickets`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${m.token}`, 'svc-workspace': m.wid },
-          body: JSON.stringify({ subject: `Bench ticket ${i}`, priority: 'high' }),
-        });
-        if (r.status !== 201) failed++;
-        await r.arrayBuffer();
-      }
-      send({ cmd: 'created', failed });
     } else if (m.cmd === 'published') {
       send({ cmd: 'published', stamps: [...published] });
       published.clear();
@@ -91,6 +74,38 @@ async function serverMain() {
     }
   });
   send({ cmd: 'ready', url });
+}
+
+/**
+ * The API client that creates the tickets, in a process of its own: neither the service (whose
+ * fan-out is measured) nor the receiving clients share their event loop with it, as no
+ * deployment's API clients run inside the service.
+ */
+async function creatorMain() {
+  const send = (m: object) => process.send?.(m);
+  process.on('message', async (m: any) => {
+    if (m.cmd === 'create') {
+      // Steady rate: one ticket every 1000/rate ms (the next starts at once if one takes longer).
+      const every = 1000 / m.rate;
+      const t0 = performance.now();
+      let failed = 0;
+      for (let i = 0; i < m.count; i++) {
+        const wait = t0 + i * every - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        const r = await fetch(`${m.url}/v1/tickets`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${m.token}`, 'svc-workspace': m.wid },
+          body: JSON.stringify({ subject: `Bench ticket ${i}`, priority: 'high' }),
+        });
+        if (r.status !== 201) failed++;
+        await r.arrayBuffer();
+      }
+      send({ cmd: 'created', failed });
+    } else if (m.cmd === 'stop') {
+      process.exit(0);
+    }
+  });
+  send({ cmd: 'ready' });
 }
 
 /** --split: the gateway alone (src/gateway-main.ts's wiring), in its own process. */
@@ -264,11 +279,17 @@ async function runOne(n: number, rate: number, seconds: number): Promise<Run> {
     });
   const wait = (cmd: string, ms = 120_000) => waitOn(child, cmd, ms);
   const gwReady = gw === child ? null : waitOn(gw, 'ready');
+  const creator = fork(SELF, ['--creator'], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const creatorReady = waitOn(creator, 'ready');
   const sockets: WebSocket[] = [];
   try {
     const { url } = await wait('ready');
     const socketUrl = gwReady ? (await gwReady).url : url;
     const setup = await tenant(url);
+    await creatorReady;
     gw.send({ cmd: 'mem' });
     const mem0 = await waitOn(gw, 'mem');
 
@@ -374,8 +395,8 @@ async function runOne(n: number, rate: number, seconds: number): Promise<Run> {
 
     // Warm-up, then the steady phase.
     const create = async (count: number, r: number) => {
-      child.send({ cmd: 'create', count, rate: r, token: setup.token, wid: setup.wid });
-      const done = await wait('created', (count / r) * 1000 + 120_000);
+      creator.send({ cmd: 'create', url, count, rate: r, token: setup.token, wid: setup.wid });
+      const done = await waitOn(creator, 'created', (count / r) * 1000 + 120_000);
       if (done.failed) throw new Error(`${done.failed} ticket creations failed`);
     };
     /** Resolves when `expected` events have reached every socket (or after `ms`). */
@@ -501,6 +522,7 @@ async function runOne(n: number, rate: number, seconds: number): Promise<Run> {
     for (const ws of sockets) ws.terminate();
     await stopChild(child);
     if (gw !== child) await stopChild(gw);
+    await stopChild(creator);
   }
 }
 
@@ -597,4 +619,5 @@ function report(runs: Run[], limit: any[] | null, search: Run[]) {
 
 if (process.argv.includes('--server')) await serverMain();
 else if (process.argv.includes('--gateway')) await gatewayMain();
+else if (process.argv.includes('--creator')) await creatorMain();
 else await main();
