@@ -463,9 +463,23 @@ describe('labels named by automations', () => {
       }),
     );
     const other = await create(t, simple({ name: 'Unrelated' }));
+    // One that has just run: its run_count is counted in this process and written within a
+    // second; the rename's event must show it as a read does.
+    const ran = await create(
+      t,
+      simple({
+        name: 'Tag quartz',
+        conditions: [{ field: 'subject', op: 'contains', value: 'quartz' }],
+        actions: [{ type: 'add_tag', value: 'vip' }],
+      }),
+    );
+    expect((await svc.api.post('/v1/tickets', { subject: 'A quartz order' }, t.as)).status).toBe(201);
     const seq = await latestSeqOf(svc, t);
     expect((await svc.api.patch(`/v1/tags/${vip.id}`, { name: 'Premium' }, t.as)).status).toBe(200);
     const renamed = (await svc.api.get(`/v1/automations/${a.id}`, t.as)).body;
+    const ranNow = (await svc.api.get(`/v1/automations/${ran.id}`, t.as)).body;
+    expect(ranNow.run_count).toBe(1);
+    expect(ranNow.actions).toEqual([{ type: 'add_tag', value: 'Premium' }]);
     expect(renamed.conditions).toEqual([
       { field: 'tag', op: 'equals', value: 'Premium' },
       { field: 'tag', op: 'not_contains', value: 'Premium, Gold' },
@@ -475,7 +489,8 @@ describe('labels named by automations', () => {
       { type: 'remove_tag', value: 'Gold' },
     ]);
     const events = await eventsAfterOf(svc, t, seq);
-    expect(events.filter((e) => e.type === 'automation.updated').map((e) => e.data.automation)).toEqual([renamed]);
+    const updated = events.filter((e) => e.type === 'automation.updated').map((e) => e.data.automation);
+    expect(updated.sort((x, y) => x.name.localeCompare(y.name))).toEqual([ranNow, renamed]);
     expect((await svc.api.get(`/v1/automations/${other.id}`, t.as)).body).toEqual(other);
 
     expect((await svc.api.post(`/v1/tags/${gold.id}/merge`, { into: vip.id }, t.as)).status).toBe(200);

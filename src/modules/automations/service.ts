@@ -256,9 +256,11 @@ export async function deleteAutomation(deps: Deps, ctx: RequestContext, param: s
 /**
  * Inside a label's rename or merge (tags module): every automation whose tag conditions or
  * add_tag / remove_tag actions name `from` (ignoring case) names `to` instead, with an
- * automation.updated event per changed automation.
+ * automation.updated event per changed automation (its run_count includes the runs this process
+ * has counted and not yet written, as every other read of an automation does).
  */
-export async function renameTagInAutomations(u: Unit, from: string, to: string): Promise<void> {
+export async function renameTagInAutomations(deps: Deps, u: Unit, from: string, to: string): Promise<void> {
+  const counts = countsOf(deps);
   const rows = await u.trx
     .selectFrom('automations')
     .select(['id', 'conditions', 'actions'])
@@ -297,6 +299,9 @@ export async function renameTagInAutomations(u: Unit, from: string, to: string):
       .where('workspace_id', '=', u.workspaceId)
       .where('id', '=', r.id)
       .execute();
-    u.emit({ type: 'automation.updated', data: { automation: (await loadAutomation(u.trx, u.workspaceId, r.id))! } });
+    u.emit({
+      type: 'automation.updated',
+      data: { automation: (await loadAutomation(u.trx, u.workspaceId, r.id, counts))! },
+    });
   }
 }

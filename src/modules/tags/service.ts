@@ -386,7 +386,7 @@ export async function updateTag(
       // Rule 1: a rename updates the views and automations that name the label.
       if (changes.name) {
         await renameTagInViews(u, before.name, name!);
-        await renameTagInAutomations(u, before.name, name!);
+        await renameTagInAutomations(deps, u, before.name, name!);
       }
       const view = (await loadTag(u.trx, u.workspaceId, id))!;
       u.emit({ type: 'tag.updated', data: { tag: view } });
@@ -503,7 +503,7 @@ export async function mergeTag(
     await u.trx.deleteFrom('tags').where('workspace_id', '=', u.workspaceId).where('id', '=', id).execute();
     // Rule 3: views and automations that named the source name `into` now.
     await renameTagInViews(u, source.name, into.name);
-    await renameTagInAutomations(u, source.name, into.name);
+    await renameTagInAutomations(deps, u, source.name, into.name);
     const view = (await loadTag(u.trx, u.workspaceId, intoId))!;
     if (widened) u.emit({ type: 'tag.updated', data: { tag: view } });
     u.emit({ type: 'tag.merged', data: { tag_id: id, into: intoId } });
