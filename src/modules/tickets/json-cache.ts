@@ -131,7 +131,9 @@ export async function withTicketJson<R extends { id: string; v: string }>(
 async function buildTicketJson(db: Kysely<DB>, workspaceId: string, ids: string[]) {
   const rows = await ticketFrom(db, workspaceId)
     .select(['t.id', TICKET_VERSION.as('v'), TICKET_JSON.as('json')])
-    .where('t.id', 'in', ids)
+    // One array parameter, not one per id: a single statement text whatever the number missing
+    // (an IN list of n ids is a text per n, each of which would take a prepared statement's name).
+    .where(sql<boolean>`t.id = ANY(${ids}::uuid[])`)
     .execute();
   return rows as Array<{ id: string; v: string; json: JsonText }>;
 }
