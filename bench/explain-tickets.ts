@@ -92,7 +92,7 @@ try {
     ip: '127.0.0.1',
   };
   const deps = {
-    database: { db },
+    database: { db, search: db },
     pager: new Pager(randomBytes(32).toString('base64url')),
     config: { searchWalkAbove: Number(process.env.SEARCH_WALK_ABOVE ?? 5000) },
   } as never;

@@ -671,6 +671,29 @@ async function qFindsAndRanks(s: Service) {
     cursor = r.body.next_cursor;
   } while (cursor !== null && seen.length < 10);
   expect(seen).toEqual([e.id, a.id, d.id, b.id]);
+  // order=asc turns the ranking round: the least relevant first, oldest first within a tier,
+  // in one page and in pages of 1 (the cursor's tier and every tier after it).
+  expect(await find('invoice', '&order=asc')).toEqual([b.id, d.id, a.id, e.id]);
+  const up: string[] = [];
+  cursor = null;
+  do {
+    const r: any = await s.api.get(
+      `/v1/tickets?q=invoice&order=asc&limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      t.as,
+    );
+    expect(r.status, r.text).toBe(200);
+    up.push(...r.body.data.map((x: any) => x.id));
+    cursor = r.body.next_cursor;
+  } while (cursor !== null && up.length < 10);
+  expect(up).toEqual([b.id, d.id, a.id, e.id]);
+  // A page the first tier fills: the second tier's newer matches wait for the next page.
+  const two = await s.api.get('/v1/tickets?q=invoice&limit=2', t.as);
+  expect(two.body.data.map((x: any) => x.id)).toEqual([e.id, a.id]);
+  const next = await s.api.get(
+    `/v1/tickets?q=invoice&limit=2&cursor=${encodeURIComponent(two.body.next_cursor)}`,
+    t.as,
+  );
+  expect(next.body.data.map((x: any) => x.id)).toEqual([d.id, b.id]);
   // The number is its own, first tier: ticket a's number and the word in its subject.
   const byNumber = await find(String(a.number));
   expect(byNumber[0]).toBe(a.id);

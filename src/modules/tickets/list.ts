@@ -35,7 +35,7 @@ import { type ViewFilters, viewFiltersOf, visibleViews } from '../views/service.
 import { TICKET_VERSION, withTicketJson } from './json-cache.js';
 import { hiddenTeamIds, ticketFrom } from './queries.js';
 import type { ListTicketsQuery, TicketCounts } from './schemas.js';
-import { anyMatch, type TextSearch, textSearch, tiers } from './search.js';
+import { anyMatch, rankedSearch, type TextSearch, textSearch, tiers } from './search.js';
 import { ACTIVE_STATUSES } from './status.js';
 
 type Query = Static<typeof ListTicketsQuery>;
@@ -297,10 +297,15 @@ const KEY_COLUMNS = [
  */
 export async function listTickets(deps: Deps, ctx: RequestContext, q: Query): Promise<Buffer> {
   const limit = q.limit ?? 50;
-  const defs = await defsFor(deps, ctx, q);
-  const { relevance, spec, dir, list, after } = plan(deps, ctx, q, defs);
-  const db = deps.database.db;
-  const search = relevance ? await textSearch(db, ctx.workspaceId, q.q!, defs, deps.config.searchWalkAbove) : null;
+  // Ranked by relevance, the field definitions are read with q's parse (rankedSearch); the plan
+  // needs them only for a field sort, which a ranked list has not.
+  const ranked = q.q !== undefined && q.sort === undefined;
+  const own = ranked ? new Map<string, FieldDef>() : await defsFor(deps, ctx, q);
+  const { relevance, spec, dir, list, after } = plan(deps, ctx, q, own);
+  // The ranked search runs on generic plans (its words are a parameter; search.ts says why).
+  const db = relevance ? deps.database.search : deps.database.db;
+  const search = relevance ? await rankedSearch(db, ctx.workspaceId, q.q!, deps.config.searchWalkAbove) : null;
+  const defs = search ? search.defs : own;
   const predicates = [...baseFilters(q, teamVisible(ctx)), ...(await criteria(deps, ctx, q, defs, search))];
   const filtered = () => {
     let query = ticketFrom(db, ctx.workspaceId).select(KEY_COLUMNS);
@@ -317,15 +322,23 @@ export async function listTickets(deps: Deps, ctx: RequestContext, q: Query): Pr
   let rows: ListRow[];
   if (search) {
     // Relevance: one query per tier, each walking or collecting its own matches in recency
-    // order up to a page; then the page over the tiers, and the JSON of its rows only.
+    // order up to a page, the tiers in the list's order; then the page, and the JSON of its rows.
+    // The page is the first rows of the tiers one after the other (UNION ALL under a LIMIT, no
+    // sort): PostgreSQL runs a UNION ALL's parts in the order written (its Append node, without
+    // parallel workers, which the service turns off), and stops when the page is full. So a
+    // word common in subjects fills the page from the subject tier and the message tier is
+    // never run; sorting the tiers' rows first would run every tier to its end.
     const [, ...recency] = spec.keys;
-    const arms = tiers(search)
-      .filter((tier) => after === null || tier.rank <= Number(after[0]))
+    const cursorRank = after === null ? null : Number(after[0]);
+    const ahead = (rank: number) => cursorRank === null || (dir === 'desc' ? rank <= cursorRank : rank >= cursorRank);
+    const ordered = dir === 'desc' ? tiers(search) : tiers(search).reverse();
+    const arms = ordered
+      .filter((tier) => ahead(tier.rank))
       .map((tier) => {
         let arm = filtered()
           .select(sql<number>`${sql.lit(tier.rank)}::int4`.as('rank'))
           .where(tier.match as never);
-        const cut = after !== null && tier.rank === Number(after[0]) ? after_(recency, after.slice(1)) : null;
+        const cut = after !== null && tier.rank === cursorRank ? after_(recency, after.slice(1)) : null;
         if (cut) arm = arm.where(cut as never);
         for (const k of recency) arm = arm.orderBy(k.expr, dir);
         return db.selectFrom(arm.limit(pageLimit(limit + 1)).as(`tier${tier.rank}`)).selectAll();
@@ -337,11 +350,8 @@ export async function listTickets(deps: Deps, ctx: RequestContext, q: Query): Pr
       const page = db
         .selectFrom(union.as('p'))
         .selectAll()
-        .orderBy(sql.ref('p.rank'), dir)
-        .orderBy(sql.ref('p.last_message_us'), dir)
-        .orderBy(sql.ref('p.id'), dir)
         .limit(pageLimit(limit + 1));
-      rows = await withJson(deps, ctx.workspaceId, page, ['rank', 'last_message_us', 'id'], dir);
+      rows = await withJson(deps, db, ctx.workspaceId, page, ['rank', 'last_message_us', 'id'], dir);
     }
   } else if (keyedSort(q, defs)) {
     rows = await keyedFieldPage(deps, ctx.workspaceId, filtered, keyedSort(q, defs)!, dir, after, limit);
@@ -359,6 +369,7 @@ export async function listTickets(deps: Deps, ctx: RequestContext, q: Query): Pr
     rows = bySort
       ? await withJson(
           deps,
+          db,
           ctx.workspaceId,
           query,
           spec.keys.map((_k, i) => `k${i}`),
@@ -444,7 +455,7 @@ async function keyedFieldPage(
     .orderBy(sql.ref('u.sort_value'), dir)
     .orderBy(sql.ref('u.id'), dir)
     .limit(pageLimit(limit + 1));
-  return withJson(deps, workspaceId, page, ['sort_value', 'id'], dir);
+  return withJson(deps, db, workspaceId, page, ['sort_value', 'id'], dir);
 }
 
 /**
@@ -453,13 +464,13 @@ async function keyedFieldPage(
  */
 async function withJson(
   deps: Deps,
+  db: Kysely<DB>,
   workspaceId: string,
   // biome-ignore lint/suspicious/noExplicitAny: any page query: its columns are read back by name
   page: SelectQueryBuilder<any, any, any>,
   order: string[],
   dir: 'asc' | 'desc',
 ): Promise<ListRow[]> {
-  const db = deps.database.db;
   let outer = db
     .selectFrom(page.as('p'))
     .innerJoin('tickets as t', (j) => j.on('t.workspace_id', '=', workspaceId).onRef('t.id', '=', 'p.id'))

@@ -6,20 +6,25 @@
 // newest activity first within a tier.
 //
 // How PostgreSQL finds them depends on how common the words are, which only its statistics
-// know. So the word query is first parsed by PostgreSQL itself (to_tsquery over the words of
-// to_tsvector: the same tokens as the stored vectors) and then written into the list's SQL as a
-// constant, where the planner sees it and estimates its matches from the column statistics:
+// know. So q is first parsed by PostgreSQL itself (to_tsquery over the words of to_tsvector: the
+// same tokens as the stored vectors) and, in the same statement, the planner estimates how many
+// messages and subjects of the workspace match (search_estimates, migration 0025). Each tier's
+// SQL is then written for its case:
 // - rare words: the matching ids come from the GIN indexes (a few hundred at most) and only
 //   those tickets are read and sorted;
-// - common words (PostgreSQL expects more than SEARCH_WALK_ABOVE matching messages): walking the
-//   tickets in list order and checking each one (its messages through their ticket index)
+// - common words (more than SEARCH_WALK_ABOVE matching messages expected; for the subject tier,
+//   more than one ticket in a hundred): walking the tickets in list order and checking each one
 //   finds a page after a few hundred tickets, where collecting every match first would read
-//   tens of thousands of messages.
+//   tens of thousands of rows.
+// Because the SQL itself says which way each tier goes, the ranked list takes the words as a
+// parameter and runs on connections that always use a prepared statement's generic plan
+// (Database.search): one plan per shape of search, made once per connection, whatever the words.
+// Filters (q with a sort, a view's q) keep the words as a constant and the planner's custom plans.
 import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { DB } from '../../platform/db/schema.js';
 import { likePattern } from '../../platform/http/values.js';
 import { textFieldMatch } from '../custom-fields/filters.js';
-import type { FieldDef } from '../custom-fields/service.js';
+import { type FieldDef, fieldDefs, fieldDefsFrom, fieldDefsJson } from '../custom-fields/service.js';
 
 export interface TextSearch {
   workspaceId: string;
@@ -31,8 +36,15 @@ export interface TextSearch {
   pattern: string;
   /** The workspace's text fields match too. */
   defs: Map<string, FieldDef>;
-  /** Common words: walk the list rather than collect every match. */
+  /** Common words in messages: tier 1 walks the list rather than collecting every match. */
   common: boolean;
+  /** Common words in subjects: tier 2 walks the list too. */
+  commonSubjects: boolean;
+  /**
+   * The words travel as a parameter (the ranked list, on Database.search's generic plans) rather
+   * than as a constant the planner reads (filters, on custom plans).
+   */
+  param: boolean;
 }
 
 const ticketNumberOf = (q: string): number | null => {
@@ -40,7 +52,78 @@ const ticketNumberOf = (q: string): number | null => {
   return m ? Number(m[1]) : null;
 };
 
-/** Parses q with PostgreSQL and asks its planner how many messages the words would match. */
+interface Parsed {
+  tsq: string;
+  messages: number | null;
+  subjects: number | null;
+  tickets: number | null;
+}
+
+/**
+ * q parsed by PostgreSQL, with the planner's estimates of how many messages and subjects of the
+ * workspace its words match, out of how many tickets (search_estimates, migration 0025).
+ */
+const parseAndEstimate = (workspaceId: string, text: string) => sql<Parsed>`
+    SELECT s.tsq, e.messages, e.subjects, e.tickets
+      FROM (SELECT coalesce(to_tsquery('simple', array_to_string(array(
+              SELECT '''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || ''':*'
+                FROM unnest(to_tsvector('simple', ${text}))), ' & '))::text, '') AS tsq) s
+      LEFT JOIN LATERAL search_estimates(${workspaceId}::uuid, nullif(s.tsq, '')::tsquery) e ON true`;
+
+function searchOf(
+  row: Parsed | undefined,
+  workspaceId: string,
+  text: string,
+  defs: Map<string, FieldDef>,
+  walkAbove: number,
+  param: boolean,
+): TextSearch {
+  const tsq = row?.tsq ?? '';
+  const subjects = Number(row?.subjects ?? 0);
+  return {
+    workspaceId,
+    number: ticketNumberOf(text),
+    tsq,
+    pattern: likePattern(text.trim()),
+    defs,
+    common: tsq !== '' && Number(row?.messages ?? 0) > walkAbove,
+    // Walking pays when a page is found within a hundred tickets per match or so.
+    commonSubjects: tsq !== '' && subjects * 100 > Number(row?.tickets ?? 0) && subjects > walkAbove / 10,
+    param,
+  };
+}
+
+/**
+ * Parses and estimates kept per process, by workspace and q, for a minute: the parse depends on
+ * q alone, and the estimates change only when PostgreSQL's statistics do (ANALYZE), so a search
+ * repeated (a page after the first, a view refreshed, the same words again) asks for neither.
+ * At most PARSED_MAX entries, the least recently used out first.
+ */
+const parsedCache = new Map<string, { row: Parsed | undefined; until: number }>();
+const PARSED_MAX = 2_000;
+const PARSED_TTL_MS = 60_000;
+
+function cachedParse(workspaceId: string, text: string): Parsed | undefined | null {
+  const key = `${workspaceId}\n${text}`;
+  const hit = parsedCache.get(key);
+  if (!hit) return null;
+  parsedCache.delete(key);
+  if (hit.until < Date.now()) return null;
+  parsedCache.set(key, hit);
+  return hit.row;
+}
+
+function keepParse(workspaceId: string, text: string, row: Parsed | undefined): void {
+  const key = `${workspaceId}\n${text}`;
+  parsedCache.delete(key);
+  if (parsedCache.size >= PARSED_MAX) parsedCache.delete(parsedCache.keys().next().value!);
+  parsedCache.set(key, {
+    row: row && { tsq: row.tsq, messages: row.messages, subjects: row.subjects, tickets: row.tickets },
+    until: Date.now() + PARSED_TTL_MS,
+  });
+}
+
+/** q as a filter (a list with its own sort, a view's q): the words become a constant of the SQL. */
 export async function textSearch(
   db: Kysely<DB>,
   workspaceId: string,
@@ -48,29 +131,38 @@ export async function textSearch(
   defs: Map<string, FieldDef>,
   walkAbove: number,
 ): Promise<TextSearch> {
-  const parsed = await sql<{ tsq: string }>`SELECT coalesce(to_tsquery('simple', array_to_string(array(
-        SELECT '''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || ''':*'
-          FROM unnest(to_tsvector('simple', ${text}))), ' & '))::text, '') AS tsq`.execute(db);
-  const tsq = parsed.rows[0]?.tsq ?? '';
-  let common = false;
-  if (tsq !== '') {
-    const plan = await sql<{ 'QUERY PLAN': unknown }>`EXPLAIN (FORMAT JSON)
-        SELECT 1 FROM messages m WHERE m.workspace_id = ${workspaceId} AND m.search @@ ${sql.lit(tsq)}::tsquery`.execute(
-      db,
-    );
-    common = expectedRows(plan.rows[0]?.['QUERY PLAN']) > walkAbove;
+  let row = cachedParse(workspaceId, text);
+  if (row === null) {
+    row = (await parseAndEstimate(workspaceId, text).execute(db)).rows[0];
+    keepParse(workspaceId, text, row);
   }
-  return { workspaceId, number: ticketNumberOf(text), tsq, pattern: likePattern(text.trim()), defs, common };
+  return searchOf(row, workspaceId, text, defs, walkAbove, false);
 }
 
-/** The planner's row estimate of an EXPLAIN (FORMAT JSON) answer (text on some drivers). */
-function expectedRows(plan: unknown): number {
-  const doc = typeof plan === 'string' ? JSON.parse(plan) : plan;
-  const rows = (doc as Array<{ Plan?: { 'Plan Rows'?: number } }>)?.[0]?.Plan?.['Plan Rows'];
-  return typeof rows === 'number' ? rows : 0;
+/**
+ * q ranked by relevance: the words become a parameter (Database.search's generic plans), and
+ * the ticket field definitions its text fields need are read in the same statement as the
+ * parse (or alone, when the parse is kept).
+ */
+export async function rankedSearch(
+  db: Kysely<DB>,
+  workspaceId: string,
+  text: string,
+  walkAbove: number,
+): Promise<TextSearch> {
+  const kept = cachedParse(workspaceId, text);
+  if (kept !== null) {
+    return searchOf(kept, workspaceId, text, await fieldDefs(db, workspaceId, 'ticket'), walkAbove, true);
+  }
+  const r = await sql<Parsed & { defs: Parameters<typeof fieldDefsFrom>[0] }>`
+      SELECT p.*, ${fieldDefsJson(workspaceId, 'ticket')} AS defs
+        FROM (${parseAndEstimate(workspaceId, text)}) p`.execute(db);
+  const row = r.rows[0];
+  keepParse(workspaceId, text, row);
+  return searchOf(row, workspaceId, text, fieldDefsFrom(row?.defs ?? []), walkAbove, true);
 }
 
-const words = (s: TextSearch) => sql`${sql.lit(s.tsq)}::tsquery`;
+const words = (s: TextSearch) => (s.param ? sql`${s.tsq}::tsquery` : sql`${sql.lit(s.tsq)}::tsquery`);
 
 /** Tier 3: the ticket whose number q is. */
 export function numberMatch(s: TextSearch): RawBuilder<SqlBool> {
@@ -123,7 +215,12 @@ export function tiers(s: TextSearch): Array<{ rank: number; match: RawBuilder<Sq
   const out: Array<{ rank: number; match: RawBuilder<SqlBool> }> = [];
   if (s.number !== null) out.push({ rank: 3, match: numberMatch(s) });
   const notNumber = s.number === null ? sql`true` : sql`t.number <> ${s.number}`;
-  if (s.tsq !== '') out.push({ rank: 2, match: sql<SqlBool>`(${subjectMatch(s)} AND ${notNumber})` });
+  if (s.tsq !== '') {
+    // Walking: the subject test in a form no index answers, so that even a generic plan walks
+    // the list in order and stops after a page instead of collecting every subject match.
+    const subject = s.commonSubjects ? sql<SqlBool>`(${subjectMatch(s)}) IS TRUE` : subjectMatch(s);
+    out.push({ rank: 2, match: sql<SqlBool>`(${subject} AND ${notNumber})` });
+  }
   out.push({
     rank: 1,
     match: sql<SqlBool>`(${matchOf(s, false)} AND NOT ${subjectMatch(s)} AND ${notNumber})`,

@@ -11,6 +11,13 @@ export type { DB } from './schema.js';
 export interface Database {
   kind: 'postgres' | 'pglite';
   db: Kysely<DB>;
+  /**
+   * The same database on connections that always use a prepared statement's generic plan
+   * (`plan_cache_mode = force_generic_plan`), for statements written so that one plan suits
+   * every value of their parameters: the ranked ticket search (src/modules/tickets/search.ts),
+   * whose custom plans took as long to make as to run. On the embedded database, `db` itself.
+   */
+  search: Kysely<DB>;
   /** Raw SQL for libraries that bring their own (pg-boss); shares the pool or the embedded session. */
   executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
   /**
@@ -103,9 +110,18 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     side.on('error', () => {});
     pool.on('connect', (client) => autoPrepare(client, statements));
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    const searchPool = new pg.Pool({
+      ...options,
+      options: `${options.options} -c plan_cache_mode=force_generic_plan`,
+      max: Math.max(2, Math.ceil((opts.poolSize ?? 16) / 2)),
+    });
+    searchPool.on('error', () => {});
+    searchPool.on('connect', (client) => autoPrepare(client, statements));
+    const search = new Kysely<DB>({ dialect: new PostgresDialect({ pool: searchPool }) });
     return {
       kind: 'postgres',
       db,
+      search,
       executeSql: async (text, values) => {
         const r = await pool.query(text, values ?? []);
         return { rows: r.rows };
@@ -119,6 +135,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       },
       close: async () => {
         await db.destroy();
+        await search.destroy();
         await side.end();
       },
     };
@@ -137,6 +154,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   return {
     kind: 'pglite',
     db,
+    search: db,
     executeSql: (text, values) => mutex.run(() => pgliteExecute(client, text, values ?? [])),
     autonomous: null,
     ping: async () => {
