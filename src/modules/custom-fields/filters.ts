@@ -223,14 +223,13 @@ export function fieldSort(
   return { expr: sql`coalesce(${col} -> ${k}, 'null'::jsonb)`, kind: 'jsonb' };
 }
 
-/** Text fields' values for `q` (a part of any text field's value matches). */
-export function textFieldMatch(col: RawBuilder<unknown>, defs: Map<string, FieldDef>, pattern: string) {
-  const keys = [...defs.values()]
-    .filter((d) => ['text', 'long_text', 'url', 'email'].includes(d.type))
-    .map((d) => d.key);
-  if (keys.length === 0) return null;
-  return sql<SqlBool>`(${sql.join(
-    keys.map((k) => sql`(${col} ->> ${k}) ILIKE ${pattern}`),
-    sql` OR `,
-  )})`;
+/**
+ * Text fields' values for `q` (a part of any text, long text, URL or email field's value
+ * matches). The statement reads the workspace's definitions itself, so its SQL is the same
+ * whatever fields the workspace has (and q needs no read of them first).
+ */
+export function textFieldMatch(col: RawBuilder<unknown>, workspaceId: string, entity: string, pattern: string) {
+  return sql<SqlBool>`EXISTS (SELECT 1 FROM custom_fields d
+      WHERE d.workspace_id = ${workspaceId} AND d.entity = ${entity}
+        AND d.type IN ('text', 'long_text', 'url', 'email') AND (${col} ->> d.key) ILIKE ${pattern})`;
 }

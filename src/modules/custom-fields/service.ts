@@ -134,22 +134,6 @@ export async function fieldDefs(
     .orderBy('position')
     .orderBy('created_at')
     .execute();
-  return fieldDefsFrom(rows);
-}
-
-/**
- * fieldDefs' definitions as one JSON array, for a statement that reads them along with other
- * things (the ranked ticket search): fieldDefsFrom turns it into fieldDefs' map.
- */
-export const fieldDefsJson = (workspaceId: string, entity: FieldEntity) =>
-  sql<DefRow[]>`(SELECT coalesce(json_agg(json_build_object('id', f.id, 'key', f.key, 'type', f.type,
-      'options', f.options, 'archived', f.archived, 'required_on_solve', f.required_on_solve, 'name', f.name)
-      ORDER BY f.position, f.created_at), '[]'::json)
-    FROM custom_fields f WHERE f.workspace_id = ${workspaceId} AND f.entity = ${entity})`;
-
-type DefRow = Pick<FieldRow, 'id' | 'key' | 'type' | 'options' | 'archived' | 'required_on_solve' | 'name'>;
-
-export function fieldDefsFrom(rows: DefRow[]): Map<string, FieldDef> {
   return new Map(
     rows.map((r) => [
       r.key,

@@ -35,7 +35,7 @@ import { type ViewFilters, viewFiltersOf, visibleViews } from '../views/service.
 import { TICKET_VERSION, withTicketJson } from './json-cache.js';
 import { hiddenTeamIds, ticketFrom } from './queries.js';
 import type { ListTicketsQuery, TicketCounts } from './schemas.js';
-import { anyMatch, rankedSearch, type TextSearch, textSearch, tiers } from './search.js';
+import { anyMatch, type TextSearch, textSearch, tiers } from './search.js';
 import { ACTIVE_STATUSES } from './status.js';
 
 type Query = Static<typeof ListTicketsQuery>;
@@ -219,19 +219,18 @@ async function criteria(
   const db = deps.database.db;
   const tagOf = async (name: string | undefined) =>
     name === undefined ? null : tagIdsByName(db, ctx.workspaceId, name);
-  const searchOf = (text: string | undefined, fieldDefs: Map<string, FieldDef>) =>
-    text === undefined ? null : textSearch(db, ctx.workspaceId, text, fieldDefs, deps.config.searchWalkAbove);
+  const searchOf = (text: string | undefined) =>
+    text === undefined ? null : textSearch(db, ctx.workspaceId, text, deps.config.searchWalkAbove);
   // The list's own q: a filter, unless the caller ranks by it (ownSearch given).
-  const out = filters(ctx, q, await tagOf(q.tag), ownSearch ? null : await searchOf(q.q, defs));
+  const out = filters(ctx, q, await tagOf(q.tag), ownSearch ? null : await searchOf(q.q));
   const own = await fieldFilterPredicates(db, ctx, 'ticket', sql`t.fields`, fieldParams(q), defs);
   out.push(...own.map((p) => () => p));
   if (q.view_id !== undefined) {
     const view = await viewFiltersOf(db, ctx, q.view_id);
     if (!view) throw invalid('query.view_id', 'no such view (or it is not yours)');
     const vq = viewAsQuery(view);
-    const vdefs =
-      defs.size > 0 || view.q || view.fields?.length ? await fieldDefs(db, ctx.workspaceId, 'ticket') : defs;
-    out.push(...filters(ctx, vq, await tagOf(vq.tag), await searchOf(vq.q, vdefs), 'view'));
+    const vdefs = defs.size > 0 || view.fields?.length ? await fieldDefs(db, ctx.workspaceId, 'ticket') : defs;
+    out.push(...filters(ctx, vq, await tagOf(vq.tag), await searchOf(vq.q), 'view'));
     const viewFields = (view.fields ?? []).map((f, i) => ({
       key: f.key,
       op: f.op,
@@ -266,9 +265,12 @@ function plan(deps: Deps, ctx: RequestContext, q: Query, defs: Map<string, Field
   return { relevance, spec, dir, list, after };
 }
 
-/** The ticket field definitions a list needs (none when it filters, sorts and searches on no field). */
+/**
+ * The ticket field definitions a list needs (none when it filters and sorts on no field; q reads
+ * the text fields' definitions in its own statement).
+ */
 async function defsFor(deps: Deps, ctx: RequestContext, q: Query): Promise<Map<string, FieldDef>> {
-  const needed = q.q !== undefined || q.sort?.startsWith('field.') || fieldParams(q).length > 0;
+  const needed = q.sort?.startsWith('field.') || fieldParams(q).length > 0;
   return needed ? fieldDefs(deps.database.db, ctx.workspaceId, 'ticket') : new Map();
 }
 
@@ -297,15 +299,11 @@ const KEY_COLUMNS = [
  */
 export async function listTickets(deps: Deps, ctx: RequestContext, q: Query): Promise<Buffer> {
   const limit = q.limit ?? 50;
-  // Ranked by relevance, the field definitions are read with q's parse (rankedSearch); the plan
-  // needs them only for a field sort, which a ranked list has not.
-  const ranked = q.q !== undefined && q.sort === undefined;
-  const own = ranked ? new Map<string, FieldDef>() : await defsFor(deps, ctx, q);
-  const { relevance, spec, dir, list, after } = plan(deps, ctx, q, own);
+  const defs = await defsFor(deps, ctx, q);
+  const { relevance, spec, dir, list, after } = plan(deps, ctx, q, defs);
   // The ranked search runs on generic plans (its words are a parameter; search.ts says why).
   const db = relevance ? deps.database.search : deps.database.db;
-  const search = relevance ? await rankedSearch(db, ctx.workspaceId, q.q!, deps.config.searchWalkAbove) : null;
-  const defs = search ? search.defs : own;
+  const search = relevance ? await textSearch(db, ctx.workspaceId, q.q!, deps.config.searchWalkAbove, true) : null;
   const predicates = [...baseFilters(q, teamVisible(ctx)), ...(await criteria(deps, ctx, q, defs, search))];
   const filtered = () => {
     let query = ticketFrom(db, ctx.workspaceId).select(KEY_COLUMNS);

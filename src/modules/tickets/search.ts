@@ -24,7 +24,6 @@ import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { DB } from '../../platform/db/schema.js';
 import { likePattern } from '../../platform/http/values.js';
 import { textFieldMatch } from '../custom-fields/filters.js';
-import { type FieldDef, fieldDefs, fieldDefsFrom, fieldDefsJson } from '../custom-fields/service.js';
 
 export interface TextSearch {
   workspaceId: string;
@@ -34,8 +33,6 @@ export interface TextSearch {
   tsq: string;
   /** q as a case-insensitive substring pattern (ILIKE). */
   pattern: string;
-  /** The workspace's text fields match too. */
-  defs: Map<string, FieldDef>;
   /** Common words in messages: tier 1 walks the list rather than collecting every match. */
   common: boolean;
   /** Common words in subjects: tier 2 walks the list too. */
@@ -80,7 +77,6 @@ function searchOf(
   row: Parsed | undefined,
   workspaceId: string,
   text: string,
-  defs: Map<string, FieldDef>,
   walkAbove: number,
   param: boolean,
 ): TextSearch {
@@ -91,7 +87,6 @@ function searchOf(
     number: ticketNumberOf(text),
     tsq,
     pattern: likePattern(text.trim()),
-    defs,
     common: tsq !== '' && Number(row?.messages ?? 0) > walkAbove,
     // Walking pays when a page is found within a hundred tickets per match or so.
     commonSubjects: tsq !== '' && subjects * 100 > Number(row?.tickets ?? 0) && subjects > walkAbove / 10,
@@ -136,43 +131,24 @@ function keepParse(workspaceId: string, text: string, row: Parsed | undefined): 
   });
 }
 
-/** q as a filter (a list with its own sort, a view's q): the words become a constant of the SQL. */
+/**
+ * q parsed and estimated (kept a minute). `param`: the words go into the SQL as a parameter,
+ * for the ranked list on Database.search's generic plans; otherwise (q as a filter: a list with
+ * its own sort, a view's q) as a constant the planner reads.
+ */
 export async function textSearch(
   db: Kysely<DB>,
   workspaceId: string,
   text: string,
-  defs: Map<string, FieldDef>,
   walkAbove: number,
+  param = false,
 ): Promise<TextSearch> {
   let row = cachedParse(workspaceId, text);
   if (row === null) {
     row = (await parseAndEstimate(workspaceId, text).execute(db)).rows[0];
     keepParse(workspaceId, text, row);
   }
-  return searchOf(row, workspaceId, text, defs, walkAbove, false);
-}
-
-/**
- * q ranked by relevance: the words become a parameter (Database.search's generic plans), and
- * the ticket field definitions its text fields need are read in the same statement as the
- * parse (or alone, when the parse is kept).
- */
-export async function rankedSearch(
-  db: Kysely<DB>,
-  workspaceId: string,
-  text: string,
-  walkAbove: number,
-): Promise<TextSearch> {
-  const kept = cachedParse(workspaceId, text);
-  if (kept !== null) {
-    return searchOf(kept, workspaceId, text, await fieldDefs(db, workspaceId, 'ticket'), walkAbove, true);
-  }
-  const r = await sql<Parsed & { defs: Parameters<typeof fieldDefsFrom>[0] }>`
-      SELECT p.*, ${fieldDefsJson(workspaceId, 'ticket')} AS defs
-        FROM (${parseAndEstimate(workspaceId, text)}) p`.execute(db);
-  const row = r.rows[0];
-  keepParse(workspaceId, text, row);
-  return searchOf(row, workspaceId, text, fieldDefsFrom(row?.defs ?? []), walkAbove, true);
+  return searchOf(row, workspaceId, text, walkAbove, param);
 }
 
 const words = (s: TextSearch) => (s.param ? sql`${s.tsq}::tsquery` : sql`${sql.lit(s.tsq)}::tsquery`);
@@ -199,21 +175,21 @@ function matchOf(s: TextSearch, all: boolean): RawBuilder<SqlBool> {
     // Checked per ticket while walking the list: each source through the ticket's own row or
     // index. OFFSET 0 keeps the messages check per ticket: without it PostgreSQL may hash every
     // matching message of the workspace first (it plans the walk as if it read every ticket).
-    const inFields = textFieldMatch(sql`t.fields`, s.defs, s.pattern);
+    const inFields = textFieldMatch(sql`t.fields`, w, 'ticket', s.pattern);
     return sql<SqlBool>`(${all ? sql`${numberMatch(s)} OR ${subjectMatch(s)} OR` : sql``}
         EXISTS (SELECT 1 FROM messages m
           WHERE m.workspace_id = t.workspace_id AND m.ticket_id = t.id AND m.search @@ ${words(s)} OFFSET 0)
         OR t.contact_id IN (${contact})
-        ${inFields ? sql`OR (field_text(t.fields) ILIKE ${s.pattern} AND ${inFields})` : sql``})`;
+        OR (field_text(t.fields) ILIKE ${s.pattern} AND ${inFields}))`;
   }
   // The few matching ids, each source from its own index and computed once (no reference to
   // the outer row). UNION ALL: IN needs no duplicates removed first.
-  const inFields = textFieldMatch(sql`f.fields`, s.defs, s.pattern);
+  const inFields = textFieldMatch(sql`f.fields`, w, 'ticket', s.pattern);
   const hasWords = s.tsq !== '';
   return sql<SqlBool>`t.id IN (
       SELECT k.id FROM tickets k WHERE k.workspace_id = ${w} AND k.contact_id IN (${contact})
       ${hasWords ? sql`UNION ALL SELECT m.ticket_id FROM messages m WHERE ${inWorkspace(s)} AND m.search @@ ${words(s)}` : sql``}
-      ${inFields ? sql`UNION ALL SELECT f.id FROM tickets f WHERE f.workspace_id = ${w} AND f.deleted_at IS NULL AND field_text(f.fields) ILIKE ${s.pattern} AND ${inFields}` : sql``}
+      UNION ALL SELECT f.id FROM tickets f WHERE f.workspace_id = ${w} AND f.deleted_at IS NULL AND field_text(f.fields) ILIKE ${s.pattern} AND ${inFields}
       ${all && hasWords ? sql`UNION ALL SELECT s.id FROM tickets s WHERE s.workspace_id = ${w} AND s.deleted_at IS NULL AND s.search @@ ${words(s)}` : sql``}
       ${all && s.number !== null ? sql`UNION ALL SELECT n.id FROM tickets n WHERE n.workspace_id = ${w} AND n.number = ${s.number}` : sql``})`;
 }
