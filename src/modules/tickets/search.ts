@@ -21,6 +21,7 @@
 // (Database.search): one plan per shape of search, made once per connection, whatever the words.
 // Filters (q with a sort, a view's q) keep the words as a constant and the planner's custom plans.
 import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import type { DB } from '../../platform/db/schema.js';
 import { likePattern } from '../../platform/http/values.js';
 import { textFieldMatch } from '../custom-fields/filters.js';
@@ -99,37 +100,8 @@ function searchOf(
  * Parses and estimates kept per process, by workspace and q, for a minute: the parse depends on
  * q alone, and the estimates change only when PostgreSQL's statistics do (ANALYZE), so a search
  * repeated (a page after the first, a view refreshed, the same words again) asks for neither.
- * At most PARSED_MAX entries, the least recently used out first.
  */
-const parsedCache = new Map<string, { row: Parsed | undefined; until: number }>();
-const PARSED_MAX = 2_000;
-const PARSED_TTL_MS = 60_000;
-
-function cachedParse(workspaceId: string, text: string): Parsed | undefined | null {
-  const key = `${workspaceId}\n${text}`;
-  const hit = parsedCache.get(key);
-  if (!hit) return null;
-  parsedCache.delete(key);
-  if (hit.until < Date.now()) return null;
-  parsedCache.set(key, hit);
-  return hit.row;
-}
-
-function keepParse(workspaceId: string, text: string, row: Parsed | undefined): void {
-  const key = `${workspaceId}\n${text}`;
-  parsedCache.delete(key);
-  if (parsedCache.size >= PARSED_MAX) parsedCache.delete(parsedCache.keys().next().value!);
-  parsedCache.set(key, {
-    row: row && {
-      tsq: row.tsq,
-      messages: row.messages,
-      subjects: row.subjects,
-      tickets: row.tickets,
-      everywhere: row.everywhere,
-    },
-    until: Date.now() + PARSED_TTL_MS,
-  });
-}
+const parsed = new LRUCache<string, Parsed>({ max: 2_000, ttl: 60_000 });
 
 /**
  * q parsed and estimated (kept a minute). `param`: the words go into the SQL as a parameter,
@@ -143,10 +115,11 @@ export async function textSearch(
   walkAbove: number,
   param = false,
 ): Promise<TextSearch> {
-  let row = cachedParse(workspaceId, text);
-  if (row === null) {
+  const key = `${workspaceId}\n${text}`;
+  let row = parsed.get(key);
+  if (row === undefined) {
     row = (await parseAndEstimate(workspaceId, text).execute(db)).rows[0];
-    keepParse(workspaceId, text, row);
+    if (row) parsed.set(key, row);
   }
   return searchOf(row, workspaceId, text, walkAbove, param);
 }
