@@ -3,6 +3,7 @@
 // the sweeper, retention.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventEnvelope } from '../src/platform/events/envelope.js';
+import { EventPublisher } from '../src/platform/events/publisher.js';
 import { pruneEvents } from '../src/platform/events/retention.js';
 import { isErrorBody, newApiKey, newTenant, onPostgres, type Service, signUp, startService } from './helpers.js';
 
@@ -221,6 +222,16 @@ describe('publishing', () => {
   });
 
   it('republishes events committed but never published (a crash between COMMIT and publish)', async () => {
+    // The event was committed two hours ago, before the window every running sweeper looks back
+    // over (an hour at start-up): on the shared PostgreSQL, another test file's service starting
+    // meanwhile would otherwise republish it first. This process's sweeper, restarted with a
+    // three-hour look-back, is the one that finds it.
+    const sweeper = new EventPublisher(svc.rt.deps.database, svc.rt.deps.bus, svc.rt.deps.log, {
+      flushMs: 200,
+      sweepMs: 5000,
+      graceMs: 10_000,
+      startupWindowMs: 3 * 3_600_000,
+    });
     const t = await newTenant(svc.api);
     await svc.rt.deps.database.db
       .insertInto('events')
@@ -233,7 +244,7 @@ describe('publishing', () => {
         topics: [`workspace:${t.workspaceId}`],
         team_id: null,
         data: JSON.stringify({ workspace: { id: t.workspaceId } }),
-        occurred_at: new Date(Date.now() - 60_000),
+        occurred_at: new Date(Date.now() - 2 * 3_600_000),
       })
       .execute();
     const seen: EventEnvelope[] = [];
@@ -241,10 +252,10 @@ describe('publishing', () => {
       if (e.workspace_id === t.workspaceId) seen.push(e);
     });
     try {
-      const n = await svc.rt.deps.publisher.sweep();
+      const n = await sweeper.sweep();
       expect(n).toBeGreaterThanOrEqual(1);
       await expect.poll(() => seen.map((e) => e.id)).toContain('0193c6a0-1111-7000-8000-000000000001');
-      const again = await svc.rt.deps.publisher.sweep();
+      const again = await sweeper.sweep();
       expect(again).toBe(0);
     } finally {
       off();
