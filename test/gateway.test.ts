@@ -105,6 +105,26 @@ describe('the agent socket', () => {
     expect(got.filter((e) => e.type === 'ticket.created')).toHaveLength(9);
   });
 
+  it('frames broadcasts of both long lengths (16-bit and 64-bit) so the client reads them whole, in order', async () => {
+    // Broadcasts are framed once and written as they are (Conn.sendWire): both long length
+    // forms, between replies framed by ws (join, ping), must reach the official client intact.
+    const t = await newTenant(svc.api);
+    const c = await agentSocket(t.as);
+    const ch = c.socket.channel(`workspace:${t.workspaceId}`);
+    const got = collect(ch);
+    const start = (await join(ch)).response.latest_seq as number;
+    const long = 'Ünïcode ✓ '.repeat(9000); // about 110 KB in UTF-8: a frame over 65,535 bytes
+    await ticket(t, { body_html: `<p>${long}</p>` });
+    await ticket(t, { body_html: '<p>short</p>' });
+    const rtt = await new Promise<number>((resolve) => c.socket.ping(resolve));
+    expect(rtt).toBeGreaterThanOrEqual(0);
+    const latest = await latestSeqOf(svc, t);
+    await expect.poll(() => got.length).toBe(latest - start);
+    expect(got).toEqual(await eventsAfterOf(svc, t, start));
+    const bodies = got.filter((e) => e.type === 'message.created').map((e) => e.data.message.body_text);
+    expect(bodies).toEqual([long.trim(), 'short']);
+  });
+
   it('gives private-team events as stand-ins on the workspace topic and in full on the team topic, to those allowed', async () => {
     const t = await newTenant(svc.api);
     const member = await addMember(svc, t, 'agent', 'Mia Member');

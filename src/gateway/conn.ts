@@ -1,8 +1,9 @@
 // One client socket: who it is (from the token, checked once at connect), what it joined,
 // and its send path with the bounded buffer.
+import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { RequestContext } from '../platform/http/context.js';
-import type { Ref } from './protocol.js';
+import type { Ref, WireFrame } from './protocol.js';
 
 /** What a socket is, from its token's claims. */
 export type Identity =
@@ -60,6 +61,8 @@ export class Conn {
 
   constructor(
     readonly ws: WebSocket,
+    /** The upgraded TCP (or TLS) socket under `ws`: broadcasts are written to it whole. */
+    private readonly socket: Duplex,
     readonly who: Identity,
     private readonly owner: Owner,
   ) {}
@@ -73,12 +76,33 @@ export class Conn {
     return this.who.kind === 'agent' && this.who.ctx.actor.type === 'user' ? this.who.ctx.actor.userId : null;
   }
 
+  /** One message for this socket (replies, presence_state): framed by `ws`. */
   send(data: Buffer | string): void {
     if (this.closed) return;
     const ws = this.ws;
     if (ws.readyState !== 1) return;
     ws.send(data, TEXT);
-    if (ws.bufferedAmount > this.owner.limits.maxBufferedBytes) this.owner.slow(this);
+    this.#checkBuffer();
+  }
+
+  /**
+   * A broadcast frame, built once for every socket, written as it is. This is the same write
+   * `ws` makes (it never queues without compression, which the gateway turns off), minus the
+   * framing per socket, so frames of both paths stay in order.
+   */
+  sendWire(frame: WireFrame): void {
+    if (this.closed || this.ws.readyState !== 1) return;
+    this.socket.write(frame.wire);
+    this.#checkBuffer();
+  }
+
+  /** Bytes written but not yet taken by the kernel. */
+  get buffered(): number {
+    return this.ws.bufferedAmount;
+  }
+
+  #checkBuffer(): void {
+    if (this.socket.writableLength > this.owner.limits.maxBufferedBytes) this.owner.slow(this);
   }
 
   /** A sliding-window rate limit per socket; false when this push is over the limit. */

@@ -17,7 +17,16 @@ import { Conn, type GatewayLimits, type Identity, type TicketInfo } from './conn
 import { Hub } from './hub.js';
 import { openPeers, type PeerLink, type PeerMessage } from './peers.js';
 import { BEAT_MS, PRESENCE_STATES, Presence, type PresenceState } from './presence.js';
-import { broadcastFrame, CLOSE, decodeFrame, encodeFrame, type Frame, MAX_PAYLOAD, reply } from './protocol.js';
+import {
+  broadcastFrame,
+  CLOSE,
+  decodeFrame,
+  encodeFrame,
+  type Frame,
+  MAX_PAYLOAD,
+  reply,
+  type WireFrame,
+} from './protocol.js';
 import { isUuid, parseTopic, type Topic } from './topics.js';
 
 export type GatewayDeps = Pick<Deps, 'config' | 'database' | 'bus' | 'tokens' | 'log'>;
@@ -246,7 +255,7 @@ export class Gateway {
         if (socket.destroyed) return;
         if (!who) return refuse(socket, 401, 'unauthorized', 'The realtime token is invalid, expired or revoked.');
         if (this.#closing) return refuse(socket, 503, 'unavailable', 'The gateway is shutting down.');
-        this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws, who));
+        this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws, socket, who));
       },
       (err) => {
         this.deps.log.error({ err: String(err) }, 'gateway could not check a token');
@@ -298,8 +307,8 @@ export class Gateway {
     return this.#revoked.refuses(who) ? null : who;
   }
 
-  #accept(ws: WebSocket, who: Identity): void {
-    const conn = new Conn(ws, who, this);
+  #accept(ws: WebSocket, socket: Duplex, who: Identity): void {
+    const conn = new Conn(ws, socket, who, this);
     this.#conns.add(conn);
     addTo(this.#byWorkspace, who.wid, conn);
     if (conn.userId) addTo(this.#byUser, conn.userId, conn);
@@ -313,7 +322,7 @@ export class Gateway {
     if (conn.closed) return;
     conn.closed = true;
     this.deps.log.warn(
-      { socket: conn.id, workspace_id: conn.wid, buffered: conn.ws.bufferedAmount },
+      { socket: conn.id, workspace_id: conn.wid, buffered: conn.buffered },
       'gateway dropped a socket that stopped reading',
     );
     conn.ws.terminate();
@@ -595,11 +604,11 @@ export class Gateway {
     if (!t || t.kind === 'user') return;
     const subs = this.#hubs.get(t.wid)?.subs.get(topic);
     if (!subs) return;
-    let frame: Buffer | undefined;
+    let frame: WireFrame | undefined;
     for (const c of subs) {
       if (exceptUser !== null && c.userId === exceptUser) continue;
       frame ??= broadcastFrame(topic, event, JSON.stringify(payload));
-      c.send(frame);
+      c.sendWire(frame);
     }
   }
 

@@ -14,7 +14,7 @@ import { EVENT_SEQ } from '../platform/events/outbox.js';
 import { rowToEnvelope } from '../platform/events/publisher.js';
 import { canSee } from '../platform/events/visibility.js';
 import type { Conn } from './conn.js';
-import { broadcastFrame } from './protocol.js';
+import { broadcastFrame, type WireFrame } from './protocol.js';
 
 /** Buffered events past a gap beyond which the gap is filled at once. */
 const MAX_BUFFERED_EVENTS = 5000;
@@ -176,16 +176,16 @@ export class Hub {
     const wsTopic = `workspace:${this.wid}`;
     const all = this.subs.get(wsTopic);
     if (all) {
-      let fullFrame: Buffer | undefined;
-      let hiddenFrame: Buffer | undefined;
+      let fullFrame: WireFrame | undefined;
+      let hiddenFrame: WireFrame | undefined;
       for (const c of all) {
         if (c.who.kind !== 'agent') continue;
         if (!e.team_id && canSee(c.who.ctx, e)) {
           fullFrame ??= broadcastFrame(wsTopic, 'event', full());
-          c.send(fullFrame);
+          c.sendWire(fullFrame);
         } else {
           hiddenFrame ??= broadcastFrame(wsTopic, 'event', JSON.stringify(standIn(e)));
-          c.send(hiddenFrame);
+          c.sendWire(hiddenFrame);
         }
         sent++;
       }
@@ -201,7 +201,7 @@ export class Hub {
         if (!subs) continue;
         const frame = broadcastFrame(topic, 'event', JSON.stringify(forWidget(e, topic)));
         for (const c of subs) {
-          c.send(frame);
+          c.sendWire(frame);
           sent++;
         }
       }
@@ -212,12 +212,12 @@ export class Hub {
   #toAllowed(topic: string, e: EventEnvelope, full: () => string): number {
     const subs = this.subs.get(topic);
     if (!subs) return 0;
-    let frame: Buffer | undefined;
+    let frame: WireFrame | undefined;
     let sent = 0;
     for (const c of subs) {
       if (c.who.kind !== 'agent' || !canSee(c.who.ctx, e)) continue;
       frame ??= broadcastFrame(topic, 'event', full());
-      c.send(frame);
+      c.sendWire(frame);
       sent++;
     }
     return sent;

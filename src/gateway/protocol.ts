@@ -1,5 +1,6 @@
 // Phoenix Channels, JSON serializer version 2 (vsn=2.0.0): every message is a JSON array
 // [join_ref, ref, topic, event, payload]. What the official `phoenix` client sends and expects.
+import * as ws from 'ws';
 
 /** Largest frame a client may send (bigger ones close the socket with 1009). */
 export const MAX_PAYLOAD = 64 * 1024;
@@ -40,12 +41,35 @@ export function encodeFrame(joinRef: Ref, ref: Ref, topic: string, event: string
 }
 
 /**
- * A broadcast, encoded once for every socket of a topic: the payload is JSON already (an
- * envelope is stringified once per variant and shared by every topic it goes to), and the
- * result is a Buffer so that `ws` does not re-encode the text for each socket.
+ * A broadcast, encoded once for every socket of a topic, down to the WebSocket frame: the
+ * payload is JSON already (an envelope is stringified once per variant and shared by every
+ * topic it goes to), and the frame header is built once by `ws`'s own framer. A socket then
+ * costs one write of the same bytes (Conn.sendWire), not a re-framing and a two-part write.
  */
-export function broadcastFrame(topic: string, event: string, payloadJson: string): Buffer {
-  return Buffer.from(`[null,null,${JSON.stringify(topic)},${JSON.stringify(event)},${payloadJson}]`);
+export interface WireFrame {
+  /** The whole unmasked text frame: header and payload. */
+  readonly wire: Buffer;
+}
+
+// `ws` exports its framer (Sender.frame, public in ws's source); @types/ws does not declare it.
+interface FrameOptions {
+  fin: boolean;
+  opcode: number;
+  mask: boolean;
+  readOnly: boolean;
+  rsv1: boolean;
+}
+type Framer = (data: Buffer, o: FrameOptions) => Buffer[];
+const frameText: Framer = (() => {
+  const sender = (ws as unknown as { Sender?: { frame?: Framer } }).Sender;
+  if (typeof sender?.frame !== 'function') throw new Error('ws no longer exports Sender.frame');
+  return sender.frame.bind(sender);
+})();
+const TEXT_FRAME: FrameOptions = { fin: true, opcode: 1, mask: false, readOnly: false, rsv1: false };
+
+export function broadcastFrame(topic: string, event: string, payloadJson: string): WireFrame {
+  const text = Buffer.from(`[null,null,${JSON.stringify(topic)},${JSON.stringify(event)},${payloadJson}]`);
+  return { wire: Buffer.concat(frameText(text, TEXT_FRAME)) };
 }
 
 export const reply = (status: 'ok' | 'error', response: Record<string, unknown> = {}) => ({ status, response });
