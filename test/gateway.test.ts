@@ -48,6 +48,15 @@ async function agentSocket(as: { token?: string; workspace?: string }) {
   return open(await realtimeToken(svc.api, as));
 }
 
+/** An agent socket joined to its workspace topic: what it receives from now on, and the seq it joined at. */
+async function joinedWorkspace(t: Tenant) {
+  const c = await agentSocket(t.as);
+  const ch = c.socket.channel(`workspace:${t.workspaceId}`);
+  const got = collect(ch);
+  const start = (await join(ch)).response.latest_seq as number;
+  return { c, ch, got, start };
+}
+
 /** Waits a moment so that anything wrongly sent would have arrived. */
 const quiet = () => sleep(300);
 
@@ -109,10 +118,7 @@ describe('the agent socket', () => {
     // Broadcasts are framed once and written as they are (Conn.sendWire): both long length
     // forms, between replies framed by ws (join, ping), must reach the official client intact.
     const t = await newTenant(svc.api);
-    const c = await agentSocket(t.as);
-    const ch = c.socket.channel(`workspace:${t.workspaceId}`);
-    const got = collect(ch);
-    const start = (await join(ch)).response.latest_seq as number;
+    const { c, got, start } = await joinedWorkspace(t);
     const long = 'Ünïcode ✓ '.repeat(9000); // about 110 KB in UTF-8: a frame over 65,535 bytes
     await ticket(t, { body_html: `<p>${long}</p>` });
     await ticket(t, { body_html: '<p>short</p>' });
@@ -605,10 +611,7 @@ describe('replay after a forced disconnect', () => {
 describe('seq order and exactly once', () => {
   it('delivers in seq order when the bus reorders or repeats events, and reads a missing one from the outbox', async () => {
     const t = await newTenant(svc.api);
-    const c = await agentSocket(t.as);
-    const ch = c.socket.channel(`workspace:${t.workspaceId}`);
-    const got = collect(ch);
-    const start = (await join(ch)).response.latest_seq as number;
+    const { got, start } = await joinedWorkspace(t);
     const db = svc.rt.deps.database.db;
     // Three committed events that were never published (as if their process died after COMMIT).
     const events = await db.transaction().execute((trx) =>

@@ -96,13 +96,13 @@ export class Conn {
     this.#checkBuffer();
   }
 
-  /** Bytes written but not yet taken by the kernel. */
+  /** Bytes written but not yet taken by the kernel (ws.bufferedAmount, as ws never queues here). */
   get buffered(): number {
-    return this.ws.bufferedAmount;
+    return this.socket.writableLength;
   }
 
   #checkBuffer(): void {
-    if (this.socket.writableLength > this.owner.limits.maxBufferedBytes) this.owner.slow(this);
+    if (this.buffered > this.owner.limits.maxBufferedBytes) this.owner.slow(this);
   }
 
   /** A sliding-window rate limit per socket; false when this push is over the limit. */
