@@ -6,7 +6,16 @@
 // its JSON afresh.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ticketJsonCache } from '../src/modules/tickets/json-cache.js';
-import { newTenant, onPostgres, type Service, startService, type Tenant, unique } from './helpers.js';
+import {
+  addMember,
+  newApiKey,
+  newTenant,
+  onPostgres,
+  type Service,
+  startService,
+  type Tenant,
+  unique,
+} from './helpers.js';
 
 let svc: Service;
 let t: Tenant;
@@ -125,6 +134,61 @@ describe('lists after changes to what a ticket shows', () => {
     } finally {
       await other.stop();
     }
+  });
+});
+
+// A list's statement is built once and kept (src/modules/tickets/list.ts, compiledPages): the
+// same request again runs it without building it. What a user would notice if that went wrong:
+// someone else's list (a private team's ticket, another person's "mine"), or a list that does not
+// follow the data or a label's new name.
+describe('lists asked for again', () => {
+  it('are each caller’s own, follow new tickets, and follow a label’s new name', async () => {
+    const w = await newTenant(svc.api);
+    const insider = await addMember(svc, w, 'agent', 'Ina Insider');
+    const outsider = await addMember(svc, w, 'agent', 'Otto Outsider');
+    const key = await newApiKey(svc.api, w, ['tickets:read']);
+    const team = await svc.api.post(
+      '/v1/teams',
+      { name: unique('Vault'), private: true, member_ids: [insider.userId] },
+      w.as,
+    );
+    expect(team.status, team.text).toBe(201);
+    const create = async (body: Record<string, unknown>) => {
+      const r = await svc.api.post('/v1/tickets', { contact: { email: `${unique('c')}@example.com` }, ...body }, w.as);
+      expect(r.status, r.text).toBe(201);
+      return r.body.id as string;
+    };
+    const secret = await create({ subject: 'Basaltic vault', team_id: team.body.id });
+    const open = await create({ subject: 'Basaltic lobby', assignee_id: outsider.userId, tags: ['granite'] });
+    const mine = await create({ subject: 'Pumice desk', assignee_id: insider.userId });
+    const paths = ['/v1/tickets?limit=50', '/v1/tickets?q=basaltic', '/v1/tickets?q=basaltic&order=asc'];
+    const idsOf = async (path: string, as: object) => {
+      const r = await svc.api.get(path, as);
+      expect(r.status, r.text).toBe(200);
+      return r.body.data.map((x: { id: string }) => x.id) as string[];
+    };
+    // The team's member first, then those outside it, then the member again: the same requests.
+    for (const round of [0, 1]) {
+      for (const path of paths) {
+        expect(await idsOf(path, insider.as), `${path} round ${round}`).toContain(secret);
+        expect(await idsOf(path, outsider.as), path).not.toContain(secret);
+        expect(await idsOf(path, { token: key.key }), path).not.toContain(secret);
+        expect(await idsOf(path, w.as), path).toContain(secret);
+      }
+    }
+    expect(await idsOf('/v1/tickets?assignee=me', insider.as)).toEqual([mine]);
+    expect(await idsOf('/v1/tickets?assignee=me', outsider.as)).toEqual([open]);
+    // A new match shows on the very same request.
+    const later = await create({ subject: 'Basaltic annex' });
+    expect(await idsOf('/v1/tickets?q=basaltic', outsider.as)).toEqual([later, open]);
+    expect((await idsOf('/v1/tickets?limit=50', outsider.as))[0]).toBe(later);
+    // A label renamed: the list by its old name is empty, by its new name it has the ticket.
+    expect(await idsOf('/v1/tickets?tag=granite', outsider.as)).toEqual([open]);
+    const labels = (await svc.api.get('/v1/tags', w.as)).body.data as Array<{ id: string; name: string }>;
+    const granite = labels.find((g) => g.name === 'granite')!;
+    expect((await svc.api.patch(`/v1/tags/${granite.id}`, { name: 'marble' }, w.as)).status).toBe(200);
+    expect(await idsOf('/v1/tickets?tag=granite', outsider.as)).toEqual([]);
+    expect(await idsOf('/v1/tickets?tag=marble', outsider.as)).toEqual([open]);
   });
 });
 

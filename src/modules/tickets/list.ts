@@ -13,14 +13,17 @@
 // rank, then contact match.
 import type { Static } from '@sinclair/typebox';
 import {
+  CompiledQuery,
   type Expression,
   type ExpressionBuilder,
   type Kysely,
   type RawBuilder,
+  type SelectExpression,
   type SelectQueryBuilder,
   type SqlBool,
   sql,
 } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import type { Deps } from '../../deps.js';
 import { fromMicros, microsOf, pageLimit } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
@@ -289,6 +292,9 @@ const KEY_COLUMNS = [
   't.severity_rank',
 ] as const;
 
+/** What a relevance-ranked list's tiers select: its cursor's values besides the rank. */
+const RANKED_COLUMNS = ['t.id', microsOf('t.last_message_at').as('last_message_us')] as const;
+
 /**
  * A page of tickets as JSON bytes, `{data, next_cursor}`, from each ticket's JSON (json-cache.ts).
  *
@@ -304,12 +310,107 @@ export async function listTickets(deps: Deps, ctx: RequestContext, q: Query): Pr
   // The ranked search runs on generic plans (its words are a parameter; search.ts says why).
   const db = relevance ? deps.database.search : deps.database.db;
   const search = relevance ? await textSearch(db, ctx.workspaceId, q.q!, deps.config.searchWalkAbove, true) : null;
+  const pages = () =>
+    deps.pager.pageBytes(
+      list,
+      rows,
+      limit,
+      (r) => spec.keys.map((k) => k.of(r)),
+      (r) => r.json,
+    );
+  let rows: ListRow[];
+  const keyed = keyedSort(q, defs);
+  if (keyed) {
+    const filtered = await filteredFor(deps, ctx, q, defs, search, db, KEY_COLUMNS);
+    rows = await keyedFieldPage(deps, ctx.workspaceId, filtered, keyed, dir, after, limit);
+    return pages();
+  }
+  const memo = memoKey(ctx, q, search);
+  const statements = compiledPages(deps);
+  let compiled: CompiledQuery | null | undefined = memo === null ? undefined : statements.get(memo);
+  if (compiled === undefined) {
+    const query = await pageQuery(deps, ctx, q, defs, { relevance, spec, dir, after }, search, db, limit);
+    const c = query?.compile();
+    compiled = c === undefined ? null : CompiledQuery.raw(c.sql, [...c.parameters]);
+    if (memo !== null && compiled !== null) statements.set(memo, compiled);
+  }
+  rows =
+    compiled === null
+      ? []
+      : await withTicketJson(deps.database, ctx.workspaceId, (await db.executeQuery(compiled)).rows as ListRow[]);
+  return pages();
+}
+
+/**
+ * The page queries of lists, compiled, per database and by everything their SQL is made of: a
+ * list asked for again (an inbox refreshed, the same search's first page, by every agent of a
+ * team) runs its statement without building it again; the rows are read afresh each time. Only
+ * lists whose SQL depends on nothing but the request are kept: not those naming a label, a view
+ * or a custom field, whose SQL embeds what the database says of them now, nor q as a filter of a
+ * sorted list (its estimate is looked up while building). The relevance-ranked search's SQL
+ * depends on q's parse and estimates too: they are part of the key. Kept as text and
+ * parameters (not Kysely's operation tree), at most 1,000 statements or 8 MB.
+ */
+const pageStatements = new WeakMap<object, LRUCache<string, CompiledQuery>>();
+function compiledPages(deps: Deps): LRUCache<string, CompiledQuery> {
+  let c = pageStatements.get(deps.database);
+  if (!c) {
+    c = new LRUCache<string, CompiledQuery>({
+      max: 1_000,
+      maxSize: 8 * 1024 * 1024,
+      sizeCalculation: (v, key) =>
+        key.length + v.sql.length + v.parameters.reduce<number>((n, p) => n + String(p).length, 0),
+    });
+    pageStatements.set(deps.database, c);
+  }
+  return c;
+}
+
+function memoKey(ctx: RequestContext, q: Query, search: TextSearch | null): string | null {
+  const lookedUp =
+    q.tag !== undefined ||
+    q.view_id !== undefined ||
+    q.sort?.startsWith('field.') === true ||
+    fieldParams(q).length > 0 ||
+    (q.q !== undefined && search === null);
+  if (lookedUp) return null;
+  const actor = ctx.actor.type === 'user' ? `user:${ctx.actor.userId}` : 'key';
+  return JSON.stringify([ctx.workspaceId, actor, ctx.role, ctx.teams, q, search]);
+}
+
+/** The tickets of the list's filters, the predicates looked up first; `columns` selected. */
+async function filteredFor(
+  deps: Deps,
+  ctx: RequestContext,
+  q: Query,
+  defs: Map<string, FieldDef>,
+  search: TextSearch | null,
+  db: Kysely<DB>,
+  columns: ReadonlyArray<SelectExpression<DB & { t: DB['tickets'] }, 't'>>,
+) {
   const predicates = [...baseFilters(q, teamVisible(ctx)), ...(await criteria(deps, ctx, q, defs, search))];
-  const filtered = () => {
-    let query = ticketFrom(db, ctx.workspaceId).select(KEY_COLUMNS);
+  return () => {
+    let query = ticketFrom(db, ctx.workspaceId).select(columns);
     for (const f of predicates) query = query.where(f as never);
     return query;
   };
+}
+
+/**
+ * The query of a page (null: no tier is left after the cursor), every row with its ticket's
+ * JSON version (json-cache.ts).
+ */
+async function pageQuery(
+  deps: Deps,
+  ctx: RequestContext,
+  q: Query,
+  defs: Map<string, FieldDef>,
+  p: { relevance: boolean; spec: { keys: Key[] }; dir: 'asc' | 'desc'; after: KeyValue[] | null },
+  search: TextSearch | null,
+  db: Kysely<DB>,
+  limit: number,
+) {
+  const { spec, dir, after } = p;
   const after_ = (keys: Key[], values: KeyValue[] | null) => {
     if (!values) return null;
     const cols = sql.join(keys.map((k) => k.expr));
@@ -317,7 +418,6 @@ export async function listTickets(deps: Deps, ctx: RequestContext, q: Query): Pr
     return sql<SqlBool>`(${cols}) ${sql.raw(dir === 'desc' ? '<' : '>')} (${vals})`;
   };
 
-  let rows: ListRow[];
   if (search) {
     // Relevance: one query per tier, each walking or collecting its own matches in recency
     // order up to a page, the tiers in the list's order; then the page, and the JSON of its rows.
@@ -326,6 +426,8 @@ export async function listTickets(deps: Deps, ctx: RequestContext, q: Query): Pr
     // parallel workers, which the service turns off), and stops when the page is full. So a
     // word common in subjects fills the page from the subject tier and the message tier is
     // never run; sorting the tiers' rows first would run every tier to its end.
+    // The tiers select the ranked cursor's values only.
+    const filtered = await filteredFor(deps, ctx, q, defs, search, db, RANKED_COLUMNS);
     const [, ...recency] = spec.keys;
     const cursorRank = after === null ? null : Number(after[0]);
     const ahead = (rank: number) => cursorRank === null || (dir === 'desc' ? rank <= cursorRank : rank >= cursorRank);
@@ -341,51 +443,34 @@ export async function listTickets(deps: Deps, ctx: RequestContext, q: Query): Pr
         for (const k of recency) arm = arm.orderBy(k.expr, dir);
         return db.selectFrom(arm.limit(pageLimit(limit + 1)).as(`tier${tier.rank}`)).selectAll();
       });
-    if (arms.length === 0) {
-      rows = [];
-    } else {
-      const union = arms.slice(1).reduce((u, arm) => u.unionAll(arm as never), arms[0]!);
-      const page = db
-        .selectFrom(union.as('p'))
-        .selectAll()
-        .limit(pageLimit(limit + 1));
-      rows = await withJson(deps, db, ctx.workspaceId, page, ['rank', 'last_message_us', 'id'], dir);
-    }
-  } else if (keyedSort(q, defs)) {
-    rows = await keyedFieldPage(deps, ctx.workspaceId, filtered, keyedSort(q, defs)!, dir, after, limit);
-  } else {
-    let query = filtered();
-    const cut = after_(spec.keys, after);
-    if (cut) query = query.where(cut as never);
-    const bySort = q.sort?.startsWith('field.') === true;
-    if (bySort) query = query.select(spec.keys[0]!.expr.as('sort_value')) as typeof query;
-    spec.keys.forEach((k, i) => {
-      query = query.orderBy(k.expr, dir);
-      if (bySort) query = query.select(k.expr.as(`k${i}`)) as typeof query;
-    });
-    query = query.limit(pageLimit(limit + 1));
-    rows = bySort
-      ? await withJson(
-          deps,
-          db,
-          ctx.workspaceId,
-          query,
-          spec.keys.map((_k, i) => `k${i}`),
-          dir,
-        )
-      : await withTicketJson(
-          deps.database,
-          ctx.workspaceId,
-          (await query.select(TICKET_VERSION.as('v')).execute()) as unknown as ListRow[],
-        );
+    if (arms.length === 0) return null;
+    const union = arms.slice(1).reduce((u, arm) => u.unionAll(arm as never), arms[0]!);
+    const page = db
+      .selectFrom(union.as('p'))
+      .selectAll()
+      .limit(pageLimit(limit + 1));
+    return withVersion(db, ctx.workspaceId, page, ['rank', 'last_message_us', 'id'], dir);
   }
-  return deps.pager.pageBytes(
-    list,
-    rows,
-    limit,
-    (r) => spec.keys.map((k) => k.of(r)),
-    (r) => r.json,
-  );
+  const filtered = await filteredFor(deps, ctx, q, defs, search, db, KEY_COLUMNS);
+  let query = filtered();
+  const cut = after_(spec.keys, after);
+  if (cut) query = query.where(cut as never);
+  const bySort = q.sort?.startsWith('field.') === true;
+  if (bySort) query = query.select(spec.keys[0]!.expr.as('sort_value')) as typeof query;
+  spec.keys.forEach((k, i) => {
+    query = query.orderBy(k.expr, dir);
+    if (bySort) query = query.select(k.expr.as(`k${i}`)) as typeof query;
+  });
+  query = query.limit(pageLimit(limit + 1));
+  return bySort
+    ? withVersion(
+        db,
+        ctx.workspaceId,
+        query,
+        spec.keys.map((_k, i) => `k${i}`),
+        dir,
+      )
+    : query.select(TICKET_VERSION.as('v'));
 }
 
 /** The field of a sort=field.<key> that the sort-key table answers (number, date, checkbox), or null. */
@@ -453,22 +538,22 @@ async function keyedFieldPage(
     .orderBy(sql.ref('u.sort_value'), dir)
     .orderBy(sql.ref('u.id'), dir)
     .limit(pageLimit(limit + 1));
-  return withJson(deps, db, workspaceId, page, ['sort_value', 'id'], dir);
+  const outer = withVersion(db, workspaceId, page, ['sort_value', 'id'], dir);
+  return withTicketJson(deps.database, workspaceId, (await outer.execute()) as unknown as ListRow[]);
 }
 
 /**
- * The JSON of a page picked by `page` (ids and sort keys only, sorted and limited): read for
- * those rows alone, in the page's order (`order`: its columns).
+ * The rows of a page picked by `page` (ids and sort keys only, sorted and limited) with their
+ * JSON version, read for those rows alone, in the page's order (`order`: its columns).
  */
-async function withJson(
-  deps: Deps,
+function withVersion(
   db: Kysely<DB>,
   workspaceId: string,
   // biome-ignore lint/suspicious/noExplicitAny: any page query: its columns are read back by name
   page: SelectQueryBuilder<any, any, any>,
   order: string[],
   dir: 'asc' | 'desc',
-): Promise<ListRow[]> {
+) {
   let outer = db
     .selectFrom(page.as('p'))
     .innerJoin('tickets as t', (j) => j.on('t.workspace_id', '=', workspaceId).onRef('t.id', '=', 'p.id'))
@@ -479,7 +564,7 @@ async function withJson(
     .selectAll('p')
     .select(TICKET_VERSION.as('v'));
   for (const c of order) outer = outer.orderBy(sql.ref(`p.${c}`), dir);
-  return withTicketJson(deps.database, workspaceId, (await outer.execute()) as unknown as ListRow[]);
+  return outer;
 }
 
 /** The counts of the inbox sidebar, over live tickets the caller may see. */
