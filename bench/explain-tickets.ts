@@ -41,7 +41,7 @@ const recorder = {
       // Lookups the list's SQL depends on run for real: field definitions, and q's parse and estimate.
       if (
         /^select\b[\s\S]*\bfrom "custom_fields"/i.test(sql) ||
-        /^(SELECT coalesce\(to_tsquery|EXPLAIN \(FORMAT JSON\))/.test(sql)
+        /^\s*(SELECT s\.tsq\b|EXPLAIN \(FORMAT JSON\))/.test(sql)
       ) {
         const r = await pool.query(sql, [...parameters]);
         return { rows: r.rows, rowCount: r.rowCount, command: 'SELECT' };
