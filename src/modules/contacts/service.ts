@@ -12,7 +12,6 @@ import type { Unit } from '../../platform/db/tx.js';
 import { uniqueOrConflict } from '../../platform/db/unique.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { invalid, notFound } from '../../platform/http/errors.js';
-import type { JsonText } from '../../platform/http/json.js';
 import type { Page } from '../../platform/http/pagination.js';
 import { iso } from '../../platform/http/schemas.js';
 import { likePattern, mergeCustom } from '../../platform/http/values.js';
