@@ -36,7 +36,7 @@ import { tagIdsByName } from '../tags/service.js';
 import { hasTag } from '../tags/sql.js';
 import { type ViewFilters, viewFiltersOf, visibleViews } from '../views/service.js';
 import { TICKET_VERSION, withTicketJson } from './json-cache.js';
-import { hiddenTeamIds, ticketFrom } from './queries.js';
+import { hiddenTeamIds, ticketFrom, ticketScope } from './queries.js';
 import type { ListTicketsQuery, TicketCounts } from './schemas.js';
 import { anyMatch, type TextSearch, textSearch, tiers } from './search.js';
 import { ACTIVE_STATUSES } from './status.js';
@@ -387,10 +387,11 @@ async function filteredFor(
   search: TextSearch | null,
   db: Kysely<DB>,
   columns: ReadonlyArray<SelectExpression<DB & { t: DB['tickets'] }, 't'>>,
+  from: typeof ticketFrom | typeof ticketScope = ticketFrom,
 ) {
   const predicates = [...baseFilters(q, teamVisible(ctx)), ...(await criteria(deps, ctx, q, defs, search))];
   return () => {
-    let query = ticketFrom(db, ctx.workspaceId).select(columns);
+    let query = from(db, ctx.workspaceId).select(columns);
     for (const f of predicates) query = query.where(f as never);
     return query;
   };
@@ -427,7 +428,8 @@ async function pageQuery(
     // word common in subjects fills the page from the subject tier and the message tier is
     // never run; sorting the tiers' rows first would run every tier to its end.
     // The tiers select the ranked cursor's values only.
-    const filtered = await filteredFor(deps, ctx, q, defs, search, db, RANKED_COLUMNS);
+    // No contact or assignee joined: the common-subject walk is then an index-only scan.
+    const filtered = await filteredFor(deps, ctx, q, defs, search, db, RANKED_COLUMNS, ticketScope);
     const [, ...recency] = spec.keys;
     const cursorRank = after === null ? null : Number(after[0]);
     const ahead = (rank: number) => cursorRank === null || (dir === 'desc' ? rank <= cursorRank : rank >= cursorRank);
@@ -435,13 +437,26 @@ async function pageQuery(
     const arms = ordered
       .filter((tier) => ahead(tier.rank))
       .map((tier) => {
-        let arm = filtered()
-          .select(sql<number>`${sql.lit(tier.rank)}::int4`.as('rank'))
-          .where(tier.match as never);
-        const cut = after !== null && tier.rank === cursorRank ? after_(recency, after.slice(1)) : null;
-        if (cut) arm = arm.where(cut as never);
-        for (const k of recency) arm = arm.orderBy(k.expr, dir);
-        return db.selectFrom(arm.limit(pageLimit(limit + 1)).as(`tier${tier.rank}`)).selectAll();
+        const walk = (match: RawBuilder<SqlBool>) => {
+          let arm = filtered()
+            .select(sql<number>`${sql.lit(tier.rank)}::int4`.as('rank'))
+            .where(match as never);
+          const cut = after !== null && tier.rank === cursorRank ? after_(recency, after.slice(1)) : null;
+          if (cut) arm = arm.where(cut as never);
+          for (const k of recency) arm = arm.orderBy(k.expr, dir);
+          return arm.limit(pageLimit(limit + 1));
+        };
+        if (!tier.parts) return db.selectFrom(walk(tier.match).as(`tier${tier.rank}`)).selectAll();
+        // Walks merged: each stops after a page, and the tier is the first page of their rows.
+        const [first, ...rest] = tier.parts.map((m, i) => db.selectFrom(walk(m).as(`part${i}`)).selectAll());
+        const merged = rest.reduce((u, part) => u.unionAll(part as never), first!);
+        const page = db
+          .selectFrom(merged.as('m'))
+          .selectAll()
+          .orderBy(sql.ref('m.last_message_us'), dir)
+          .orderBy(sql.ref('m.id'), dir)
+          .limit(pageLimit(limit + 1));
+        return db.selectFrom(page.as(`tier${tier.rank}`)).selectAll();
       });
     if (arms.length === 0) return null;
     const union = arms.slice(1).reduce((u, arm) => u.unionAll(arm as never), arms[0]!);

@@ -184,16 +184,45 @@ export function anyMatch(s: TextSearch): RawBuilder<SqlBool> {
   return matchOf(s, true);
 }
 
+/**
+ * Subjects up to this many bytes have their words in tickets_subject_walk_idx (migration 0026),
+ * so that the subject tier's walk reads the index alone; longer ones are walked apart.
+ */
+const WALK_SUBJECT_BYTES = sql.raw('400');
+
+export interface Tier {
+  rank: number;
+  match: RawBuilder<SqlBool>;
+  /**
+   * Walks whose rows together are the tier's (each in recency order up to a page, then merged):
+   * the common-subject tier walks short subjects on the index that holds their words and long
+   * ones on their own index.
+   */
+  parts?: RawBuilder<SqlBool>[];
+}
+
 /** The tiers, highest first: each is its own match without the matches of the tiers above. */
-export function tiers(s: TextSearch): Array<{ rank: number; match: RawBuilder<SqlBool> }> {
-  const out: Array<{ rank: number; match: RawBuilder<SqlBool> }> = [];
+export function tiers(s: TextSearch): Tier[] {
+  const out: Tier[] = [];
   if (s.number !== null) out.push({ rank: 3, match: numberMatch(s) });
   const notNumber = s.number === null ? sql`true` : sql`t.number <> ${s.number}`;
   if (s.tsq !== '') {
-    // Walking: the subject test in a form no index answers, so that even a generic plan walks
-    // the list in order and stops after a page instead of collecting every subject match.
-    const subject = s.commonSubjects ? sql<SqlBool>`(${subjectMatch(s)}) IS TRUE` : subjectMatch(s);
-    out.push({ rank: 2, match: sql<SqlBool>`(${subject} AND ${notNumber})` });
+    if (s.commonSubjects) {
+      // Walking: the subject test in a form no index answers, so that even a generic plan walks
+      // the list in order and stops after a page instead of collecting every subject match.
+      const subject = sql<SqlBool>`(${subjectMatch(s)}) IS TRUE`;
+      const match = sql<SqlBool>`(${subject} AND ${notNumber})`;
+      out.push({
+        rank: 2,
+        match,
+        parts: [
+          sql<SqlBool>`(octet_length(t.subject) <= ${WALK_SUBJECT_BYTES} AND ${match})`,
+          sql<SqlBool>`(octet_length(t.subject) > ${WALK_SUBJECT_BYTES} AND ${match})`,
+        ],
+      });
+    } else {
+      out.push({ rank: 2, match: sql<SqlBool>`(${subjectMatch(s)} AND ${notNumber})` });
+    }
   }
   out.push({
     rank: 1,
