@@ -310,7 +310,7 @@ export async function listTickets(deps: Deps, ctx: RequestContext, q: Query): Pr
   // The ranked search runs on generic plans (its words are a parameter; search.ts says why).
   const db = relevance ? deps.database.search : deps.database.db;
   const search = relevance ? await textSearch(db, ctx.workspaceId, q.q!, deps.config.searchWalkAbove, true) : null;
-  const pages = () =>
+  const page = (rows: ListRow[]) =>
     deps.pager.pageBytes(
       list,
       rows,
@@ -318,12 +318,10 @@ export async function listTickets(deps: Deps, ctx: RequestContext, q: Query): Pr
       (r) => spec.keys.map((k) => k.of(r)),
       (r) => r.json,
     );
-  let rows: ListRow[];
   const keyed = keyedSort(q, defs);
   if (keyed) {
     const filtered = await filteredFor(deps, ctx, q, defs, search, db, KEY_COLUMNS);
-    rows = await keyedFieldPage(deps, ctx.workspaceId, filtered, keyed, dir, after, limit);
-    return pages();
+    return page(await keyedFieldPage(deps, ctx.workspaceId, filtered, keyed, dir, after, limit));
   }
   const memo = memoKey(ctx, q, search);
   const statements = compiledPages(deps);
@@ -334,11 +332,9 @@ export async function listTickets(deps: Deps, ctx: RequestContext, q: Query): Pr
     compiled = c === undefined ? null : CompiledQuery.raw(c.sql, [...c.parameters]);
     if (memo !== null && compiled !== null) statements.set(memo, compiled);
   }
-  rows =
-    compiled === null
-      ? []
-      : await withTicketJson(deps.database, ctx.workspaceId, (await db.executeQuery(compiled)).rows as ListRow[]);
-  return pages();
+  if (compiled === null) return page([]);
+  const rows = (await db.executeQuery(compiled)).rows as ListRow[];
+  return page(await withTicketJson(deps.database, ctx.workspaceId, rows));
 }
 
 /**
