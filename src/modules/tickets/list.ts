@@ -443,16 +443,8 @@ async function pageQuery(
           return arm.limit(pageLimit(limit + 1));
         };
         if (!tier.parts) return db.selectFrom(walk(tier.match).as(`tier${tier.rank}`)).selectAll();
-        // Walks merged: each stops after a page, and the tier is the first page of their rows.
-        const [first, ...rest] = tier.parts.map((m, i) => db.selectFrom(walk(m).as(`part${i}`)).selectAll());
-        const merged = rest.reduce((u, part) => u.unionAll(part as never), first!);
-        const page = db
-          .selectFrom(merged.as('m'))
-          .selectAll()
-          .orderBy(sql.ref('m.last_message_us'), dir)
-          .orderBy(sql.ref('m.id'), dir)
-          .limit(pageLimit(limit + 1));
-        return db.selectFrom(page.as(`tier${tier.rank}`)).selectAll();
+        const merged = mergedWalks(db, tier.parts.map(walk), 'last_message_us', dir, limit);
+        return db.selectFrom(merged.as(`tier${tier.rank}`)).selectAll();
       });
     if (arms.length === 0) return null;
     const union = arms.slice(1).reduce((u, arm) => u.unionAll(arm as never), arms[0]!);
@@ -540,17 +532,32 @@ async function keyedFieldPage(
         .limit(pageLimit(limit + 1)),
     );
   }
-  const [first, ...rest] = arms.map((a, i) => db.selectFrom(a.as(`arm${i}`)).selectAll());
-  const union = rest.reduce((u, arm) => u.unionAll(arm as never), first!);
   // 'null'::jsonb sorts below every value, so one order covers both walks.
-  const page = db
-    .selectFrom(union.as('u'))
-    .selectAll()
-    .orderBy(sql.ref('u.sort_value'), dir)
-    .orderBy(sql.ref('u.id'), dir)
-    .limit(pageLimit(limit + 1));
+  const page = mergedWalks(db, arms, 'sort_value', dir, limit);
   const outer = withVersion(db, workspaceId, page, ['sort_value', 'id'], dir);
   return withTicketJson(deps.database, workspaceId, (await outer.execute()) as unknown as ListRow[]);
+}
+
+/**
+ * Walks merged: each is in (`key`, id) order and stops after a page; the merge is the first page
+ * of their rows in that order.
+ */
+function mergedWalks(
+  db: Kysely<DB>,
+  // biome-ignore lint/suspicious/noExplicitAny: any walk: its columns are read back by name
+  walks: SelectQueryBuilder<any, any, any>[],
+  key: string,
+  dir: 'asc' | 'desc',
+  limit: number,
+) {
+  const [first, ...rest] = walks.map((w, i) => db.selectFrom(w.as(`walk${i}`)).selectAll());
+  const union = rest.reduce((u, w) => u.unionAll(w as never), first!);
+  return db
+    .selectFrom(union.as('m'))
+    .selectAll()
+    .orderBy(sql.ref(`m.${key}`), dir)
+    .orderBy(sql.ref('m.id'), dir)
+    .limit(pageLimit(limit + 1));
 }
 
 /**
