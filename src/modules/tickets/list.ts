@@ -301,7 +301,8 @@ const RANKED_COLUMNS = ['t.id', microsOf('t.last_message_at').as('last_message_u
  * Sorts an index answers (recency, creation, priority, severity, due) read the page's rows in
  * order and build JSON for those only. Relevance (q) and field sorts are sorted after filtering:
  * their query first picks the page's ids with the sort keys alone and builds the JSON (contact,
- * assignee, labels) for those rows only, instead of for every match before sorting.
+ * assignee, labels) for those rows only, instead of for every match before sorting. The page's
+ * SQL is built once per distinct request and kept (compiledPages).
  */
 export async function listTickets(deps: Deps, ctx: RequestContext, q: Query): Promise<Buffer> {
   const limit = q.limit ?? 50;
@@ -327,7 +328,7 @@ export async function listTickets(deps: Deps, ctx: RequestContext, q: Query): Pr
   const statements = compiledPages(deps);
   let compiled: CompiledQuery | null | undefined = memo === null ? undefined : statements.get(memo);
   if (compiled === undefined) {
-    const query = await pageQuery(deps, ctx, q, defs, { relevance, spec, dir, after }, search, db, limit);
+    const query = await pageQuery(deps, ctx, q, defs, { spec, dir, after }, search, db, limit);
     const c = query?.compile();
     compiled = c === undefined ? null : CompiledQuery.raw(c.sql, [...c.parameters]);
     if (memo !== null && compiled !== null) statements.set(memo, compiled);
@@ -402,7 +403,7 @@ async function pageQuery(
   ctx: RequestContext,
   q: Query,
   defs: Map<string, FieldDef>,
-  p: { relevance: boolean; spec: { keys: Key[] }; dir: 'asc' | 'desc'; after: KeyValue[] | null },
+  p: { spec: { keys: Key[] }; dir: 'asc' | 'desc'; after: KeyValue[] | null },
   search: TextSearch | null,
   db: Kysely<DB>,
   limit: number,
