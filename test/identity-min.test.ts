@@ -2,12 +2,14 @@
 // /v1/me, the SVC-Workspace header and API keys with scope checks.
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KnownKeys } from '../src/modules/api-keys/known-keys.js';
 import { TokenSigner } from '../src/platform/crypto/tokens.js';
 import {
   ALL_SCOPES,
   isErrorBody,
   newApiKey,
   newTenant,
+  onPostgres,
   type Service,
   signUp,
   startService,
@@ -214,17 +216,61 @@ describe('API keys', () => {
     const unknown = await svc.api.post('/v1/api-keys', { name: 'x', scopes: ['admin:everything'] }, t.as);
     expect(unknown.status).toBe(422);
 
-    const soon = await newApiKey(svc.api, t, ['settings:read'], {
-      expires_at: new Date(Date.now() + 60_000).toISOString(),
-    });
+    // A key expiring in a moment works until then, and not after (also once it has been used).
+    const expiresAt = Date.now() + 3000;
+    const soon = await newApiKey(svc.api, t, ['settings:read'], { expires_at: new Date(expiresAt).toISOString() });
     expect((await svc.api.get('/v1/workspace', { token: soon.key })).status).toBe(200);
-    await svc.rt.deps.database.db
-      .updateTable('api_keys')
-      .set({ expires_at: new Date(Date.now() - 1000) })
-      .where('id', '=', soon.id)
-      .execute();
-    expect((await svc.api.get('/v1/workspace', { token: soon.key })).status).toBe(401);
+    expect((await svc.api.get('/v1/workspace', { token: soon.key })).status).toBe(200);
+    await new Promise((res) => setTimeout(res, expiresAt - Date.now() + 100));
+    const expired = await svc.api.get('/v1/workspace', { token: soon.key });
+    expect(expired.status).toBe(401);
+    expect(isErrorBody(expired.body, 401, 'unauthorized')).toBe(true);
   });
+
+  it('does not keep a key whose row was read while a deletion landed', () => {
+    const keys = new KnownKeys();
+    const row = { workspaceId: 'w', id: 'k1', scopes: [], createdBy: null, expiresAt: null, lastUsedAt: null };
+    const during = keys.begin();
+    keys.forgetKey('k2'); // a deletion lands while k1's row is being read
+    keys.remember('hash-1', row, during);
+    expect(keys.get('hash-1')).toBeUndefined();
+    keys.remember('hash-1', row, keys.begin());
+    expect(keys.get('hash-1')).toEqual(row);
+    keys.forgetWorkspace('w');
+    expect(keys.get('hash-1')).toBeUndefined();
+  });
+
+  it.runIf(Boolean(process.env.TEST_NATS_URL) && onPostgres)(
+    'revokes at once on every process: a key deleted through one is refused by another that knew it',
+    async () => {
+      const env = { NATS_URL: process.env.TEST_NATS_URL! };
+      const a = await startService(env, { jobs: false });
+      const b = await startService(env, { jobs: false });
+      try {
+        const t = await newTenant(a.api);
+        const k = await newApiKey(a.api, t, ['settings:read']);
+        for (const p of [a, b, b]) expect((await p.api.get('/v1/workspace', { token: k.key })).status).toBe(200);
+        const heard: unknown[] = [];
+        const off = b.rt.deps.bus.subscribeControl((m) => heard.push(m));
+        expect((await a.api.delete(`/v1/api-keys/${k.id}`, t.as)).status).toBe(204);
+        // The deleting process refuses it on the very next request.
+        expect((await a.api.get('/v1/workspace', { token: k.key })).status).toBe(401);
+        await expect
+          .poll(() => heard)
+          .toContainEqual({ type: 'api_key.deleted', workspace_id: t.workspaceId, api_key_id: k.id });
+        off();
+        const onB = await b.api.get('/v1/workspace', { token: k.key });
+        expect(onB.status).toBe(401);
+        expect(isErrorBody(onB.body, 401, 'unauthorized')).toBe(true);
+        // Another key of the workspace is untouched.
+        const other = await newApiKey(a.api, t, ['settings:read']);
+        expect((await b.api.get('/v1/workspace', { token: other.key })).status).toBe(200);
+      } finally {
+        await a.stop();
+        await b.stop();
+      }
+    },
+  );
 
   it('is admin-only for people and records last use', async () => {
     const t = await newTenant(svc.api);

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { widgetSecret } from '../src/modules/workspace/service.js';
-import { newTenant, type Service, signUp, startService, unique } from './helpers.js';
+import { newApiKey, newTenant, type Service, signUp, startService, unique } from './helpers.js';
 
 let svc: Service;
 beforeAll(async () => {
@@ -119,6 +119,9 @@ describe('deleting a workspace', () => {
         { ...t.as, headers: { 'idempotency-key': unique('i') } },
       );
     }
+    // A key of the doomed workspace in use right up to the deletion.
+    const doomedKey = await newApiKey(svc.api, doomed, ['settings:read']);
+    expect((await svc.api.get('/v1/workspace', { token: doomedKey.key })).status).toBe(200);
     const keptBefore = await rowsOf(kept.workspaceId);
     expect(Object.values(await rowsOf(doomed.workspaceId)).some((n) => n > 0)).toBe(true);
     await enableMfa(doomed.owner.userId);
@@ -141,6 +144,7 @@ describe('deleting a workspace', () => {
     expect(Object.entries(left).filter(([, n]) => n > 0)).toEqual([]);
     expect(await rowsOf(kept.workspaceId)).toEqual(keptBefore);
     expect((await svc.api.get('/v1/workspace', doomed.as)).status).toBe(404);
+    expect((await svc.api.get('/v1/workspace', { token: doomedKey.key })).status).toBe(401);
     // The person still exists and can sign in.
     expect((await svc.api.get('/v1/me', { token: doomed.owner.token })).body.workspaces).toEqual([]);
   });

@@ -11,6 +11,7 @@ import type { Page, PageQueryInput } from '../../platform/http/pagination.js';
 import { iso } from '../../platform/http/schemas.js';
 import { recordAudit } from '../audit/service.js';
 import { publishControl } from '../members/control.js';
+import { knownKeys } from './known-keys.js';
 import type { ApiKey, CreateApiKeyBody } from './schemas.js';
 
 export type ApiKeyView = Static<typeof ApiKey>;
@@ -129,35 +130,56 @@ export async function deleteApiKey(deps: Deps, ctx: RequestContext, id: string):
       data: { name: gone.name },
     });
   });
-  // Its realtime sockets close on every gateway, and its tokens are refused from now on.
+  // This process stops knowing it before answering; the others on the notice, which also
+  // closes its realtime sockets on every gateway and refuses its tokens from now on.
+  knownKeys(deps).forgetKey(id.toLowerCase());
   await publishControl(deps, { type: 'api_key.deleted', workspace_id: ctx.workspaceId, api_key_id: id.toLowerCase() });
 }
 
-/** An API key secret → its context. Unknown, deleted or expired keys give null. */
+/**
+ * An API key secret → its context. Unknown, deleted or expired keys give null. A key seen in
+ * the last half minute is not read again (known-keys.ts says why that still revokes at once).
+ */
 export function apiKeyResolver(deps: Deps): CredentialResolver['apiKey'] {
+  const known = knownKeys(deps);
   return async (secret, ip) => {
     if (!/^svc_live_[A-Za-z0-9_-]{43}$/.test(secret)) return null;
-    const db = deps.database.db;
-    const k = await db
-      .selectFrom('api_keys')
-      .select(['workspace_id', 'id', 'scopes', 'created_by', 'expires_at', 'last_used_at'])
-      .where('key_hash', '=', hashSecret(secret))
-      .executeTakeFirst();
-    if (!k) return null;
+    const keyHash = hashSecret(secret);
+    let k = known.get(keyHash);
+    if (!k) {
+      const generation = known.begin();
+      const row = await deps.database.db
+        .selectFrom('api_keys')
+        .select(['workspace_id', 'id', 'scopes', 'created_by', 'expires_at', 'last_used_at'])
+        .where('key_hash', '=', keyHash)
+        .executeTakeFirst();
+      if (!row) return null;
+      k = {
+        workspaceId: row.workspace_id,
+        id: row.id,
+        scopes: row.scopes,
+        createdBy: row.created_by,
+        expiresAt: row.expires_at,
+        lastUsedAt: row.last_used_at,
+      };
+      known.remember(keyHash, k, generation);
+    }
     const now = Date.now();
-    if (k.expires_at && k.expires_at.getTime() <= now) return null;
-    if (!k.last_used_at || now - k.last_used_at.getTime() > LAST_USED_RESOLUTION_MS) {
+    if (k.expiresAt && k.expiresAt.getTime() <= now) return null;
+    if (!k.lastUsedAt || now - k.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
       // Recorded to the minute, off the request's path.
-      db.updateTable('api_keys')
-        .set({ last_used_at: new Date(now) })
-        .where('workspace_id', '=', k.workspace_id)
+      k.lastUsedAt = new Date(now);
+      deps.database.db
+        .updateTable('api_keys')
+        .set({ last_used_at: k.lastUsedAt })
+        .where('workspace_id', '=', k.workspaceId)
         .where('id', '=', k.id)
         .execute()
         .catch(() => {});
     }
     return {
-      workspaceId: k.workspace_id,
-      actor: { type: 'api_key', apiKeyId: k.id, createdBy: k.created_by },
+      workspaceId: k.workspaceId,
+      actor: { type: 'api_key', apiKeyId: k.id, createdBy: k.createdBy },
       role: null,
       scopes: k.scopes as Scope[],
       teams: [],
