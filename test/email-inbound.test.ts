@@ -190,12 +190,31 @@ async function setStatus(t: Tenant, ticketId: string, status: string) {
   expect(r.status, r.text).toBe(200);
 }
 
+/** Spooled mails of this file's workspaces. Other test files share the PostgreSQL database and
+ * spool mail of their own at the same time, so the whole table is not this file's to count. */
 const countSpool = async () =>
   Number(
     (
       await db()
         .selectFrom('inbound_emails')
         .select((eb) => eb.fn.countAll().as('n'))
+        .where('workspace_id', 'in', [a.workspaceId, b.workspaceId])
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
+
+/** Spooled rows holding exactly one of these mails, whichever workspace (or none) they went to. */
+const spooledCopies = async (...raws: (string | Buffer)[]) =>
+  Number(
+    (
+      await db()
+        .selectFrom('inbound_emails')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where(
+          'sha256',
+          'in',
+          raws.map((r) => createHash('sha256').update(r).digest('hex')),
+        )
         .executeTakeFirstOrThrow()
     ).n,
   );
@@ -205,17 +224,19 @@ const countSpool = async () =>
 describe('the route', () => {
   it('answers 401 without the right SVC-Inbound-Secret and stores nothing', async () => {
     const before = await countSpool();
-    const wrong = await deliver(mail(), mbA.forwarding_address, { 'svc-inbound-secret': 'nope' });
+    const sent = [mail(), mail(), mail()];
+    const wrong = await deliver(sent[0], mbA.forwarding_address, { 'svc-inbound-secret': 'nope' });
     expect(wrong.status).toBe(401);
     expect(isErrorBody(wrong.body, 401, 'unauthorized')).toBe(true);
-    const almost = await deliver(mail(), mbA.forwarding_address, { 'svc-inbound-secret': `${SECRET}x` });
+    const almost = await deliver(sent[1], mbA.forwarding_address, { 'svc-inbound-secret': `${SECRET}x` });
     expect(almost.status).toBe(401);
     const missing = await svc.api.req('POST', `/v1/inbound/email?to=${mbA.forwarding_address}`, {
-      raw: mail(),
+      raw: sent[2],
       headers: { 'content-type': 'message/rfc822' },
     });
     expect(missing.status).toBe(401);
     expect(await countSpool()).toBe(before);
+    expect(await spooledCopies(...sent)).toBe(0);
   });
 
   /** A mail of exactly `size` bytes: one big base64 attachment in lines of 76 characters. */
@@ -237,6 +258,7 @@ describe('the route', () => {
     expect(r.status).toBe(413);
     expect(isErrorBody(r.body, 413, 'too_large')).toBe(true);
     expect(await countSpool()).toBe(before);
+    expect(await spooledCopies(over)).toBe(0);
   });
 
   // PostgreSQL only: the embedded database needs about a minute of this machine's two cores to
@@ -264,12 +286,14 @@ describe('the route', () => {
     const empty = await deliver('');
     expect(empty.status).toBe(422);
     expect(isErrorBody(empty.body, 422, 'validation_failed')).toBe(true);
+    const noToRaw = mail();
     const noTo = await svc.api.req('POST', '/v1/inbound/email', {
-      raw: mail(),
+      raw: noToRaw,
       headers: { 'content-type': 'message/rfc822', 'svc-inbound-secret': SECRET },
     });
     expect(noTo.status).toBe(422);
     expect(await countSpool()).toBe(before);
+    expect(await spooledCopies('{"a":1}', noToRaw)).toBe(0);
   });
 
   it('accepts mail for an unknown address: 202, stored as unrouted with its bytes, a warning logged', async () => {
@@ -279,6 +303,7 @@ describe('the route', () => {
     expect(r.body.status).toBe('unrouted');
     const row = (await spoolRow(r.body.id))!;
     expect(row.status).toBe('unrouted');
+    expect(await spooledCopies(raw)).toBe(1);
     expect(row.workspace_id).toBeNull();
     expect(Buffer.compare(Buffer.from(row.raw), raw)).toBe(0);
     expect(row.recipient).toBe('nobody-aaaaaaaaaa@in.helpdesk.test');
