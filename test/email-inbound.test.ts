@@ -224,7 +224,7 @@ const spooledCopies = async (...raws: (string | Buffer)[]) =>
 describe('the route', () => {
   it('answers 401 without the right SVC-Inbound-Secret and stores nothing', async () => {
     const before = await countSpool();
-    const sent = [mail(), mail(), mail()];
+    const sent = [mail(), mail(), mail()] as const;
     const wrong = await deliver(sent[0], mbA.forwarding_address, { 'svc-inbound-secret': 'nope' });
     expect(wrong.status).toBe(401);
     expect(isErrorBody(wrong.body, 401, 'unauthorized')).toBe(true);
