@@ -22,6 +22,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 
@@ -51,13 +52,24 @@ async function serverMain() {
   const send = (m: object) => process.send?.(m);
   // When each event went to the bus (right after its COMMIT): the start of the gateway's own part.
   const published = new Map<number, number>();
+  // How long the in-process dispatch of each publish took (every bus handler, the gateway's
+  // fan-out first): the in-memory bus runs them in one microtask, so a microtask queued after
+  // the publish runs once they are done. Not measurable across NATS.
+  const dispatched = new Map<number, number>();
   const bus = rt.deps.bus;
   const publish = bus.publish.bind(bus);
   bus.publish = (events) => {
     const t = mono();
     for (const e of events) if (!published.has(e.seq)) published.set(e.seq, t);
-    return publish(events);
+    const p = publish(events);
+    if (bus.kind === 'memory')
+      queueMicrotask(() => {
+        const d = mono() - t;
+        for (const e of events) if (!dispatched.has(e.seq)) dispatched.set(e.seq, d);
+      });
+    return p;
   };
+  const pauses = gcPauses();
   process.on('message', async (m: any) => {
     if (m.cmd === 'mem') {
       // RSS as the limit reads it (no collection first), and the live heap after a full collection.
@@ -66,8 +78,9 @@ async function serverMain() {
       const mem = { ...process.memoryUsage(), rss };
       send({ cmd: 'mem', rss: mem.rss, heap: mem.heapUsed, total: mem.heapTotal, sockets: rt.gateway.stats().sockets });
     } else if (m.cmd === 'published') {
-      send({ cmd: 'published', stamps: [...published] });
+      send({ cmd: 'published', stamps: [...published], dispatched: [...dispatched], gc: pauses.splice(0) });
       published.clear();
+      dispatched.clear();
     } else if (m.cmd === 'stop') {
       await rt.stop();
       process.exit(0);
@@ -224,6 +237,23 @@ async function settled(gw: ChildProcess, waitOn: (p: ChildProcess, cmd: string) 
   }
 }
 
+/**
+ * This process's garbage collection pauses as [start, duration] in mono() milliseconds, kept
+ * until taken (splice): the tail of a fan-out is read against them.
+ */
+function gcPauses(): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  const offset = mono() - performance.now();
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) if (out.length < 100_000) out.push([e.startTime + offset, e.duration]);
+  }).observe({ entryTypes: ['gc'] });
+  return out;
+}
+
+/** Total pause (ms) of `gc` overlapping [from, to]. */
+const pausedIn = (gc: Array<[number, number]>, from: number, to: number) =>
+  gc.reduce((sum, [start, d]) => sum + Math.max(0, Math.min(to, start + d) - Math.max(from, start)), 0);
+
 /** Wall clock with sub-millisecond digits (occurred_at is wall clock, in milliseconds). */
 const now = () => performance.timeOrigin + performance.now();
 /** The system's monotonic clock in ms, the same in every process (as limit-ws.mjs measures). */
@@ -241,6 +271,7 @@ async function main() {
     process.env.SECRET_KEY ??= randomBytes(32).toString('base64url');
   }
   split = o.split;
+  clientPauses = gcPauses();
   console.log(
     `bench:gateway — clients ${o.clients.join(', ')}, ${o.rate} tickets/s for ${o.seconds} s each, database ${process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded (memory)'}`,
   );
@@ -266,6 +297,8 @@ async function main() {
 }
 
 let split = false;
+/** The receiving clients' GC pauses (this process's), taken per phase; observed from main(). */
+let clientPauses: Array<[number, number]> = [];
 
 async function runOne(n: number, rate: number, seconds: number): Promise<Run> {
   // BENCH_CPU_PROF=<dir>: a V8 CPU profile of each service process, written there when it stops.
@@ -448,12 +481,14 @@ async function runOne(n: number, rate: number, seconds: number): Promise<Run> {
     complete = 0;
     child.send({ cmd: 'published' });
     await wait('published');
+    clientPauses.splice(0);
     const count = Math.round(rate * seconds);
     await create(count, rate);
     await allIn(60_000, count);
     clearInterval(beat);
     child.send({ cmd: 'published' });
-    const stamps = new Map<number, number>((await wait('published')).stamps);
+    const steadyStamps = await wait('published');
+    const stamps = new Map<number, number>(steadyStamps.stamps);
     const own = Float64Array.from(
       receiptSeq.flatMap((seq, i) => (stamps.has(seq) ? [receiptAt[i]! - stamps.get(seq)!] : [])),
     ).sort();
@@ -463,6 +498,7 @@ async function runOne(n: number, rate: number, seconds: number): Promise<Run> {
       lat: Float64Array.from(lat).sort(),
     };
     const completion = Float64Array.from([...bySeq.values()].map((e) => e.last - e.occurred)).sort();
+    const tails = tailReport(bySeq, stamps, steadyStamps, clientPauses.splice(0));
 
     // Paced as limit-ws.mjs paces its latency phase: one event, wait until every socket has it,
     // 20 ms, the next. Same clock and end points as the publish→delivery figure.
@@ -519,6 +555,7 @@ async function runOne(n: number, rate: number, seconds: number): Promise<Run> {
     console.log(
       `  publish→delivery (the gateway's part): p50 ${run.gateway_latency.p50_ms} ms, p99 ${run.gateway_latency.p99_ms} ms, max ${run.gateway_latency.max_ms} ms`,
     );
+    for (const line of tails) console.log(line);
     console.log(
       `  paced like limit-ws (${PACED} events one at a time): publish→delivery p50 ${run.paced_latency.p50_ms} ms, p99 ${run.paced_latency.p99_ms} ms, max ${run.paced_latency.max_ms} ms`,
     );
@@ -548,6 +585,37 @@ async function runOne(n: number, rate: number, seconds: number): Promise<Run> {
     if (gw !== child) await stopChild(gw);
     await stopChild(creator);
   }
+}
+
+/**
+ * The steady phase's three slowest fan-outs (publish to the last socket's receipt), each
+ * against what else took time meanwhile: the service's in-process dispatch of the event, and
+ * garbage collection pauses in the service (from occurred_at) and in this client process.
+ */
+function tailReport(
+  bySeq: Map<number, { occurred: number; last: number }>,
+  stamps: Map<number, number>,
+  service: { dispatched: Array<[number, number]>; gc: Array<[number, number]> },
+  clientGc: Array<[number, number]>,
+): string[] {
+  const dispatched = new Map(service.dispatched);
+  const events = [...bySeq].flatMap(([seq, e]) => {
+    const p = stamps.get(seq);
+    return p === undefined ? [] : [{ seq, p, occurred: e.occurred - wallMinusMono, last: e.last - wallMinusMono }];
+  });
+  if (events.length === 0) return [];
+  const d = Float64Array.from(dispatched.values()).sort();
+  const from = Math.min(...events.map((e) => e.occurred));
+  const to = Math.max(...events.map((e) => e.last));
+  const lines = [
+    `  service dispatch per event p50 ${round(pct(d, 0.5), 2)} ms, max ${round(d[d.length - 1] ?? Number.NaN, 2)} ms; GC paused the service ${round(pausedIn(service.gc, from, to))} ms and this client ${round(pausedIn(clientGc, from, to))} ms in the phase`,
+  ];
+  for (const e of events.sort((x, y) => y.last - y.p - (x.last - x.p)).slice(0, 3)) {
+    lines.push(
+      `  slow fan-out, seq ${e.seq}: last socket ${round(e.last - e.p)} ms after publish (publish ${round(e.p - e.occurred)} ms after occurred_at); dispatch ${round(dispatched.get(e.seq) ?? Number.NaN, 2)} ms; GC within: service ${round(pausedIn(service.gc, e.occurred, e.last))} ms, client ${round(pausedIn(clientGc, e.p, e.last))} ms`,
+    );
+  }
+  return lines;
 }
 
 async function stopChild(child: ChildProcess) {
