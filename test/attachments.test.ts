@@ -26,15 +26,25 @@ import {
   TEST_SECRET_KEY,
   unique,
 } from './helpers.js';
+import { type OwnDatabase, ownDatabase } from './own-database.js';
 
 // The AWS SDK warns once per process that its 2027 releases will need Node 22.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
 let svc: Service;
+let own: OwnDatabase;
 beforeAll(async () => {
-  svc = await startService({}, { jobs: false });
+  // A database of its own on PostgreSQL (for every service of this file): the hourly purge job,
+  // run by whichever service of the database runs jobs, would remove the uploads dated 25 hours
+  // back below before this file's purge does, deleting their bytes from its own storage, not
+  // from this file's directory or bucket.
+  own = await ownDatabase('attachments');
+  svc = await startService(own.env, { jobs: false });
 });
-afterAll(async () => svc?.stop());
+afterAll(async () => {
+  await svc?.stop();
+  await own?.drop();
+});
 
 /** A 1×1 PNG. */
 const PNG = Buffer.from(
@@ -327,7 +337,7 @@ describe('refused uploads', () => {
   describe('over ATTACHMENT_MAX_MB', () => {
     let small: Service;
     beforeAll(async () => {
-      small = await startService({ ATTACHMENT_MAX_MB: '1' }, { jobs: false });
+      small = await startService({ ...own.env, ATTACHMENT_MAX_MB: '1' }, { jobs: false });
     });
     afterAll(async () => small?.stop());
 
@@ -609,6 +619,7 @@ describe('S3-compatible storage', () => {
     s3 = server;
     svcS3 = await startService(
       {
+        ...own.env,
         S3_BUCKET: 'helpdesk-test',
         S3_ENDPOINT: `http://127.0.0.1:${port}`,
         S3_REGION: 'us-east-1',
@@ -670,6 +681,7 @@ describe('S3-compatible storage', () => {
   it('refuses an over-limit upload without leaving an object behind', async () => {
     const small = await startService(
       {
+        ...own.env,
         ATTACHMENT_MAX_MB: '1',
         S3_BUCKET: 'helpdesk-test',
         S3_ENDPOINT: `http://127.0.0.1:${port}`,

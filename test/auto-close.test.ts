@@ -5,12 +5,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { autoCloseSolved } from '../src/modules/tickets/auto-close.js';
 import { eventsAfterOf, latestSeqOf, newTenant, type Service, startService, type Tenant } from './helpers.js';
+import { type OwnDatabase, ownDatabase } from './own-database.js';
 
 let svc: Service;
+let own: OwnDatabase;
 beforeAll(async () => {
-  svc = await startService({}, { jobs: false });
+  // A database of its own on PostgreSQL: the auto-close job (every ten minutes, on whichever
+  // service of the database runs jobs) would close these tickets, solved days ago, by the real
+  // clock before the sweep below counts them.
+  own = await ownDatabase('auto_close');
+  svc = await startService(own.env, { jobs: false });
 });
-afterAll(async () => svc?.stop());
+afterAll(async () => {
+  await svc?.stop();
+  await own?.drop();
+});
 
 const db = () => svc.rt.deps.database.db;
 const DAY = 86_400_000;

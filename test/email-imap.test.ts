@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImapPollers } from '../src/modules/email/imap.js';
 import { eventsAfterOf, latestSeqOf, newTenant, type Service, startService, type Tenant } from './helpers.js';
 import { imapUnavailable, rawMail, startTestImap, type TestImap } from './imap-server.js';
+import { type OwnDatabase, ownDatabase } from './own-database.js';
 
 const skip = imapUnavailable();
 if (skip) console.warn(`test/email-imap.test.ts skipped: ${skip}`);
@@ -68,18 +69,26 @@ async function relay(target: number): Promise<Relay> {
 describe.skipIf(Boolean(skip))('IMAP mailboxes (Dovecot)', () => {
   let imap: TestImap;
   let svc: Service;
+  let own: OwnDatabase;
   let t: Tenant;
 
   beforeAll(async () => {
     imap = await startTestImap();
+    // A database of its own on PostgreSQL: a process that polls IMAP takes any mailbox of its
+    // database whose lease is free, and another file's poller (test/mailboxes-oauth.test.ts,
+    // test/email-outbound.test.ts, `npm start` children) would take these over: with its own
+    // backoff or, without MAIL_ALLOW_PRIVATE, status error; holding the lease this file's second
+    // poller is to get; polling while the tests have stopped theirs.
+    own = await ownDatabase('email_imap');
     svc = await startService(
-      { MAIL_ALLOW_PRIVATE: 'true', INBOUND_DOMAIN: 'in.helpdesk.test' },
+      { ...own.env, MAIL_ALLOW_PRIVATE: 'true', INBOUND_DOMAIN: 'in.helpdesk.test' },
       { imap: { backoffMinMs: 200, backoffMaxMs: 1000, leaseMs: 3000 } },
     );
     t = await newTenant(svc.api);
   });
   afterAll(async () => {
     await svc?.stop();
+    await own?.drop();
     await imap?.stop();
   });
 

@@ -21,12 +21,14 @@ import {
   type Tenant,
   unique,
 } from './helpers.js';
+import { type OwnDatabase, ownDatabase } from './own-database.js';
 
 const SECRET = 'test-inbound-secret-0123456789';
 const AUTHSERV = 'mx.acme.test';
 const fixture = (dir: string, name: string) => readFileSync(new URL(`./fixtures/mail/${dir}/${name}`, import.meta.url));
 
 let svc: Service;
+let own: OwnDatabase;
 let a: Tenant;
 let b: Tenant;
 let mbA: { id: string; forwarding_address: string };
@@ -34,7 +36,16 @@ let mbA2: { id: string; forwarding_address: string };
 let mbB: { id: string; forwarding_address: string };
 
 beforeAll(async () => {
-  svc = await startService({ INBOUND_AUTHSERV_IDS: `${AUTHSERV}, other.mx.test`, INBOUND_DOMAIN: 'in.helpdesk.test' });
+  // A database of its own on PostgreSQL: the inbound job queue is one for the whole database,
+  // and another file's service that took this file's mail would process it with its own settings
+  // (no trusted authserv-id: the sender-trust cases) and store its attachments in its own
+  // DATA_DIR (the inline image would not load from this service).
+  own = await ownDatabase('email_inbound');
+  svc = await startService({
+    ...own.env,
+    INBOUND_AUTHSERV_IDS: `${AUTHSERV}, other.mx.test`,
+    INBOUND_DOMAIN: 'in.helpdesk.test',
+  });
   a = await newTenant(svc.api, 'Acme');
   b = await newTenant(svc.api, 'Bravo');
   const team = await svc.api.post('/v1/teams', { name: 'Support', private: false, member_ids: [] }, a.as);
@@ -51,6 +62,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await svc?.stop();
+  await own?.drop();
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ import { ticketTokenFor } from '../src/modules/email/ticket-token.js';
 import { newId } from '../src/platform/crypto/random.js';
 import { createRuntime } from '../src/runtime.js';
 import { Api, eventsAfterOf, latestSeqOf, newTenant, type Service, TEST_SECRET_KEY, type Tenant } from './helpers.js';
+import { type OwnDatabase, ownDatabase } from './own-database.js';
 
 const SMTP_USER = 'mailer@acme.test';
 const SMTP_PASSWORD = 'smtp-Secret-Pa55word-4d1b';
@@ -113,12 +114,20 @@ async function closedPort(): Promise<number> {
 let smtp: Smtp;
 let downPort: number;
 let svc: Service;
+let own: OwnDatabase;
 const RETRIES = [150, 150];
 
 beforeAll(async () => {
   [smtp, downPort] = await Promise.all([smtpServer(), closedPort()]);
+  // A database of its own on PostgreSQL: the outbound queue is one for the whole database. The
+  // send workers of another file's service or child process would take this file's sends and
+  // retry them by the default, minutes-long, schedule; and this runtime (default IMAP pollers,
+  // send workers, a sweep after one second) would poll other files' mailboxes and send their
+  // pending replies.
+  own = await ownDatabase('email_outbound');
   const config = loadConfig({
     DATABASE_URL: process.env.DATABASE_URL,
+    ...own.env,
     DATABASE_IN_MEMORY: 'true',
     DATA_DIR: mkdtempSync(join(tmpdir(), 'svc-test-')),
     SECRET_KEY: TEST_SECRET_KEY,
@@ -141,6 +150,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await svc?.stop();
+  await own?.drop();
   await new Promise((r) => (smtp ? smtp.server.close(() => r(null)) : r(null)));
 });
 

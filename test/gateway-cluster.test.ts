@@ -13,6 +13,7 @@ import { Presence } from 'phoenix';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Client, collect, connect, join as joinChannel, push, realtimeToken, sleep } from './gateway-client.js';
 import { Api, newTenant, onPostgres, TEST_SECRET_KEY } from './helpers.js';
+import { type OwnDatabase, ownDatabase } from './own-database.js';
 
 const NATS = process.env.TEST_NATS_URL;
 const enabled = onPostgres && Boolean(NATS);
@@ -33,12 +34,12 @@ const freePort = () =>
     });
   });
 
-async function start(entry: string, healthPath: string): Promise<Proc> {
+async function start(entry: string, healthPath: string, databaseUrl: string): Promise<Proc> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', entry], {
     env: {
       ...process.env,
-      DATABASE_URL: process.env.DATABASE_URL,
+      DATABASE_URL: databaseUrl,
       NATS_URL: NATS,
       REDIS_URL: '',
       SECRET_KEY: TEST_SECRET_KEY,
@@ -77,14 +78,21 @@ const procs: Proc[] = [];
 let a: Proc;
 let b: Proc;
 let g: Proc;
+let own: OwnDatabase | null = null;
 const clients: Client[] = [];
 
 beforeAll(async () => {
   if (!enabled) return;
+  // One PostgreSQL for the three processes, of their own: `npm start` runs every background
+  // worker with the default settings (IMAP pollers that may not reach loopback servers, four
+  // send workers with retries minutes apart, inbound mail with no trusted authserv-id), and on the
+  // database the other test files share it would take their mailboxes, replies and mail.
+  own = await ownDatabase('gateway_cluster');
+  const databaseUrl = own.env.DATABASE_URL ?? process.env.DATABASE_URL!;
   [a, b, g] = await Promise.all([
-    start('src/main.ts', '/healthz'),
-    start('src/main.ts', '/healthz'),
-    start('src/gateway-main.ts', '/health'),
+    start('src/main.ts', '/healthz', databaseUrl),
+    start('src/main.ts', '/healthz', databaseUrl),
+    start('src/gateway-main.ts', '/health', databaseUrl),
   ]);
   procs.push(a, b, g);
 }, 120_000);
@@ -102,6 +110,7 @@ afterAll(async () => {
         }),
     ),
   );
+  await own?.drop();
 });
 
 function open(p: Proc, token: string | (() => string), reconnectMs?: number): Client {

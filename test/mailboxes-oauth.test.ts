@@ -23,6 +23,7 @@ import {
   type Tenant,
 } from './helpers.js';
 import { imapUnavailable, rawMail, startTestImap, type TestImap } from './imap-server.js';
+import { type OwnDatabase, ownDatabase } from './own-database.js';
 
 const CLIENT = { id: 'client-123.apps.test', secret: 'client-Secret-9f8e7d' };
 const TENANT_ID = '9188040d-6c67-4c5b-b112-36a304b66dad';
@@ -190,6 +191,7 @@ const imapMissing = imapUnavailable();
 let imap: TestImap | null = null;
 let provider: Provider;
 let svc: Service;
+let own: OwnDatabase;
 /** Google's SMTP stand-in: accepts XOAUTH2 logins whose token the provider issued for that account. */
 let smtp: SMTPServer;
 const smtpLogins: Array<{ user: string; ok: boolean }> = [];
@@ -231,8 +233,16 @@ beforeAll(async () => {
   smtp.listen(0, '127.0.0.1');
   await once(smtp.server, 'listening');
   const smtpPort = (smtp.server.address() as AddressInfo).port;
+  // A database of its own on PostgreSQL: a process that polls IMAP takes any mailbox of its
+  // database whose lease is free, and a send worker any queued reply. Another file's poller
+  // (test/email-imap.test.ts, `npm start` children), without these stand-in provider URLs,
+  // would poll the Google and Microsoft mailboxes made here and set them to status error; and
+  // this service's send workers (email: {} below) would take other files' replies and retry
+  // them by the default, minutes-long, schedule.
+  own = await ownDatabase('mailboxes_oauth');
   svc = await startService(
     {
+      ...own.env,
       APP_URL,
       MAIL_ALLOW_PRIVATE: 'true',
       GOOGLE_CLIENT_ID: CLIENT.id,
@@ -257,6 +267,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await svc?.stop();
+  await own?.drop();
   await new Promise((r) => (provider ? provider.server.close(r) : r(null)));
   await new Promise((r) => (smtp ? smtp.close(() => r(null)) : r(null)));
   await imap?.stop();
