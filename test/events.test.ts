@@ -204,17 +204,21 @@ describe('publishing', () => {
       await expect.poll(() => seen.length).toBe(1);
       expect(seen[0]).toMatchObject({ seq: 2, type: 'workspace.updated' });
       expect((seen[0]!.data as any).workspace.settings.timezone).toBe('Europe/Berlin');
-      // Marked published in the background.
+      // Marked published in the background (200 ms after the publish, then a write): longer than
+      // expect.poll's default second can pass on a loaded machine.
       await expect
-        .poll(async () => {
-          const row = await svc.rt.deps.database.db
-            .selectFrom('events')
-            .select('published')
-            .where('workspace_id', '=', t.workspaceId)
-            .where('seq', '=', 2)
-            .executeTakeFirstOrThrow();
-          return row.published;
-        })
+        .poll(
+          async () => {
+            const row = await svc.rt.deps.database.db
+              .selectFrom('events')
+              .select('published')
+              .where('workspace_id', '=', t.workspaceId)
+              .where('seq', '=', 2)
+              .executeTakeFirstOrThrow();
+            return row.published;
+          },
+          { timeout: 10_000 },
+        )
         .toBe(true);
     } finally {
       off();
