@@ -1,6 +1,11 @@
-// A database of the test file's own on PostgreSQL (created for the file, dropped after it),
-// for files that compare whole-database state (test/bad-input.test.ts counts rows of every
-// table) or make many sign-ins. On the embedded database every file already has its own.
+// A database of the test file's own on PostgreSQL (created for the file, dropped after it).
+// On PostgreSQL the test files run in parallel on one database, and some state belongs to the
+// whole database: the job queue (inbound mail, sends, purges, auto-close), the IMAP mailbox
+// leases, every table's row count. A file needs its own database when it compares such state
+// (test/bad-input.test.ts counts rows of every table), when another file's workers or pollers
+// could take its jobs or mailboxes (and run them with other settings), when its own background
+// work would take other files' (a child running `npm start`), or when it makes many sign-ins.
+// On the embedded database every file already has its own.
 import pg from 'pg';
 import { onPostgres } from './helpers.js';
 
