@@ -296,6 +296,35 @@ describe('migrations', () => {
     }
   });
 
+  it.runIf(onPostgres)(
+    'three processes starting at once on a fresh database all start: migrations, then the job queues',
+    async () => {
+      // pg-boss creates its queues on start; two processes creating the same queue at once once
+      // deadlocked, and the loser failed to start ("deadlock detected").
+      const own = await ownDatabase('platform_start');
+      const started = await Promise.allSettled(
+        [1, 2, 3].map(() =>
+          startService({ ...own.env, DATABASE_URL: own.env.DATABASE_URL ?? process.env.DATABASE_URL! }, { jobs: true }),
+        ),
+      );
+      try {
+        expect(started.map((s) => (s.status === 'rejected' ? String(s.reason) : 'started'))).toEqual([
+          'started',
+          'started',
+          'started',
+        ]);
+        for (const s of started) {
+          if (s.status !== 'fulfilled') continue;
+          expect((await s.value.api.get('/readyz')).status).toBe(200);
+        }
+      } finally {
+        for (const s of started) if (s.status === 'fulfilled') await s.value.stop();
+        await own.drop();
+      }
+    },
+    120_000,
+  );
+
   it('runs as npm run migrate', async () => {
     const dir = tmp();
     const p = startProcess({ DATA_DIR: dir, DATABASE_URL: process.env.DATABASE_URL ?? '' }, ['src/migrate.ts']);

@@ -19,6 +19,10 @@ export interface JobOptions {
   singletonKey?: string;
 }
 
+/** PostgreSQL's SQLSTATE for a transaction rolled back to break a deadlock. */
+const DEADLOCK = '40P01';
+const QUEUE_CREATE_ATTEMPTS = 5;
+
 export type JobHandler<T> = (data: T, job: { id: string; retryCount: number }) => Promise<void>;
 
 export class Jobs {
@@ -48,7 +52,19 @@ export class Jobs {
 
   async ensureQueue(name: string): Promise<void> {
     if (this.#queues.has(name)) return;
-    await this.#boss.createQueue(name);
+    // pg-boss's create_queue deadlocks when two processes create the same queue at once (its
+    // INSERT into the queue table and its ALTER TABLE … REFERENCES that table take their locks
+    // in opposite orders): several processes starting together on a fresh database. PostgreSQL
+    // rolls one of them back whole; by then the other has the queue, and the retry finds it.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.#boss.createQueue(name);
+        break;
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== DEADLOCK || attempt >= QUEUE_CREATE_ATTEMPTS) throw err;
+        await new Promise((r) => setTimeout(r, 50 * attempt + Math.random() * 50));
+      }
+    }
     this.#queues.add(name);
   }
 
