@@ -266,28 +266,33 @@ describe('publishing', () => {
     }
   });
 
-  it.runIf(Boolean(process.env.TEST_NATS_URL))('reaches the other server processes through NATS', async () => {
-    const env = { NATS_URL: process.env.TEST_NATS_URL! };
-    const a = await startService(env, { jobs: false });
-    const b = await startService(env, { jobs: false });
-    try {
-      expect(a.rt.deps.bus.kind).toBe('nats');
-      expect((await a.api.get('/readyz')).status).toBe(200);
-      const t = await newTenant(a.api);
-      const seenByB: EventEnvelope[] = [];
-      const off = b.rt.deps.bus.subscribe((e) => {
-        if (e.workspace_id === t.workspaceId) seenByB.push(e);
-      });
-      const r = await a.api.patch('/v1/workspace', { name: 'Across processes' }, t.as);
-      expect(r.status).toBe(200);
-      await expect.poll(() => seenByB.map((e) => e.type)).toContain('workspace.updated');
-      expect((seenByB.find((e) => e.type === 'workspace.updated')!.data as any).workspace.name).toBe(
-        'Across processes',
-      );
-      off();
-    } finally {
-      await a.stop();
-      await b.stop();
-    }
-  });
+  it.runIf(Boolean(process.env.TEST_NATS_URL))(
+    'reaches the other server processes through NATS',
+    async () => {
+      const env = { NATS_URL: process.env.TEST_NATS_URL! };
+      const a = await startService(env, { jobs: false });
+      const b = await startService(env, { jobs: false });
+      try {
+        expect(a.rt.deps.bus.kind).toBe('nats');
+        expect((await a.api.get('/readyz')).status).toBe(200);
+        const t = await newTenant(a.api);
+        const seenByB: EventEnvelope[] = [];
+        const off = b.rt.deps.bus.subscribe((e) => {
+          if (e.workspace_id === t.workspaceId) seenByB.push(e);
+        });
+        const r = await a.api.patch('/v1/workspace', { name: 'Across processes' }, t.as);
+        expect(r.status).toBe(200);
+        await expect.poll(() => seenByB.map((e) => e.type)).toContain('workspace.updated');
+        expect((seenByB.find((e) => e.type === 'workspace.updated')!.data as any).workspace.name).toBe(
+          'Across processes',
+        );
+        off();
+      } finally {
+        await a.stop();
+        await b.stop();
+      }
+      // Two services started on the embedded database: 23 s on a slow day.
+    },
+    120_000,
+  );
 });
