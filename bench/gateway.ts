@@ -1,8 +1,11 @@
 // npm run bench:gateway: the realtime gateway's fan-out against the raw `ws` limit
 // (../shared/bench/limit-ws.mjs, Phoenix framing, encode once) in the same run.
 //
-//   npm run bench:gateway -- [--clients 1000,5000] [--rate 5] [--seconds 20]
+//   npm run bench:gateway -- [--clients 1000,5000] [--rate 5] [--seconds 20] [--rounds 3]
 //                            [--search 7500,10000,12500,15000,17500 | --no-search] [--no-limit] [--split]
+//
+// --rounds: each socket count is measured in this many rounds, each the service's run followed by
+// the limit's; the table gives each side's median of its rounds, and every round is printed.
 //
 // --split: the deployment of docs/operations.md instead of one process: the API in one process
 // and the gateway alone in another (`npm run gateway`'s code), events between them over NATS
@@ -32,6 +35,8 @@ const LIMIT_WS = resolve(ROOT, '../shared/bench/limit-ws.mjs');
 const MAX_SOCKETS = 18_000;
 /** Events of the paced phase (limit-ws.mjs --broadcasts 30). */
 const PACED = 30;
+/** Tickets created before the steady phase, not measured. */
+const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 25);
 
 // ------------------------------------------------------------------------------- the service
 
@@ -209,6 +214,7 @@ function args() {
     clients: list(a.clients, '1000,5000'),
     search: a['no-search'] === true ? [] : list(a.search, '7500,10000,12500,15000,17500'),
     rate: Math.min(100, Math.max(0.5, Number(a.rate ?? 5))),
+    rounds: Math.min(9, Math.max(1, Math.round(Number(a.rounds ?? 3)))),
     seconds: Math.min(120, Math.max(2, Number(a.seconds ?? 20))),
     limit: a['no-limit'] !== true,
     split: a.split === true,
@@ -275,12 +281,29 @@ async function main() {
   console.log(
     `bench:gateway — clients ${o.clients.join(', ')}, ${o.rate} tickets/s for ${o.seconds} s each, database ${process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded (memory)'}`,
   );
+  // Each socket count in `rounds` alternated rounds (the service, then the limit at the
+  // service's frame size), so both sides meet the same machine; each side's figures are the
+  // median of its rounds. One round's p99 is decided by the two or three slowest fan-outs, and the
+  // limit's own p99 at 1,000 sockets swung 20–53 ms between runs minutes apart on this machine.
   const results: Run[] = [];
-  for (const n of o.clients) results.push(await runOne(n, o.rate, o.seconds));
-  let limit: any[] | null = null;
-  if (o.limit) {
-    const payload = results.find((r) => r.frame_bytes > 0)?.frame_bytes ?? 1024;
-    limit = await runLimit(o.clients, payload);
+  const rounds: Array<{ clients: number; service: Run[]; limit: any[] }> = [];
+  const limit: any[] | null = o.limit ? [] : null;
+  for (const n of o.clients) {
+    const round: { clients: number; service: Run[]; limit: any[] } = { clients: n, service: [], limit: [] };
+    for (let r = 1; r <= o.rounds; r++) {
+      if (o.rounds > 1)
+        console.log(`
+round ${r} of ${o.rounds} at ${n} sockets`);
+      const run = await runOne(n, o.rate, o.seconds);
+      round.service.push(run);
+      if (limit) {
+        const l = (await runLimit([n], run.frame_bytes || 1024))?.[0];
+        if (l) round.limit.push(l);
+      }
+    }
+    rounds.push(round);
+    results.push(medianRun(round.service));
+    if (limit && round.limit.length > 0) limit.push(medianLimit(round.limit));
   }
   const search: Run[] = [];
   if (o.search.length > 0) {
@@ -291,8 +314,8 @@ async function main() {
       if (r.error || r.latency.p99_ms > 250) break;
     }
   }
-  report(results, limit, search);
-  console.log(`\nSUMMARY ${JSON.stringify({ gateway: results, limit, search })}`);
+  report(results, limit, search, rounds);
+  console.log(`\nSUMMARY ${JSON.stringify({ gateway: results, limit, search, rounds })}`);
   process.exit(0);
 }
 
@@ -352,7 +375,7 @@ async function runOne(n: number, rate: number, seconds: number): Promise<Run> {
 
     // Receipts: per seq, how many clients got it, and latencies (ms) from occurred_at.
     const receipts = new Receipts(n * (Math.round(rate * seconds) + PACED + 10));
-    const bySeq = new Map<number, { occurred: number; count: number; last: number }>();
+    const bySeq = new Map<number, { occurred: number; count: number; first: number; last: number }>();
     let frameBytes = 0;
     let complete = 0;
     let waiter: { expected: number; resolve: () => void } | null = null;
@@ -368,7 +391,7 @@ async function runOne(n: number, rate: number, seconds: number): Promise<Run> {
       let entry = bySeq.get(seq);
       if (!entry) {
         const i = s.indexOf('"occurred_at":"');
-        entry = { occurred: Date.parse(s.slice(i + 15, s.indexOf('"', i + 15))), count: 0, last: 0 };
+        entry = { occurred: Date.parse(s.slice(i + 15, s.indexOf('"', i + 15))), count: 0, first: t, last: 0 };
         bySeq.set(seq, entry);
         frameBytes = Buffer.byteLength(s);
       }
@@ -468,8 +491,8 @@ async function runOne(n: number, rate: number, seconds: number): Promise<Run> {
           },
         };
       });
-    await create(5, 10);
-    await allIn(30_000, 5);
+    await create(WARM_UP, 10);
+    await allIn(30_000, WARM_UP);
     receipts.clear();
     bySeq.clear();
     complete = 0;
@@ -637,7 +660,7 @@ class Receipts {
  * garbage collection pauses in the service (from occurred_at) and in this client process.
  */
 function tailReport(
-  bySeq: Map<number, { occurred: number; last: number }>,
+  bySeq: Map<number, { occurred: number; first: number; last: number }>,
   stamps: Map<number, number>,
   service: { dispatched: Array<[number, number]>; gc: Array<[number, number]> },
   clientGc: Array<[number, number]>,
@@ -645,14 +668,25 @@ function tailReport(
   const dispatched = new Map(service.dispatched);
   const events = [...bySeq].flatMap(([seq, e]) => {
     const p = stamps.get(seq);
-    return p === undefined ? [] : [{ seq, p, occurred: e.occurred - wallMinusMono, last: e.last - wallMinusMono }];
+    return p === undefined
+      ? []
+      : [
+          {
+            seq,
+            p,
+            occurred: e.occurred - wallMinusMono,
+            first: e.first - wallMinusMono,
+            last: e.last - wallMinusMono,
+          },
+        ];
   });
   if (events.length === 0) return [];
   const d = Float64Array.from(dispatched.values()).sort();
+  const first = Float64Array.from(events.map((e) => e.first - e.p)).sort();
   const from = Math.min(...events.map((e) => e.occurred));
   const to = Math.max(...events.map((e) => e.last));
   const lines = [
-    `  service dispatch per event p50 ${round(pct(d, 0.5), 2)} ms, max ${round(d[d.length - 1] ?? Number.NaN, 2)} ms; GC paused the service ${round(pausedIn(service.gc, from, to))} ms and this client ${round(pausedIn(clientGc, from, to))} ms in the phase`,
+    `  service dispatch per event p50 ${round(pct(d, 0.5), 2)} ms, max ${round(d[d.length - 1] ?? Number.NaN, 2)} ms; GC paused the service ${round(pausedIn(service.gc, from, to))} ms and this client ${round(pausedIn(clientGc, from, to))} ms in the phase; first socket's receipt p50 ${round(pct(first, 0.5), 2)} ms, max ${round(first[first.length - 1] ?? Number.NaN, 2)} ms after publish`,
   ];
   for (const e of events.sort((x, y) => y.last - y.p - (x.last - x.p)).slice(0, 3)) {
     lines.push(
@@ -720,7 +754,84 @@ function runLimit(clients: number[], payload: number): Promise<any[] | null> {
   });
 }
 
-function report(runs: Run[], limit: any[] | null, search: Run[]) {
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  if (s.length === 0) return Number.NaN;
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : round((s[m - 1]! + s[m]!) / 2, 2);
+};
+
+/** The service's rounds at one socket count: each figure the median of the rounds', counts summed. */
+function medianRun(runs: Run[]): Run {
+  const ok = runs.filter((r) => !r.error);
+  const failed = runs.find((r) => r.error);
+  if (ok.length === 0) return runs[0]!;
+  const m = (f: (r: Run) => number) => median(ok.map(f));
+  const sum = (f: (r: Run) => number) => runs.reduce((t, r) => t + f(r), 0);
+  return {
+    clients: ok[0]!.clients,
+    joined: Math.min(...ok.map((r) => r.joined)),
+    connect_per_s: m((r) => r.connect_per_s),
+    server_kib_per_socket: m((r) => r.server_kib_per_socket),
+    heap_kib_per_socket: m((r) => r.heap_kib_per_socket),
+    events: sum((r) => r.events),
+    deliveries: sum((r) => r.deliveries),
+    missing: sum((r) => r.missing),
+    duplicates: sum((r) => r.duplicates),
+    out_of_order: sum((r) => r.out_of_order),
+    latency: {
+      p50_ms: m((r) => r.latency.p50_ms),
+      p99_ms: m((r) => r.latency.p99_ms),
+      max_ms: Math.max(...ok.map((r) => r.latency.max_ms)),
+      fanout_complete_p50_ms: m((r) => r.latency.fanout_complete_p50_ms),
+      fanout_complete_p99_ms: m((r) => r.latency.fanout_complete_p99_ms),
+    },
+    gateway_latency: {
+      p50_ms: m((r) => r.gateway_latency.p50_ms),
+      p99_ms: m((r) => r.gateway_latency.p99_ms),
+      max_ms: Math.max(...ok.map((r) => r.gateway_latency.max_ms)),
+    },
+    paced_latency: {
+      p50_ms: m((r) => r.paced_latency.p50_ms),
+      p99_ms: m((r) => r.paced_latency.p99_ms),
+      max_ms: Math.max(...ok.map((r) => r.paced_latency.max_ms)),
+    },
+    frame_bytes: ok[0]!.frame_bytes,
+    ...(failed ? { error: `round failed: ${failed.error}` } : {}),
+  };
+}
+
+/** limit-ws.mjs's rounds at one socket count: latency and memory, each the median of the rounds'. */
+function medianLimit(runs: any[]): any {
+  const ok = runs.filter((r) => r.latency);
+  if (ok.length === 0) return runs[0];
+  return {
+    clients: ok[0].clients,
+    server_kib_per_socket: median(ok.map((r) => r.server_kib_per_socket)),
+    latency: { p50_ms: median(ok.map((r) => r.latency.p50_ms)), p99_ms: median(ok.map((r) => r.latency.p99_ms)) },
+  };
+}
+
+function report(
+  runs: Run[],
+  limit: any[] | null,
+  search: Run[],
+  rounds: Array<{ clients: number; service: Run[]; limit: any[] }> = [],
+) {
+  const multi = rounds.some((r) => r.service.length > 1);
+  if (multi) {
+    console.log('\nrounds (service against the limit run right after it):');
+    for (const r of rounds) {
+      r.service.forEach((s, i) => {
+        const l = r.limit[i]?.latency;
+        const ratio = (v: number) => (l ? round(v / l.p99_ms, 2) : 'n/a');
+        console.log(
+          `  ${r.clients} sockets, round ${i + 1}: commit→delivery p99 ${s.latency.p99_ms} ms, publish→delivery p99 ${s.gateway_latency.p99_ms} ms, paced p99 ${s.paced_latency.p99_ms} ms; limit p99 ${l?.p99_ms ?? 'n/a'} ms; ratio publish / commit / paced ${ratio(s.gateway_latency.p99_ms)} / ${ratio(s.latency.p99_ms)} / ${ratio(s.paced_latency.p99_ms)}`,
+        );
+      });
+    }
+    console.log('\nmedians of the rounds:');
+  }
   console.log(
     '\n| sockets | commit→delivery p50 / p99 (ms) | publish→delivery p50 / p99 (ms) | paced p50 / p99 (ms) | limit p50 / p99 (ms) | p99 ratio (publish / commit / paced) | KiB/socket | limit KiB/socket | memory ratio | exactly once, in order |',
   );
