@@ -284,16 +284,14 @@ async function main() {
   // Each socket count in `rounds` alternated rounds (the service, then the limit at the
   // service's frame size), so both sides meet the same machine; each side's figures are the
   // median of its rounds. One round's p99 is decided by the two or three slowest fan-outs, and the
-  // limit's own p99 at 1,000 sockets swung 20–53 ms between runs minutes apart on this machine.
+  // limit's own p99 at 1,000 sockets swung 20–128 ms between runs minutes apart on this machine.
   const results: Run[] = [];
   const rounds: Array<{ clients: number; service: Run[]; limit: any[] }> = [];
   const limit: any[] | null = o.limit ? [] : null;
   for (const n of o.clients) {
     const round: { clients: number; service: Run[]; limit: any[] } = { clients: n, service: [], limit: [] };
     for (let r = 1; r <= o.rounds; r++) {
-      if (o.rounds > 1)
-        console.log(`
-round ${r} of ${o.rounds} at ${n} sockets`);
+      if (o.rounds > 1) console.log(`\nround ${r} of ${o.rounds} at ${n} sockets`);
       const run = await runOne(n, o.rate, o.seconds);
       round.service.push(run);
       if (limit) {
