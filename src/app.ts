@@ -54,6 +54,7 @@ import { registerAuth } from './platform/http/auth.js';
 import { type Access, SCOPES } from './platform/http/context.js';
 import { installIdempotency } from './platform/http/idempotency.js';
 import { installRateLimit } from './platform/http/rate-limit.js';
+import { installResponseCheck, type ResponseViolationSink } from './platform/http/response-check.js';
 import { ErrorSchema } from './platform/http/schemas.js';
 import {
   frameworkErrors,
@@ -142,7 +143,12 @@ function securityOf(a: Access): Array<Record<string, string[]>> | undefined {
   }
 }
 
-export async function buildApp(deps: Deps): Promise<App> {
+export interface AppOptions {
+  /** Check every answer against its route's response schema and report mismatches (tests). */
+  checkResponses?: ResponseViolationSink;
+}
+
+export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> {
   const app = Fastify({
     loggerInstance: deps.log,
     logController: new LogController({ disableRequestLogging: true }),
@@ -164,6 +170,7 @@ export async function buildApp(deps: Deps): Promise<App> {
   // While shutting down, answers in flight close their connection so the drain can finish.
   let closing = false;
   app.decorate('beginShutdown', () => {
+  if (opts.checkResponses) installResponseCheck(app, opts.checkResponses);
     closing = true;
   });
   app.addHook('onSend', async (req, reply, payload) => {

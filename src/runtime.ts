@@ -2,7 +2,7 @@
 // Used by main.ts (the service), the gateway entry, and the tests (same code path).
 import { Redis } from 'ioredis';
 import pino from 'pino';
-import { type App, buildApp } from './app.js';
+import { type App, type AppOptions, buildApp } from './app.js';
 import type { Config } from './config.js';
 import type { Deps } from './deps.js';
 import { Gateway, registerGatewayRoutes } from './gateway/index.js';
@@ -62,6 +62,8 @@ export async function createRuntime(
     webhooks?: Partial<WebhookOptions>;
     imap?: Partial<ImapOptions>;
     email?: Partial<OutboundOptions>;
+    /** Tests: report answers that do not match their route's response schema. */
+    checkResponses?: AppOptions['checkResponses'];
   } = {},
 ): Promise<Runtime> {
   const log =
@@ -118,7 +120,7 @@ export async function createRuntime(
 
     setWebhookOptions(deps, opts.webhooks); // delivery settings (tests shorten them)
     setOutboundOptions(deps, opts.email); // outbound email retries (tests shorten them)
-    const app = await buildApp(deps);
+    const app = await buildApp(deps, { checkResponses: opts.checkResponses });
     // The realtime gateway shares the API's server and port: /health, and WebSocket upgrades.
     const gateway = new Gateway(deps);
     registerGatewayRoutes(app, gateway);

@@ -14,7 +14,6 @@ import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ParsedMail, simpleParser } from 'mailparser';
-import pino from 'pino';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
@@ -23,7 +22,17 @@ import { parseInbound } from '../src/modules/email/parse.js';
 import { ticketTokenFor } from '../src/modules/email/ticket-token.js';
 import { newId } from '../src/platform/crypto/random.js';
 import { createRuntime } from '../src/runtime.js';
-import { Api, eventsAfterOf, latestSeqOf, newTenant, type Service, TEST_SECRET_KEY, type Tenant } from './helpers.js';
+import {
+  Api,
+  eventsAfterOf,
+  latestSeqOf,
+  newTenant,
+  recordResponseViolation,
+  type Service,
+  TEST_SECRET_KEY,
+  type Tenant,
+  testLogger,
+} from './helpers.js';
 import { type OwnDatabase, ownDatabase } from './own-database.js';
 
 const SMTP_USER = 'mailer@acme.test';
@@ -140,9 +149,10 @@ beforeAll(async () => {
     SMTP_URL: `smtp://127.0.0.1:${smtp.port}?from=Help%20desk%20%3Chelp%40helpdesk.test%3E`,
   });
   const logs: string[] = [];
-  const logger = pino({ level: 'info' }, { write: (line: string) => void logs.push(line) });
+  const logger = testLogger(logs);
   const rt = await createRuntime(config, {
     logger,
+    checkResponses: recordResponseViolation,
     email: { retryDelaysMs: RETRIES, jitter: 0, pollSeconds: 0.5, sweepMs: 300, orphanAfterMs: 1000, timeoutMs: 5000 },
   });
   const url = (await rt.listen()).replace('[::1]', '127.0.0.1');

@@ -7,9 +7,45 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { loadConfig } from '../src/config.js';
 import { SCOPES } from '../src/platform/http/context.js';
+import type { ResponseViolation } from '../src/platform/http/response-check.js';
 import { createRuntime, type Runtime } from '../src/runtime.js';
 
 export const onPostgres = Boolean(process.env.DATABASE_URL);
+
+/**
+ * Answers that did not match their route's response schema, from every service this test file
+ * started; test/setup.ts fails the test during which one arrived. Pass `recordResponseViolation`
+ * as createRuntime's `checkResponses` where a test builds its runtime itself.
+ */
+export const responseViolations: ResponseViolation[] = [];
+export const recordResponseViolation = (v: ResponseViolation): void => void responseViolations.push(v);
+
+/** Fastify's words when a handler answers and something answers again. */
+const ANSWERED_TWICE = /ERR_HTTP_HEADERS_SENT|FST_ERR_REP_ALREADY_SENT|Reply was already sent/;
+
+/**
+ * The service's logger in tests: every line kept in `logs`, and a line saying the request was
+ * answered twice reported like a response that does not match its schema.
+ */
+export function testLogger(logs: string[]): pino.Logger {
+  return pino(
+    { level: 'info' },
+    {
+      write: (line: string) => {
+        logs.push(line);
+        if (ANSWERED_TWICE.test(line)) {
+          const { req, reqId } = JSON.parse(line) as { req?: { method?: string; url?: string }; reqId?: string };
+          responseViolations.push({
+            route: req ? `${req.method} ${req.url}` : `request ${reqId ?? '?'}`,
+            status: 0,
+            problems: ['answered twice (the handler sent, and something sent again)'],
+            body: line.slice(0, 500),
+          });
+        }
+      },
+    },
+  );
+}
 export const TEST_SECRET_KEY = 'test-secret-key-0123456789-abcdefghijklmnop';
 
 export interface Service {
@@ -36,7 +72,7 @@ export async function startService(
     ...env,
   });
   const logs: string[] = [];
-  const logger = pino({ level: 'info' }, { write: (line: string) => void logs.push(line) });
+  const logger = testLogger(logs);
   // On a shared PostgreSQL every test file's service would otherwise poll every IMAP mailbox of
   // the database, other files' included: one that may not reach loopback servers took another
   // file's Dovecot mailbox and set it to status error. A service polls only when it may reach
@@ -46,7 +82,13 @@ export async function startService(
   // when its test says how (another file's service once took the outbound test's retries and
   // rescheduled them by its own, minutes-long, schedule).
   const email = opts.email ?? { workers: 0 };
-  const rt = await createRuntime(config, { logger, ...opts, ...(imap ? { imap } : {}), email });
+  const rt = await createRuntime(config, {
+    logger,
+    checkResponses: recordResponseViolation,
+    ...opts,
+    ...(imap ? { imap } : {}),
+    email,
+  });
   const url = (await rt.listen()).replace('[::1]', '127.0.0.1');
   return { rt, url, api: new Api(url), logs, stop: () => rt.stop() };
 }

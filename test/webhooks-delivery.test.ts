@@ -10,7 +10,6 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import type { WebhookOptions } from '../src/modules/webhooks/options.js';
@@ -23,9 +22,11 @@ import {
   eventsAfterOf,
   latestSeqOf,
   newTenant,
+  recordResponseViolation,
   type Service,
   TEST_SECRET_KEY,
   type Tenant,
+  testLogger,
   unique,
 } from './helpers.js';
 import { type OwnDatabase, ownDatabase } from './own-database.js';
@@ -126,8 +127,8 @@ async function startWith(
     ...env,
   });
   const logs: string[] = [];
-  const logger = pino({ level: 'info' }, { write: (line: string) => void logs.push(line) });
-  const rt = await createRuntime(config, { logger, webhooks });
+  const logger = testLogger(logs);
+  const rt = await createRuntime(config, { logger, webhooks, checkResponses: recordResponseViolation });
   const url = (await rt.listen()).replace('[::1]', '127.0.0.1');
   return { rt, url, api: new Api(url), logs, stop: () => rt.stop() };
 }

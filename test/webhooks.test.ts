@@ -11,7 +11,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { EVENT_TYPES } from '../src/modules/webhooks/catalog.js';
@@ -28,9 +27,11 @@ import {
   latestSeqOf,
   newApiKey,
   newTenant,
+  recordResponseViolation,
   type Service,
   TEST_SECRET_KEY,
   type Tenant,
+  testLogger,
   unique,
 } from './helpers.js';
 import { type OwnDatabase, ownDatabase } from './own-database.js';
@@ -72,10 +73,11 @@ async function start(tag: string, jobs: boolean): Promise<Started> {
     ...own.env,
   });
   const logs: string[] = [];
-  const logger = pino({ level: 'info' }, { write: (line: string) => void logs.push(line) });
+  const logger = testLogger(logs);
   const rt = await createRuntime(config, {
     logger,
     jobs,
+    checkResponses: recordResponseViolation,
     webhooks: { retryDelaysMs: [200, 200, 200, 200, 200, 200, 200], jitter: 0, timeoutMs: 2000, resolve },
   });
   const url = (await rt.listen()).replace('[::1]', '127.0.0.1');

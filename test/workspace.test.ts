@@ -68,6 +68,19 @@ describe('workspace', () => {
     expect(events.body.data[1].data.workspace.settings.csat_enabled).toBe(true);
   });
 
+  it('sets a help center title and puts it back to the default (empty: the name) with an empty string', async () => {
+    const t = await newTenant(svc.api, 'Title Co');
+    expect((await svc.api.get('/v1/workspace', t.as)).body.settings.help_center_title).toBe('');
+    const set = await svc.api.patch('/v1/workspace', { settings: { help_center_title: 'Title Co Help' } }, t.as);
+    expect(set.body.settings.help_center_title).toBe('Title Co Help');
+    const back = await svc.api.patch('/v1/workspace', { settings: { help_center_title: '' } }, t.as);
+    expect(back.status).toBe(200);
+    expect(back.body.settings.help_center_title).toBe('');
+    const long = await svc.api.patch('/v1/workspace', { settings: { help_center_title: 'x'.repeat(101) } }, t.as);
+    expect(long.status).toBe(422);
+    expect(long.body.errors[0].location).toBe('body.settings.help_center_title');
+  });
+
   it('lets only admins change the workspace', async () => {
     const t = await newTenant(svc.api);
     const viewer = await signUp(svc.api, 'Vera Viewer');

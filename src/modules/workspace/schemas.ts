@@ -4,12 +4,15 @@ import { Body, Nullable, Timestamp } from '../../platform/http/schemas.js';
 const LabelCreation = Type.Union([Type.Literal('all'), Type.Literal('admins')]);
 const AutoAssign = Type.Union([Type.Literal('none'), Type.Literal('round_robin'), Type.Literal('load_balanced')]);
 
-/** Every settings key with its type; PATCH takes any subset (partial merge). */
-const settingsProps = {
+/**
+ * Every settings key with its input rules; PATCH takes any subset (partial merge). An empty
+ * help_center_title puts the title back to the default: the workspace's name.
+ */
+const settingsInput = {
   brand_color: Type.String({ pattern: '^#[0-9a-fA-F]{6}$' }),
   timezone: Type.String({ minLength: 1, maxLength: 64 }),
   help_center_enabled: Type.Boolean(),
-  help_center_title: Type.String({ minLength: 1, maxLength: 100 }),
+  help_center_title: Type.String({ maxLength: 100 }),
   csat_enabled: Type.Boolean(),
   auto_assign: AutoAssign,
   gravatar: Type.Boolean(),
@@ -19,8 +22,24 @@ const settingsProps = {
   ai: Type.Object({ assistant: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
 };
 
-export const WorkspaceSettings = Type.Object(settingsProps);
-export const WorkspaceSettingsPatch = Type.Partial(Type.Object(settingsProps, { additionalProperties: false }), {
+/**
+ * The settings as answers carry them: every key, stored or default. Input rules stay on the
+ * input (docs/decisions.md "Response schemas describe what is sent").
+ */
+export const WorkspaceSettings = Type.Object({
+  brand_color: Type.String({ description: 'Hex colour #rrggbb.' }),
+  timezone: Type.String({ description: 'IANA time zone name.' }),
+  help_center_enabled: Type.Boolean(),
+  help_center_title: Type.String({ description: "Empty: the help center shows the workspace's name." }),
+  csat_enabled: Type.Boolean(),
+  auto_assign: AutoAssign,
+  gravatar: Type.Boolean(),
+  domain_logos: Type.Boolean(),
+  label_creation: LabelCreation,
+  auto_close_days: Type.Integer({ description: 'Days after which solved tickets close; 0: never.' }),
+  ai: Type.Object({ assistant: Type.Boolean() }),
+});
+export const WorkspaceSettingsPatch = Type.Partial(Type.Object(settingsInput, { additionalProperties: false }), {
   additionalProperties: false,
 });
 
