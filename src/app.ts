@@ -57,12 +57,14 @@ import { installRateLimit } from './platform/http/rate-limit.js';
 import { installResponseCheck, type ResponseViolationSink } from './platform/http/response-check.js';
 import { ErrorSchema } from './platform/http/schemas.js';
 import {
+  clientErrorHandler,
   frameworkErrors,
   genReqId,
   installErrors,
   installJsonParser,
   installNotFound,
   installRequestLog,
+  installTextGuard,
   installValidation,
 } from './platform/http/setup.js';
 
@@ -155,6 +157,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     genReqId,
     requestIdHeader: false,
     frameworkErrors,
+    clientErrorHandler,
     bodyLimit: JSON_BODY_LIMIT,
     trustProxy: process.env.TRUST_PROXY === 'true',
     routerOptions: { maxParamLength: 200 },
@@ -187,6 +190,12 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     }
     const a = route.config?.access;
     if (!a) throw new Error(`route ${route.method} ${route.url} declares no access`);
+    // A query parameter the route does not know is refused (422), on every route that reads one,
+    // unless the route opens its query on purpose (a provider's redirect adds its own).
+    const query = route.schema?.querystring as { additionalProperties?: unknown } | undefined;
+    if (query && query.additionalProperties === undefined) {
+      throw new Error(`route ${route.method} ${route.url}: its querystring schema must set additionalProperties`);
+    }
     for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
       if (method === 'HEAD') continue;
       routeTable.push({
@@ -212,6 +221,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
 
   await app.register(cookie);
   registerAuth(app, { apiKey: apiKeyResolver(deps), accessToken: userResolver(deps) });
+  installTextGuard(app); // after authorization, before each route's schema
   await installRateLimit(app, { perMinute: deps.config.rateLimitPerMinute, redis: deps.redis });
   installIdempotency(app, deps.database, deps.secrets);
 

@@ -51,7 +51,7 @@ export default async function apiKeyRoutes(app: App, deps: Deps) {
     },
     async (req, reply) => {
       await deleteApiKey(deps, req.ctx, req.params.id);
-      reply.code(204).send(null);
+      return reply.code(204).send(null);
     },
   );
 }

@@ -77,7 +77,7 @@ export default async function automationRoutes(app: App, deps: Deps) {
     },
     async (req, reply) => {
       await deleteAutomation(deps, req.ctx, req.params.id);
-      reply.code(204).send(null);
+      return reply.code(204).send(null);
     },
   );
 }

@@ -76,7 +76,7 @@ export default async function companyRoutes(app: App, deps: Deps) {
     },
     async (req, reply) => {
       await deleteCompany(deps, req.ctx, req.params.id);
-      reply.code(204).send(null);
+      return reply.code(204).send(null);
     },
   );
 }

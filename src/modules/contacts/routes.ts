@@ -85,7 +85,7 @@ export default async function contactRoutes(app: App, deps: Deps) {
     },
     async (req, reply) => {
       await deleteContact(deps, req.ctx, req.params.id);
-      reply.code(204).send(null);
+      return reply.code(204).send(null);
     },
   );
 

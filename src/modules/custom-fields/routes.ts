@@ -106,7 +106,7 @@ export default async function customFieldRoutes(app: App, deps: Deps) {
     },
     async (req, reply) => {
       await deleteCustomField(deps, req.ctx, req.params.id);
-      reply.code(204).send(null);
+      return reply.code(204).send(null);
     },
   );
 }

@@ -65,7 +65,7 @@ export default async function invitationRoutes(app: App, deps: Deps) {
     },
     async (req, reply) => {
       await revokeInvitation(deps, req.ctx, req.params.id);
-      reply.code(204).send(null);
+      return reply.code(204).send(null);
     },
   );
 

@@ -83,7 +83,7 @@ export default async function mailboxRoutes(app: App, deps: Deps) {
     },
     async (req, reply) => {
       await deleteMailbox(deps, req.ctx, req.params.id);
-      reply.code(204).send(null);
+      return reply.code(204).send(null);
     },
   );
 

@@ -146,7 +146,7 @@ export default async function availabilityRoutes(app: App, deps: Deps) {
     },
     async (req, reply) => {
       await heartbeat(deps, req.ctx);
-      reply.code(204).send(null);
+      return reply.code(204).send(null);
     },
   );
 }

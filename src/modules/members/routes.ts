@@ -55,7 +55,7 @@ export default async function memberRoutes(app: App, deps: Deps) {
     },
     async (req, reply) => {
       await removeMember(deps, req.ctx, req.params.user_id);
-      reply.code(204).send(null);
+      return reply.code(204).send(null);
     },
   );
 }

@@ -32,7 +32,7 @@ export default async function onboardingRoutes(app: App, deps: Deps) {
     },
     async (req, reply) => {
       await dismissOnboarding(deps, req.ctx);
-      reply.code(204).send(null);
+      return reply.code(204).send(null);
     },
   );
 }

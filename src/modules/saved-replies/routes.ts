@@ -73,7 +73,7 @@ export default async function savedReplyRoutes(app: App, deps: Deps) {
     },
     async (req, reply) => {
       await deleteSavedReply(deps, req.ctx, req.params.id);
-      reply.code(204).send(null);
+      return reply.code(204).send(null);
     },
   );
 }

@@ -70,7 +70,7 @@ export default async function slaPolicyRoutes(app: App, deps: Deps) {
     },
     async (req, reply) => {
       await deleteSlaPolicy(deps, req.ctx, req.params.id);
-      reply.code(204).send(null);
+      return reply.code(204).send(null);
     },
   );
 }

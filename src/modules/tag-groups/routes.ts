@@ -97,7 +97,7 @@ export default async function tagGroupRoutes(app: App, deps: Deps) {
     },
     async (req, reply) => {
       await deleteTagGroup(deps, req.ctx, req.params.id);
-      reply.code(204).send(null);
+      return reply.code(204).send(null);
     },
   );
 }

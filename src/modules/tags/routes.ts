@@ -101,7 +101,7 @@ export default async function tagRoutes(app: App, deps: Deps) {
     },
     async (req, reply) => {
       await deleteTag(deps, req.ctx, req.params.id);
-      reply.code(204).send(null);
+      return reply.code(204).send(null);
     },
   );
 

@@ -70,7 +70,7 @@ export default async function teamRoutes(app: App, deps: Deps) {
     },
     async (req, reply) => {
       await deleteTeam(deps, req.ctx, req.params.id);
-      reply.code(204).send(null);
+      return reply.code(204).send(null);
     },
   );
 }

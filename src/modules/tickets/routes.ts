@@ -131,7 +131,7 @@ export default async function ticketRoutes(app: App, deps: Deps) {
     },
     async (req, reply) => {
       await deleteTicket(deps, req.ctx, req.params.id);
-      reply.code(204).send(null);
+      return reply.code(204).send(null);
     },
   );
 

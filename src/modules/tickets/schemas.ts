@@ -159,7 +159,10 @@ export const ListTicketsQuery = Type.Object(
     priority: Type.Optional(csv(PRIORITIES.join('|'), 'Comma-separated priorities.')),
     severity: Type.Optional(csv(`${SEVERITIES.join('|')}|none`, 'Comma-separated sev1 to sev4 and none.')),
     assignee: Type.Optional(
-      Type.String({ pattern: '^(me|none|[0-9a-fA-F-]{36})$', description: 'me, none or a user id.' }),
+      Type.String({
+        pattern: '^(me|none|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$',
+        description: 'me, none or a user id.',
+      }),
     ),
     team_id: Type.Optional(Uuid),
     mailbox_id: Type.Optional(Uuid),

@@ -78,7 +78,7 @@ export default async function viewRoutes(app: App, deps: Deps) {
     },
     async (req, reply) => {
       await deleteView(deps, req.ctx, req.params.id);
-      reply.code(204).send(null);
+      return reply.code(204).send(null);
     },
   );
 }

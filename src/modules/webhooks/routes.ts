@@ -100,7 +100,7 @@ export default async function webhookRoutes(app: App, deps: Deps) {
     },
     async (req, reply) => {
       await deleteWebhook(deps, req.ctx, req.params.id);
-      reply.code(204).send(null);
+      return reply.code(204).send(null);
     },
   );
 

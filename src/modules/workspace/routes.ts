@@ -77,7 +77,7 @@ export default async function workspaceRoutes(app: App, deps: Deps) {
     },
     async (req, reply) => {
       await deleteWorkspace(deps, req.ctx, req.body.confirm_name);
-      reply.code(204).send(null);
+      return reply.code(204).send(null);
     },
   );
 

@@ -11,10 +11,10 @@ export const PageQuery = {
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'Page size, 1 to 100.' }),
   cursor: Type.String({ minLength: 1, maxLength: 1024, description: 'Opaque cursor from the previous page.' }),
 };
-export const PageQuerySchema = Type.Object({
-  limit: Type.Optional(PageQuery.limit),
-  cursor: Type.Optional(PageQuery.cursor),
-});
+export const PageQuerySchema = Type.Object(
+  { limit: Type.Optional(PageQuery.limit), cursor: Type.Optional(PageQuery.cursor) },
+  { additionalProperties: false },
+);
 export type PageQueryInput = Static<typeof PageQuerySchema>;
 
 export type KeyValue = string | number | boolean | null;

@@ -2,6 +2,7 @@
 // the error model (every failure is {status, code, detail, errors?}), 404/405, and one
 // JSON log line per request.
 import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -24,8 +25,13 @@ const ajvFor = (coerce: boolean) => {
     strict: false,
   });
   (addFormats as unknown as { default: (a: Ajv) => void }).default(ajv);
+  // ajv-formats' uuid also takes `urn:uuid:…`, which PostgreSQL's uuid type refuses: a value the
+  // schema accepted would then fail in the database. The plain RFC 9562 text form only.
+  ajv.addFormat('uuid', UUID_FORMAT);
   return ajv;
 };
+
+export const UUID_FORMAT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function installValidation(app: FastifyInstance): void {
   // Bodies are strict JSON: "5" is not a number. Query strings and params arrive as text.
@@ -36,25 +42,51 @@ export function installValidation(app: FastifyInstance): void {
   );
 }
 
-/** Strings the database cannot hold (NUL, lone surrogates) anywhere in a parsed value. */
-function findUnstorable(value: unknown, path: string, depth = 0): string | null {
-  if (depth > 64) return path;
-  if (typeof value === 'string') return value.includes('\0') || !value.isWellFormed() ? path : null;
+const UNSTORABLE = 'contains a NUL character or invalid Unicode';
+
+/**
+ * The first value of a parsed input that is refused wherever it appears: a string the database
+ * cannot hold (NUL, lone surrogates), or a `__proto__` key (JSON.parse keeps it as an own
+ * property, but schema checks and object spreads take it for the prototype, so it would be
+ * dropped without a word; it is refused like any unknown field instead).
+ */
+function findRefused(value: unknown, path: string, depth = 0): FieldError | null {
+  if (depth > 64) return { location: path, message: 'is nested too deeply' };
+  if (typeof value === 'string') {
+    return value.includes('\0') || !value.isWellFormed() ? { location: path, message: UNSTORABLE } : null;
+  }
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const bad = findUnstorable(value[i], `${path}.${i}`, depth + 1);
+      const bad = findRefused(value[i], `${path}.${i}`, depth + 1);
       if (bad) return bad;
     }
     return null;
   }
   if (value !== null && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
-      if (k.includes('\0') || !k.isWellFormed()) return `${path}.${k.replace(/[\0\ud800-\udfff]/g, '?')}`;
-      const bad = findUnstorable(v, `${path}.${k}`, depth + 1);
+      if (k.includes('\0') || !k.isWellFormed()) {
+        return { location: `${path}.${k.replace(/[\0\ud800-\udfff]/g, '?')}`, message: UNSTORABLE };
+      }
+      if (k === '__proto__') return { location: `${path}.__proto__`, message: 'is not a known field' };
+      const bad = findRefused(v, `${path}.${k}`, depth + 1);
       if (bad) return bad;
     }
   }
   return null;
+}
+
+const refusal = (e: FieldError) => new ApiError('validation_failed', `${e.location} ${e.message}`, [e]);
+
+/**
+ * Path and query values the database cannot hold are refused for every route, here, where they
+ * are first read as text (bodies: the JSON parser below). Runs after authorization, before the
+ * route's schema.
+ */
+export function installTextGuard(app: FastifyInstance): void {
+  app.addHook('preValidation', async (req) => {
+    const bad = findRefused(req.params, 'path') ?? findRefused(req.query, 'query');
+    if (bad) throw refusal(bad);
+  });
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -81,13 +113,9 @@ export function installJsonParser(app: FastifyInstance): void {
       done(badRequest('The body is not valid JSON.'), undefined);
       return;
     }
-    const bad = findUnstorable(parsed, 'body');
+    const bad = findRefused(parsed, 'body');
     if (bad) {
-      done(
-        new ApiError('validation_failed', `${bad}: contains a NUL character or invalid Unicode`, [
-          { location: bad, message: 'contains a NUL character or invalid Unicode' },
-        ]),
-      );
+      done(refusal(bad));
       return;
     }
     done(null, parsed);
@@ -170,10 +198,16 @@ export function installErrors(app: FastifyInstance): void {
   });
 }
 
-/** 404 for unknown paths; 405 (with Allow) when the path exists under other methods. */
+/**
+ * 404 for unknown paths; 405 (with Allow) when the path exists under other methods. A path that
+ * names a fixed route (`/v1/tickets/counts`) asked with a method only a `/{id}` route has
+ * (`DELETE /v1/tickets/counts`) is a 405 too, not a lookup of a record called "counts".
+ */
 export function installNotFound(app: FastifyInstance): void {
   const router = FindMyWay({ ignoreTrailingSlash: false });
   const noop = () => {};
+  /** Fixed paths (no parameter) and the methods they are served under. */
+  const fixed = new Map<string, string[]>();
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const m of methods) {
@@ -183,19 +217,31 @@ export function installNotFound(app: FastifyInstance): void {
       } catch {
         // already known
       }
+      if (!route.url.includes(':') && !route.url.includes('*')) {
+        const known = fixed.get(route.url) ?? [];
+        if (!known.includes(m)) fixed.set(route.url, [...known, m]);
+      }
     }
+  });
+  const methodNotAllowed = (reply: FastifyReply, method: string, allowed: string[]) => {
+    const err = new ApiError('method_not_allowed', `${method} is not allowed here; use ${allowed.join(', ')}.`);
+    reply.header('allow', allowed.join(', '));
+    return reply.code(err.status).type('application/json; charset=utf-8').send(JSON.stringify(err.toBody()));
+  };
+  app.addHook('onRequest', async (req, reply) => {
+    const route = req.routeOptions.url;
+    if (route === undefined || !route.includes(':')) return;
+    const allowed = fixed.get(req.url.split('?')[0] ?? '');
+    if (allowed && !allowed.includes(req.method)) return methodNotAllowed(reply, req.method, allowed);
   });
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0] ?? '/';
-    const allowed = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter(
-      (m) => m !== req.method && router.find(m as 'GET', path) !== null,
-    );
-    const err =
-      allowed.length > 0
-        ? new ApiError('method_not_allowed', `${req.method} is not allowed here; use ${allowed.join(', ')}.`)
-        : new ApiError('not_found', 'No such route.');
-    if (allowed.length > 0) reply.header('allow', allowed.join(', '));
-    reply.code(err.status).type('application/json; charset=utf-8').send(JSON.stringify(err.toBody()));
+    const allowed =
+      fixed.get(path) ??
+      ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => m !== req.method && router.find(m as 'GET', path) !== null);
+    if (allowed.length > 0) return methodNotAllowed(reply, req.method, allowed);
+    const err = new ApiError('not_found', 'No such route.');
+    return reply.code(err.status).type('application/json; charset=utf-8').send(JSON.stringify(err.toBody()));
   });
 }
 
@@ -232,4 +278,28 @@ export function frameworkErrors(err: FastifyError, _req: FastifyRequest, reply: 
       ? new ApiError('not_found', 'No such record.').toBody()
       : badRequest('The URL could not be read.').toBody();
   reply.code(body.status).type('application/json; charset=utf-8').send(JSON.stringify(body));
+}
+
+/**
+ * Requests Node's HTTP parser refuses before Fastify sees them (headers over the size limit, a
+ * malformed request line or header, a request that took too long to arrive): the same error body
+ * as everything else, then the connection closes, since the stream cannot be trusted.
+ */
+export function clientErrorHandler(err: Error & { code?: string }, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const e =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? new ApiError('headers_too_large', 'The request headers are larger than this service accepts (16 KiB).')
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new ApiError('request_timeout', 'The request did not arrive in time.')
+        : badRequest('The request could not be read as HTTP.');
+  const body = JSON.stringify(e.toBody());
+  const reason = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' }[e.status];
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${e.status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
 }
