@@ -4,6 +4,7 @@
 // other workspaces' ids, mailbox.* events and audit entries, and POST /{id}/test against real
 // servers on loopback: an SMTP server (smtp-server) with and without AUTH, a small IMAP server,
 // and a closed port.
+import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
@@ -501,7 +502,17 @@ describe('bad input', () => {
     const t = await newTenant(svc.api);
     svc.rt.deps.config.mailAllowPrivate = false;
     try {
-      for (const host of ['127.0.0.1', 'localhost', '10.1.2.3', '169.254.169.254', '[::1]']) {
+      // Other spellings of a loopback address, and a name that resolves to one (this machine's
+      // own names in /etc/hosts): refused when saved, not only when the service connects.
+      const loopbackName = readFileSync('/etc/hosts', 'utf8')
+        .split('\n')
+        .map((l) => l.replace(/#.*/, '').trim().split(/\s+/))
+        .filter(([address]) => address?.startsWith('127.'))
+        .flatMap(([, ...names]) => names)
+        .find((n) => n && !/localhost/i.test(n));
+      expect(loopbackName, 'a name for a loopback address in /etc/hosts').toBeDefined();
+      const spellings = ['2130706433', '127.1', '0x7f.1', loopbackName!];
+      for (const host of ['127.0.0.1', 'localhost', '10.1.2.3', '169.254.169.254', '[::1]', ...spellings]) {
         const r = await svc.api.post(
           '/v1/mailboxes',
           { name: 'L', email: 'l@acme.test', outbound_kind: 'smtp', config: { smtp_host: host } },
@@ -517,6 +528,14 @@ describe('bad input', () => {
         t.as,
       );
       expect(ok.status).toBe(201);
+      // A change to such a host is refused the same way, and changes nothing.
+      for (const host of spellings) {
+        const r = await svc.api.patch(`/v1/mailboxes/${ok.body.id}`, { config: { smtp_host: host } }, t.as);
+        expect(r.status, host).toBe(422);
+        expect(r.body.errors[0].location, host).toBe('body.config.smtp_host');
+      }
+      const after = await svc.api.get(`/v1/mailboxes/${ok.body.id}`, t.as);
+      expect(after.body.config.smtp_host).toBe('smtp.example.com');
     } finally {
       svc.rt.deps.config.mailAllowPrivate = true;
     }

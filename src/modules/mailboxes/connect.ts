@@ -64,10 +64,16 @@ export function smtpSettings(
 const HOSTNAME_RE =
   /^(?=.{1,253}$)(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9])?)(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9])?)*\.?$/i;
 
+/**
+ * No top-level domain is a number. A name ending in one is an IPv4 address in another spelling
+ * (`2130706433`, `127.1`, `0x7f.1`) that the system resolver turns into that address.
+ */
+const NUMERIC_LAST_LABEL = /(?:^|\.)(?:\d+|0x[0-9a-f]*)\.?$/i;
+
 /** Why a configured host may not be used (checked when saved); null when it may. */
 export function hostProblem(host: string, allowPrivate: boolean): string | null {
   const h = host.replace(/^\[|\]$/g, '');
-  if (!isIP(h) && !HOSTNAME_RE.test(h)) return 'is not a host name or IP address';
+  if (!isIP(h) && (!HOSTNAME_RE.test(h) || NUMERIC_LAST_LABEL.test(h))) return 'is not a host name or IP address';
   if (allowPrivate) return null;
   if (isLocalName(h))
     return `is ${h}, a local name (set MAIL_ALLOW_PRIVATE=true for servers on this machine or network)`;
@@ -79,6 +85,26 @@ export function hostProblem(host: string, allowPrivate: boolean): string | null 
 }
 
 export class RefusedHostError extends Error {}
+
+/**
+ * When a host is saved: a name that resolves now to an address the service may not reach is
+ * refused like a literal one (why, or null). A name that does not resolve yet is accepted: the
+ * mail server may not exist yet, and every connection checks its addresses again.
+ */
+export async function resolvedHostProblem(host: string, allowPrivate: boolean): Promise<string | null> {
+  const h = host.replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  if (allowPrivate || isIP(h) || hostProblem(h, allowPrivate) !== null) return null;
+  const addresses = await Promise.race([
+    lookup(h, { all: true, verbatim: true }).catch(() => []),
+    new Promise<[]>((resolve) => setTimeout(() => resolve([]), 3000).unref()),
+  ]);
+  for (const a of addresses) {
+    const why = refusedAddress(a.address);
+    if (why)
+      return `resolves to ${a.address}, a ${why} address (set MAIL_ALLOW_PRIVATE=true for servers on this machine or network)`;
+  }
+  return null;
+}
 
 /** The address to connect to: resolved now, every address checked (DNS rebinding included). */
 export async function resolveHost(host: string, allowPrivate: boolean): Promise<string> {

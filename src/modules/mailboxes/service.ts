@@ -26,6 +26,7 @@ import {
   checkSystemMailer,
   hostProblem,
   imapSettings,
+  resolvedHostProblem,
   smtpSettings,
 } from './connect.js';
 import { accessTokenFor, OAuthTokenError, oauthServers } from './oauth.js';
@@ -200,6 +201,16 @@ const cleanHtml = (html: string) => (html.trim() === '' ? '' : sanitizeHtml(html
 
 type ConfigInput = Partial<Record<(typeof CONFIG_KEYS)[number], string | number | null>>;
 
+/** Hosts of a write that resolve to addresses the service may not reach: 422 before anything is stored. */
+async function checkResolvedHosts(input: ConfigInput | undefined, allowPrivate: boolean): Promise<void> {
+  for (const k of ['imap_host', 'smtp_host'] as const) {
+    const host = input?.[k];
+    if (typeof host !== 'string') continue;
+    const problem = await resolvedHostProblem(host.trim().toLowerCase(), allowPrivate);
+    if (problem) throw invalid(`body.config.${k}`, problem);
+  }
+}
+
 /** The config after a write: POST sets it; PATCH merges key by key (null removes a key). */
 function mergedConfig(before: StoredConfig, input: ConfigInput | undefined, allowPrivate: boolean): StoredConfig {
   const out: Record<string, unknown> = { ...before };
@@ -306,6 +317,7 @@ export async function createMailbox(
   const inboundKind = input.inbound_kind ?? 'forwarding';
   const outboundKind = input.outbound_kind ?? 'system';
   const config = mergedConfig({}, input.config, deps.config.mailAllowPrivate);
+  await checkResolvedHosts(input.config, deps.config.mailAllowPrivate);
   checkShape(
     { inbound_kind: inboundKind, outbound_kind: outboundKind, config, hasPassword: input.password !== undefined },
     null,
@@ -382,6 +394,9 @@ export async function updateMailbox(
 ): Promise<MailboxView> {
   if (!isUuid(id)) throw notFound(NOT_FOUND);
   const rowId = id.toLowerCase();
+  // Before the transaction: a lookup must not hold a connection (bad input is a 422 before a 404,
+  // as the schema's checks are).
+  await checkResolvedHosts(input.config, deps.config.mailAllowPrivate);
   return uniqueOrConflict(UNIQUE_KEYS, () =>
     deps.writer.run(ctx.workspaceId, async (u) => {
       const before = await u.trx
