@@ -170,10 +170,10 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
   installErrors(app);
   installNotFound(app);
   installRequestLog(app);
+  if (opts.checkResponses) installResponseCheck(app, opts.checkResponses);
   // While shutting down, answers in flight close their connection so the drain can finish.
   let closing = false;
   app.decorate('beginShutdown', () => {
-  if (opts.checkResponses) installResponseCheck(app, opts.checkResponses);
     closing = true;
   });
   app.addHook('onSend', async (req, reply, payload) => {
@@ -223,7 +223,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
   registerAuth(app, { apiKey: apiKeyResolver(deps), accessToken: userResolver(deps) });
   installTextGuard(app); // after authorization, before each route's schema
   await installRateLimit(app, { perMinute: deps.config.rateLimitPerMinute, redis: deps.redis });
-  installIdempotency(app, deps.database, deps.secrets);
+  installIdempotency(app, deps.database, deps.secrets, deps.writer, deps.config.idempotencyLeaseMs);
 
   await app.register(swagger, {
     openapi: {

@@ -18,6 +18,8 @@ export interface Config {
   /** Generated secrets (printed once at start so the operator can copy them). */
   generated: { secretKey: boolean; inboundSecret: boolean };
   eventRetentionMs: number;
+  /** How long an Idempotency-Key claimed by a request holds before a retry may take it over. */
+  idempotencyLeaseMs: number;
   checkOrigins: string[];
   webhookAllowPrivate: boolean;
   challenge: {
@@ -339,6 +341,12 @@ export function loadConfig(env: Env = process.env): Config {
   if (eventRetentionMs === null)
     throw new ConfigError('EVENT_RETENTION', `must look like 7d, 36h or 90m, got "${retentionText}"`);
 
+  const leaseText = str(env, 'IDEMPOTENCY_LEASE') ?? '60s';
+  const idempotencyLeaseMs = parseDuration(leaseText);
+  if (idempotencyLeaseMs === null || idempotencyLeaseMs < 1000) {
+    throw new ConfigError('IDEMPOTENCY_LEASE', `must look like 60s or 2m (at least 1s), got "${leaseText}"`);
+  }
+
   const originsText = str(env, 'CHECK_ORIGINS');
   const checkOrigins = (originsText ? originsText.split(',') : [publicUrl]).map((o) => o.trim()).filter(Boolean);
   for (const o of checkOrigins) {
@@ -409,6 +417,7 @@ export function loadConfig(env: Env = process.env): Config {
     inboundSecret: inboundSecret.value,
     generated: { secretKey: secretKey.generated, inboundSecret: inboundSecret.generated },
     eventRetentionMs,
+    idempotencyLeaseMs,
     checkOrigins,
     webhookAllowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
     challenge: {

@@ -179,7 +179,7 @@ describe('Idempotency-Key', () => {
         ip: '127.0.0.1',
       };
     });
-    installIdempotency(app, database, svc.rt.deps.secrets);
+    installIdempotency(app, database, svc.rt.deps.secrets, svc.rt.deps.writer, 60_000);
     let runs = 0;
     const route = { config: { access: { kind: 'workspace' as const, role: 'agent' as const, scopes: [] } } };
     app.post('/big', route, async () => {

@@ -161,11 +161,13 @@ export interface IdempotencyKeysTable {
   workspace_id: string | null;
   route: string;
   body_hash: string;
-  state: 'running' | 'done';
+  state: 'running' | 'committed' | 'done';
   status_code: number | null;
   headers: NullableJson<Record<string, string>>;
   body: string | null;
   locked_until: Timestamp;
+  claim: Generated<string>;
+  results: string | null;
   created_at: DefaultTimestamp;
 }
 

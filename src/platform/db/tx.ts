@@ -1,6 +1,12 @@
 // The unit of a write: one transaction, its rows, its events. Events are appended last,
 // right before COMMIT (that is where the workspace's seq lock is taken), and published
 // to the bus after COMMIT.
+//
+// A request carrying an Idempotency-Key runs its handler inside a fence (`within`): every
+// transaction the request commits is bound to the key's claim in that same transaction, and a
+// retry after a crash replays what those transactions returned instead of running them again
+// (src/platform/http/idempotency.ts).
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Kysely, Transaction } from 'kysely';
 import type { EventDraft, EventEnvelope } from '../events/envelope.js';
 import { appendEvents } from '../events/outbox.js';
@@ -15,13 +21,43 @@ export interface Unit {
   afterCommit(fn: () => void | Promise<void>): void;
 }
 
+/** What binds a request's transactions to its Idempotency-Key (platform/http/idempotency.ts). */
+export interface WriteFence {
+  /**
+   * Inside each transaction, last before COMMIT, with what the transaction returns: records it
+   * under the key's claim. Throws when the claim is no longer this request's (another process
+   * took the key over), which rolls the transaction back.
+   */
+  bind(trx: Transaction<DB>, value: unknown): Promise<void>;
+  /** After COMMIT of a transaction that `bind` recorded. */
+  bound(value: unknown): void;
+  /**
+   * The next result of a transaction that already committed under this key before a crash, or
+   * undefined when the request is past what committed: `run` returns it instead of running again.
+   */
+  replayed(): { value: unknown } | undefined;
+  /** Once the answer is stored: later writes started by the request (after-commit work) are not the key's. */
+  readonly closed: boolean;
+}
+
 export class Writer {
+  private readonly fences = new AsyncLocalStorage<WriteFence>();
+
   constructor(
     private readonly db: Kysely<DB>,
     private readonly publisher: EventPublisher,
   ) {}
 
+  /** Runs a request's handler with its Idempotency-Key's fence around every `run` it makes. */
+  within<T>(fence: WriteFence, fn: () => T): T {
+    return this.fences.run(fence, fn);
+  }
+
   async run<T>(workspaceId: string, fn: (unit: Unit) => Promise<T>): Promise<T> {
+    const open = this.fences.getStore();
+    const fence = open && !open.closed ? open : undefined;
+    const replay = fence?.replayed();
+    if (replay) return replay.value as T;
     const drafts: EventDraft[] = [];
     const after: Array<() => void | Promise<void>> = [];
     let envelopes: EventEnvelope[] = [];
@@ -32,17 +68,22 @@ export class Writer {
         emit: (d) => drafts.push(d),
         afterCommit: (f) => after.push(f),
       });
+      if (fence) await fence.bind(trx, value);
       envelopes = await appendEvents(trx, workspaceId, drafts);
       return value;
     });
-    await this.publisher.published(envelopes);
-    for (const f of after) {
-      try {
-        await f();
-      } catch {
-        // after-commit work is best effort; durable work goes through the job queue
+    fence?.bound(result);
+    // What follows the commit is not part of the request's keyed writes.
+    await this.fences.exit(async () => {
+      await this.publisher.published(envelopes);
+      for (const f of after) {
+        try {
+          await f();
+        } catch {
+          // after-commit work is best effort; durable work goes through the job queue
+        }
       }
-    }
+    });
     return result;
   }
 }

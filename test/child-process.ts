@@ -1,0 +1,60 @@
+// The real service in a child process (`node --import tsx src/main.ts`, what `npm start` runs),
+// for tests that stop it the hard way or need several processes: start it, wait until it
+// answers, pick a port for it.
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { expect } from 'vitest';
+
+export interface ChildService {
+  child: ReturnType<typeof spawn>;
+  exited: Promise<number | null>;
+  out(): string;
+  err(): string;
+}
+
+export function startProcess(env: Record<string, string>, args = ['src/main.ts']): ChildService {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d) => {
+    out += d;
+  });
+  child.stderr!.on('data', (d) => {
+    err += d;
+  });
+  const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
+  return { child, exited, out: () => out, err: () => err };
+}
+
+/** Waits until the process on this port answers /healthz (a fresh start compiles and migrates). */
+export const healthy = (port: number) =>
+  expect
+    .poll(
+      () =>
+        fetch(`http://127.0.0.1:${port}/healthz`).then(
+          (r) => r.status,
+          () => 0,
+        ),
+      { timeout: 60_000, interval: 250 },
+    )
+    .toBe(200);
+
+/**
+ * A port free on 127.0.0.1, below the range the system hands out for port 0 (32768 and up on
+ * Linux): the other test files' servers listen on such ports, and a port taken by one of them
+ * would answer healthy() for the child (their /healthz says ok too) while the child cannot listen.
+ */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const s = createServer();
+      s.once('error', () => resolve(false));
+      s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
+}
