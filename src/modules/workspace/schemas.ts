@@ -19,7 +19,11 @@ const settingsProps = {
   ai: Type.Object({ assistant: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
 };
 
-export const WorkspaceSettings = Type.Object(settingsProps);
+/** As returned: a new workspace's help_center_title is empty (PATCH may not set it empty). */
+export const WorkspaceSettings = Type.Object({
+  ...settingsProps,
+  help_center_title: Type.String({ maxLength: 100, description: 'Empty until an admin sets one.' }),
+});
 export const WorkspaceSettingsPatch = Type.Partial(Type.Object(settingsProps, { additionalProperties: false }), {
   additionalProperties: false,
 });
