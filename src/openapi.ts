@@ -66,6 +66,30 @@ function declareUsedTags(doc: Doc): void {
   }
 }
 
+/**
+ * The reference page's Content-Security-Policy: everything from this service. The plugin's own
+ * (`staticCSP: true`) allows fonts and styles from any https host and images from
+ * validator.swagger.io, and asks for upgrade-insecure-requests, which on a plain-http address
+ * inside a network (http://helpdesk.lan:3000/docs) sends every asset request to https and
+ * leaves the page blank. connect-src adds PUBLIC_URL's origin, the server "Try it out" calls,
+ * for a page opened under another name of the same instance.
+ */
+export function docsCsp(publicUrl: string): string {
+  return [
+    "default-src 'self'",
+    `connect-src 'self' ${new URL(publicUrl).origin}`,
+    "img-src 'self' data:",
+    "font-src 'self' data:",
+    "style-src 'self'",
+    "script-src 'self'",
+    "script-src-attr 'none'",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'self'",
+  ].join('; ');
+}
+
 export async function registerOpenApi(app: App, deps: Deps): Promise<void> {
   const catalog = webhookCatalog();
   await app.register(swagger, {
@@ -121,7 +145,7 @@ export async function registerOpenApi(app: App, deps: Deps): Promise<void> {
   } as never);
   await app.register(swaggerUi, {
     routePrefix: '/docs',
-    staticCSP: true,
+    staticCSP: docsCsp(deps.config.publicUrl),
     uiConfig: { url: '/v1/openapi.json' } as never,
   });
 

@@ -475,6 +475,28 @@ describe('GET /docs', () => {
     expect(initializer).toMatch(/validatorUrl:\s*null/);
   });
 
+  it('lets the page load nothing from another host, and works on a plain-http address', async () => {
+    const page = await fetch(`${svc.url}/docs`);
+    const csp = page.headers.get('content-security-policy') ?? '';
+    const directives = new Map(
+      csp
+        .split(';')
+        .map((d) => d.trim().split(/\s+/))
+        .filter((d) => d[0])
+        .map(([name, ...values]) => [name!, values]),
+    );
+    expect(directives.get('default-src')).toEqual(["'self'"]);
+    const publicOrigin = new URL(svc.rt.deps.config.publicUrl).origin;
+    for (const [name, values] of directives) {
+      for (const v of values) {
+        const local = v.startsWith("'") || v === 'data:' || (name === 'connect-src' && v === publicOrigin);
+        expect(local, `${name} ${v}`).toBe(true);
+      }
+    }
+    // With it, a browser on http://helpdesk.lan/docs asks https://helpdesk.lan for every asset: a blank page.
+    expect(directives.has('upgrade-insecure-requests')).toBe(false);
+  });
+
   it('shows the same document as /v1/openapi.json (the page loads ./json)', async () => {
     const spec = await svc.api.get('/docs/json');
     expect(spec.status).toBe(200);
