@@ -390,7 +390,11 @@ describe('the webhook catalog (top-level webhooks)', () => {
     );
     await crud('/v1/teams', { name: 'Billing' }, { name: 'Invoices' });
     await crud('/v1/mailboxes', { name: 'Support', email: `${unique('mb')}@acme.test` }, { name: 'Help' });
-    const hook = await ok(api.post('/v1/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['*'] }, t.as), 201);
+    // Paused: on a shared database another file's service sweeps for endpoints to deliver to.
+    const hook = await ok(
+      api.post('/v1/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['*'], enabled: false }, t.as),
+      201,
+    );
     await ok(api.patch(`/v1/webhooks/${hook.id}`, { description: 'Audit' }, t.as));
     const test = await ok(api.post(`/v1/webhooks/${hook.id}/test`, undefined, t.as), 202);
     // The test event is not in the stream: its delivered body is the record the worker sends.
