@@ -137,17 +137,15 @@ export async function registerOpenApi(app: App, deps: Deps): Promise<void> {
       },
       webhooks: catalog.webhooks as never,
     },
-    transformObject: ({ openapiObject }: { openapiObject: object }) => {
-      addOperationIds(openapiObject as Doc);
-      declareUsedTags(openapiObject as Doc);
-      return openapiObject;
+    transformObject: (documentObject) => {
+      if (!('openapiObject' in documentObject)) return documentObject.swaggerObject;
+      addOperationIds(documentObject.openapiObject as Doc);
+      declareUsedTags(documentObject.openapiObject as Doc);
+      return documentObject.openapiObject;
     },
-  } as never);
-  await app.register(swaggerUi, {
-    routePrefix: '/docs',
-    staticCSP: docsCsp(deps.config.publicUrl),
-    uiConfig: { url: '/v1/openapi.json' } as never,
   });
+  // The page loads ./json (/docs/json), the same document; the plugin sets that url itself.
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: docsCsp(deps.config.publicUrl) });
 
   app.get(
     '/v1/openapi.json',
