@@ -169,7 +169,7 @@ const SPECIAL: Record<string, EventDoc> = {
   },
 };
 
-/** Resources of catalog rows written `x.*` whose schema name is not the resource in Pascal case. */
+/** The components.schemas name of each resource with plain CRUD events (`<resource>.created`, ...). */
 const SCHEMA_OF: Record<string, ResourceName> = {
   ticket: 'Ticket',
   contact: 'Contact',
@@ -351,7 +351,7 @@ export function webhookCatalog(): {
         'What a webhook endpoint receives: one POST per event, its body the event envelope without topics, signed ' +
         'in SVC-Signature. Events of a private team’s tickets reach only endpoints granted that team (team_ids); ' +
         'stand-ins (event.hidden) and personal events never reach webhooks. Any 2xx acknowledges; anything else ' +
-        'is retried with backoff. Deliveries may repeat and arrive out of order. See docs/webhooks.md.',
+        'is retried with backoff. Deliveries may repeat and arrive out of order.',
     },
   };
 }
