@@ -2,10 +2,7 @@
 // idempotency, OpenAPI), then each module's routes. Request order for every route:
 // rate limit → authenticate → authorize → validate → handler (transaction) → present.
 import cookie from '@fastify/cookie';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -28,7 +25,7 @@ import companyRoutes from './modules/companies/routes.js';
 import contactRoutes from './modules/contacts/routes.js';
 import customFieldRoutes from './modules/custom-fields/routes.js';
 import inboundEmailRoutes from './modules/email/inbound-route.js';
-import eventRoutes, { Envelope } from './modules/events/routes.js';
+import eventRoutes from './modules/events/routes.js';
 import invitationRoutes from './modules/invitations/routes.js';
 import mailboxRoutes from './modules/mailboxes/routes.js';
 import meRoutes from './modules/me/routes.js';
@@ -50,8 +47,9 @@ import triageRoutes from './modules/triage/routes.js';
 import viewRoutes from './modules/views/routes.js';
 import webhookRoutes from './modules/webhooks/routes.js';
 import workspaceRoutes from './modules/workspace/routes.js';
+import { registerOpenApi } from './openapi.js';
 import { registerAuth } from './platform/http/auth.js';
-import { type Access, SCOPES } from './platform/http/context.js';
+import type { Access } from './platform/http/context.js';
 import { installIdempotency } from './platform/http/idempotency.js';
 import { installRateLimit } from './platform/http/rate-limit.js';
 import { installResponseCheck, type ResponseViolationSink } from './platform/http/response-check.js';
@@ -225,77 +223,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
   await installRateLimit(app, { perMinute: deps.config.rateLimitPerMinute, redis: deps.redis });
   installIdempotency(app, deps.database, deps.secrets, deps.writer, deps.config.idempotencyLeaseMs);
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Help desk API',
-        version: '1.0.0',
-        description:
-          'Tickets, messages, contacts, labels, automations, a realtime gateway and signed webhooks. ' +
-          'Errors are `{status, code, detail, errors?}`. Lists are cursor pages `{data, next_cursor}`.',
-      },
-      servers: [{ url: deps.config.publicUrl }],
-      components: {
-        securitySchemes: {
-          accessToken: {
-            type: 'http',
-            scheme: 'bearer',
-            bearerFormat: 'JWT',
-            description: 'Access token (15 minutes) from /v1/auth/login.',
-          },
-          workspace: {
-            type: 'apiKey',
-            in: 'header',
-            name: 'SVC-Workspace',
-            description: 'The workspace id, with an access token.',
-          },
-          apiKey: {
-            type: 'http',
-            scheme: 'bearer',
-            description: `API key (svc_live_…). Scopes: ${SCOPES.join(', ')}.`,
-          },
-          visitor: {
-            type: 'apiKey',
-            in: 'header',
-            name: 'Authorization',
-            description: 'Visitor <svc_vis_…> (chat widget).',
-          },
-        },
-      },
-      webhooks: {
-        event: {
-          post: {
-            summary: 'An event delivered to a webhook endpoint (the envelope without topics)',
-            parameters: [
-              {
-                name: 'SVC-Signature',
-                in: 'header',
-                required: true,
-                schema: { type: 'string' },
-                description: 't=<unix>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">',
-              },
-              { name: 'SVC-Event-Id', in: 'header', required: true, schema: { type: 'string' } },
-              { name: 'SVC-Event-Type', in: 'header', required: true, schema: { type: 'string' } },
-            ],
-            requestBody: { content: { 'application/json': { schema: Type.Omit(Envelope, ['topics']) as object } } },
-            responses: { '200': { description: 'Any 2xx acknowledges the delivery.' } },
-          },
-        },
-      } as never,
-    },
-  });
-  await app.register(swaggerUi, {
-    routePrefix: '/docs',
-    staticCSP: true,
-    uiConfig: { url: '/v1/openapi.json' } as never,
-  });
-
-  app.get(
-    '/v1/openapi.json',
-    { config: { access: { kind: 'public' }, rateLimited: false }, schema: { hide: true } },
-    async () => app.swagger(),
-  );
+  await registerOpenApi(app, deps);
 
   for (const mod of MODULES) await mod(app, deps);
   return app;

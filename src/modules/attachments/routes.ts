@@ -9,6 +9,7 @@ import type { FastifyRequest } from 'fastify';
 import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
 import { access, type RequestContext } from '../../platform/http/context.js';
+import { documentedBody } from '../../platform/http/openapi.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import { spoolDirOf } from './purge.js';
 import { Attachment, DownloadQuery } from './schemas.js';
@@ -66,7 +67,30 @@ export default async function attachmentRoutes(app: App, deps: Deps) {
       {
         // Idempotency-Key hashes the raw body, which a streamed multipart upload does not have
         // at that point: the key is not applied here (docs/decisions.md "Attachments").
-        config: { access: write, idempotent: false },
+        config: {
+          access: write,
+          idempotent: false,
+          // The body is streamed by the handler, not validated by Fastify: documented here.
+          swaggerTransform: documentedBody({
+            'multipart/form-data': {
+              schema: {
+                type: 'object',
+                required: ['file'],
+                additionalProperties: false,
+                properties: {
+                  file: {
+                    type: 'string',
+                    format: 'binary',
+                    contentMediaType: 'application/octet-stream',
+                    description:
+                      `The file; its part's filename is kept. At most ATTACHMENT_MAX_MB (${deps.config.attachmentMaxMb} ` +
+                      'MB here, 25 by default); over it 413 too_large. No other part: 422 at body.file.',
+                  },
+                },
+              },
+            },
+          }),
+        },
         schema: {
           tags: ['attachments'],
           summary: 'Upload a file (multipart/form-data, one field named file)',

@@ -25,7 +25,7 @@ export default async function customFieldRoutes(app: App, deps: Deps) {
   // The same access as label definitions (interface.md "Labels, label groups, custom fields").
   const read = definitionsRead;
   const write = definitionsWrite;
-  const tags = ['custom fields'];
+  const tags = ['custom-fields'];
   const List = Type.Object({ data: Type.Array(CustomField) });
 
   app.get(

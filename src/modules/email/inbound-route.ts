@@ -14,6 +14,7 @@ import type { Deps } from '../../deps.js';
 import { constantTimeEqual } from '../../platform/crypto/random.js';
 import { access } from '../../platform/http/context.js';
 import { ApiError, invalid, tooLarge, unauthorized } from '../../platform/http/errors.js';
+import { documentedBody } from '../../platform/http/openapi.js';
 import { isInboundMailError } from './errors.js';
 import { ingestRaw } from './ingest.js';
 import { INBOUND_LIMITS } from './parse.js';
@@ -57,7 +58,31 @@ export default async function inboundRoutes(app: App, deps: Deps) {
       '/v1/inbound/email',
       {
         bodyLimit: INBOUND_LIMITS.maxBytes,
-        config: { access: access.public(), rateLimited: false, idempotent: false },
+        config: {
+          access: access.public(),
+          rateLimited: false,
+          idempotent: false,
+          // The raw bytes and the secret are checked by the handler and onRequest: documented here.
+          swaggerTransform: documentedBody(
+            {
+              'message/rfc822': {
+                schema: {
+                  type: 'string',
+                  format: 'binary',
+                  contentMediaType: 'message/rfc822',
+                  description: 'The whole message as received (RFC 5322 headers and MIME body), at most 30 MB.',
+                },
+              },
+            },
+            {
+              headers: Type.Object({
+                'SVC-Inbound-Secret': Type.String({
+                  description: 'INBOUND_SECRET of this instance (401 otherwise).',
+                }),
+              }),
+            },
+          ),
+        },
         schema: {
           tags: ['email'],
           summary: 'Deliver one raw inbound email (message/rfc822, header SVC-Inbound-Secret; at most 30 MB)',
