@@ -4,9 +4,10 @@
 // other workspaces' ids, mailbox.* events and audit entries, and POST /{id}/test against real
 // servers on loopback: an SMTP server (smtp-server) with and without AUTH, a small IMAP server,
 // and a closed port.
-import { readFileSync } from 'node:fs';
+
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -238,7 +238,9 @@ export function installNotFound(app: FastifyInstance): void {
     const path = req.url.split('?')[0] ?? '/';
     const allowed =
       fixed.get(path) ??
-      ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => m !== req.method && router.find(m as 'GET', path) !== null);
+      ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter(
+        (m) => m !== req.method && router.find(m as 'GET', path) !== null,
+      );
     if (allowed.length > 0) return methodNotAllowed(reply, req.method, allowed);
     const err = new ApiError('not_found', 'No such route.');
     return reply.code(err.status).type('application/json; charset=utf-8').send(JSON.stringify(err.toBody()));
