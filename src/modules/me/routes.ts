@@ -1,4 +1,5 @@
-// GET /v1/me: who is calling, and the workspaces they can use. Two-factor and password: security.ts.
+// GET /v1/me: who is calling, and the workspaces they can use; PATCH /v1/me: the signed-in
+// person's own profile. Two-factor and password: security.ts.
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
@@ -8,7 +9,9 @@ import { Nullable, Role } from '../../platform/http/schemas.js';
 import { ScopeSchema } from '../api-keys/schemas.js';
 import { getUser } from '../auth/service.js';
 import { workspacesOfUser } from '../workspace/service.js';
+import { PatchMeBody } from './schemas.js';
 import meSecurityRoutes from './security.js';
+import { updateMe } from './service.js';
 
 const Me = Type.Object({
   id: Type.String(),
@@ -57,17 +60,39 @@ export default async function meRoutes(app: App, deps: Deps) {
           workspaces: [{ id: row.w_id, name: row.w_name, slug: row.w_slug, role: null }],
         };
       }
-      const [user, workspaces] = await Promise.all([
-        getUser(deps, req.user.userId),
-        workspacesOfUser(deps, req.user.userId),
-      ]);
-      if (!user) throw notFound();
-      return {
-        ...user,
-        kind: 'user' as const,
-        scopes: null,
-        workspaces: workspaces.map((w) => ({ id: w.id, name: w.name, slug: w.slug, role: w.role as 'owner' })),
-      };
+      return meOf(deps, req.user.userId);
     },
   );
+
+  app.patch(
+    '/v1/me',
+    {
+      config: { access: access.user() },
+      schema: {
+        tags: ['me'],
+        summary: 'Change your own profile (name)',
+        description:
+          'For signed-in people (API keys get 403). A change is a member.updated event and an audit entry ' +
+          '(user.updated) in every workspace you belong to; the same values change nothing.',
+        body: PatchMeBody,
+        response: { 200: Me },
+      },
+    },
+    async (req) => {
+      await updateMe(deps, req.user, req.body);
+      return meOf(deps, req.user.userId);
+    },
+  );
+}
+
+/** A signed-in person as GET /v1/me shows them. */
+async function meOf(deps: Deps, userId: string) {
+  const [user, workspaces] = await Promise.all([getUser(deps, userId), workspacesOfUser(deps, userId)]);
+  if (!user) throw notFound();
+  return {
+    ...user,
+    kind: 'user' as const,
+    scopes: null,
+    workspaces: workspaces.map((w) => ({ id: w.id, name: w.name, slug: w.slug, role: w.role as 'owner' })),
+  };
 }

@@ -21,6 +21,13 @@ export interface Unit {
   afterCommit(fn: () => void | Promise<void>): void;
 }
 
+/** A transaction whose events go to the workspaces it names (Writer.runAcross). */
+export interface CrossUnit {
+  readonly trx: Transaction<DB>;
+  emitIn(workspaceId: string, draft: EventDraft): void;
+  afterCommit(fn: () => void | Promise<void>): void;
+}
+
 /** What binds a request's transactions to its Idempotency-Key (platform/http/idempotency.ts). */
 export interface WriteFence {
   /**
@@ -54,22 +61,48 @@ export class Writer {
   }
 
   async run<T>(workspaceId: string, fn: (unit: Unit) => Promise<T>): Promise<T> {
+    return this.transact((trx, emitIn, afterCommit) =>
+      fn({ trx, workspaceId, emit: (d) => emitIn(workspaceId, d), afterCommit }),
+    );
+  }
+
+  /**
+   * One transaction whose events belong to several workspaces: a change to something shown in
+   * each of them (a person's own name is part of their member record in every workspace).
+   */
+  async runAcross<T>(fn: (unit: CrossUnit) => Promise<T>): Promise<T> {
+    return this.transact((trx, emitIn, afterCommit) => fn({ trx, emitIn, afterCommit }));
+  }
+
+  private async transact<T>(
+    fn: (
+      trx: Transaction<DB>,
+      emitIn: (workspaceId: string, draft: EventDraft) => void,
+      afterCommit: (f: () => void | Promise<void>) => void,
+    ) => Promise<T>,
+  ): Promise<T> {
     const open = this.fences.getStore();
     const fence = open && !open.closed ? open : undefined;
     const replay = fence?.replayed();
     if (replay) return replay.value as T;
-    const drafts: EventDraft[] = [];
+    const drafts = new Map<string, EventDraft[]>();
     const after: Array<() => void | Promise<void>> = [];
-    let envelopes: EventEnvelope[] = [];
+    const envelopes: EventEnvelope[] = [];
     const result = await this.db.transaction().execute(async (trx) => {
-      const value = await fn({
+      const value = await fn(
         trx,
-        workspaceId,
-        emit: (d) => drafts.push(d),
-        afterCommit: (f) => after.push(f),
-      });
+        (workspaceId, d) => {
+          const list = drafts.get(workspaceId);
+          if (list) list.push(d);
+          else drafts.set(workspaceId, [d]);
+        },
+        (f) => after.push(f),
+      );
       if (fence) await fence.bind(trx, value);
-      envelopes = await appendEvents(trx, workspaceId, drafts);
+      // Each workspace's seq lock in one order, so two such transactions cannot deadlock.
+      for (const workspaceId of [...drafts.keys()].sort()) {
+        envelopes.push(...(await appendEvents(trx, workspaceId, drafts.get(workspaceId)!)));
+      }
       return value;
     });
     fence?.bound(result);
