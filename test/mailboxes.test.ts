@@ -512,7 +512,8 @@ describe('bad input', () => {
         .flatMap(([, ...names]) => names)
         .find((n) => n && !/localhost/i.test(n));
       expect(loopbackName, 'a name for a loopback address in /etc/hosts').toBeDefined();
-      const spellings = ['2130706433', '127.1', '0x7f.1', loopbackName!];
+      const otherSpellings = ['2130706433', '127.1', '0x7f.1'];
+      const spellings = [...otherSpellings, loopbackName!];
       for (const host of ['127.0.0.1', 'localhost', '10.1.2.3', '169.254.169.254', '[::1]', ...spellings]) {
         const r = await svc.api.post(
           '/v1/mailboxes',
@@ -521,7 +522,9 @@ describe('bad input', () => {
         );
         expect(r.status, host).toBe(422);
         expect(r.body.errors[0].location, host).toBe('body.config.smtp_host');
-        expect(r.body.errors[0].message, host).toContain('MAIL_ALLOW_PRIVATE');
+        expect(r.body.errors[0].message, host).toMatch(
+          otherSpellings.includes(host) ? /IP address written another way/ : /MAIL_ALLOW_PRIVATE/,
+        );
       }
       const ok = await svc.api.post(
         '/v1/mailboxes',

@@ -73,7 +73,10 @@ const NUMERIC_LAST_LABEL = /(?:^|\.)(?:\d+|0x[0-9a-f]*)\.?$/i;
 /** Why a configured host may not be used (checked when saved); null when it may. */
 export function hostProblem(host: string, allowPrivate: boolean): string | null {
   const h = host.replace(/^\[|\]$/g, '');
-  if (!isIP(h) && (!HOSTNAME_RE.test(h) || NUMERIC_LAST_LABEL.test(h))) return 'is not a host name or IP address';
+  if (!isIP(h) && !HOSTNAME_RE.test(h)) return 'is not a host name or IP address';
+  if (!isIP(h) && NUMERIC_LAST_LABEL.test(h)) {
+    return 'is an IP address written another way: write it as four numbers with dots, or use a host name';
+  }
   if (allowPrivate) return null;
   if (isLocalName(h))
     return `is ${h}, a local name (set MAIL_ALLOW_PRIVATE=true for servers on this machine or network)`;
