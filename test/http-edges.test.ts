@@ -134,7 +134,7 @@ describe('errors raised before routing use the one error body', () => {
   });
 
   it('answers a method the service does not serve on a known path with 405 and Allow', async () => {
-    for (const method of ['PROPFIND', 'TRACE', 'OPTIONS', 'PUT']) {
+    for (const method of ['PROPFIND', 'TRACE', 'OPTIONS', 'PUT', 'QUERY']) {
       const raw = await rawExchange(`${method} /v1/tickets HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
       const r = parseRaw(raw);
       expect(r.status, method).toBe(405);

@@ -228,13 +228,8 @@ export function installNotFound(app: FastifyInstance): void {
     reply.header('allow', allowed.join(', '));
     return reply.code(err.status).type('application/json; charset=utf-8').send(JSON.stringify(err.toBody()));
   };
-  app.addHook('onRequest', async (req, reply) => {
-    const route = req.routeOptions.url;
-    if (route === undefined || !route.includes(':')) return;
-    const allowed = fixed.get(req.url.split('?')[0] ?? '');
-    if (allowed && !allowed.includes(req.method)) return methodNotAllowed(reply, req.method, allowed);
-  });
-  app.setNotFoundHandler((req, reply) => {
+  /** A request no route serves: 405 when its path is served under other methods, else 404. */
+  const unrouted = (req: FastifyRequest, reply: FastifyReply) => {
     const path = req.url.split('?')[0] ?? '/';
     const allowed =
       fixed.get(path) ??
@@ -244,7 +239,17 @@ export function installNotFound(app: FastifyInstance): void {
     if (allowed.length > 0) return methodNotAllowed(reply, req.method, allowed);
     const err = new ApiError('not_found', 'No such route.');
     return reply.code(err.status).type('application/json; charset=utf-8').send(JSON.stringify(err.toBody()));
+  };
+  app.addHook('onRequest', async (req, reply) => {
+    // Answered before the body is read: a body sent to no route is never parsed (a QUERY
+    // request without Content-Type would otherwise be a 400 from the body parser).
+    if (req.is404) return unrouted(req, reply);
+    const route = req.routeOptions.url;
+    if (route === undefined || !route.includes(':')) return;
+    const allowed = fixed.get(req.url.split('?')[0] ?? '');
+    if (allowed && !allowed.includes(req.method)) return methodNotAllowed(reply, req.method, allowed);
   });
+  app.setNotFoundHandler(unrouted);
 }
 
 export function installRequestLog(app: FastifyInstance): void {
