@@ -1,4 +1,4 @@
-// Every setting of the service, read and validated in one place (gaps.md "Running it").
+// Every setting of the service, read and validated in one place (the README's Configuration).
 // A bad value stops the start with one line naming the variable; secrets that are not
 // given are generated once and kept in DATA_DIR so restarts keep sessions and keys valid.
 import { randomBytes } from 'node:crypto';
@@ -28,7 +28,7 @@ export interface Config {
     /** CHALLENGE_VERIFY_URL: the provider's siteverify endpoint (a stand-in server in tests). */
     verifyUrl: string | null;
   };
-  /** Sign-in protection (gaps.md "Rate limits"): failed attempts allowed per window. */
+  /** Sign-in protection: failed attempts allowed per window. */
   signin: { maxFailuresPerAccount: number; maxFailuresPerIp: number; windowMs: number };
   /** Apple App Attest for the native app: `<team id>.<bundle id>`; null = off. */
   appAttest: { appId: string | null; allowDevelopment: boolean };

@@ -30,7 +30,7 @@ export interface GatewayLimits {
   maxBufferedBytes: number;
   /** A socket that sent nothing (heartbeats included) for this long is closed. */
   heartbeatTimeoutMs: number;
-  /** Presence updates per socket per window (gaps.md: 10 per 10 s). */
+  /** Presence updates per socket per window (10 per 10 s). */
   presencePerWindow: number;
   /** Typing pushes per socket per window. */
   typingPerWindow: number;

@@ -1,4 +1,4 @@
-// The realtime gateway (interface.md "Realtime gateway"): Phoenix Channels v2 over WebSocket.
+// The realtime gateway (docs/realtime.md): Phoenix Channels v2 over WebSocket.
 // Push only: committed events from the bus fan out to the sockets allowed to see them, plus
 // presence and typing between people looking at the same ticket. Tokens are checked once, at
 // connect; control notices from the API (logout, removal, team changes) close sockets.
@@ -441,7 +441,7 @@ export class Gateway {
     }
   }
 
-  /** The join rules of interface.md's topic table. */
+  /** Who may join which topic (docs/realtime.md "Topics"). */
   async #authorize(conn: Conn, t: Topic, payload: Record<string, unknown>): Promise<JoinOutcome> {
     const no: JoinOutcome = { ok: false, reason: 'forbidden' };
     const who = conn.who;

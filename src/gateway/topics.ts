@@ -1,4 +1,4 @@
-// The topics of interface.md "Realtime gateway", parsed. Ids are lowercase UUIDs, exactly as
+// The gateway's topics (docs/realtime.md "Topics"), parsed. Ids are lowercase UUIDs, exactly as
 // the API returns them (topics are compared as strings, as Phoenix clients match them).
 
 export type Topic =

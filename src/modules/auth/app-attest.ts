@@ -1,5 +1,5 @@
 // Apple App Attest for the native iPhone app: the device proof a native client may send in
-// place of a human-verification token (interface.md "Authentication", rule 5).
+// place of a human-verification token (docs/api.md "Sessions and two-factor", App Attest).
 //
 // 1. POST /v1/auth/app-attest/challenge: a single-use random challenge (5 minutes; only its
 //    hash is stored).

@@ -1,5 +1,5 @@
-// Sign-in protection: failed-attempt limits per account and per IP address (gaps.md "Rate
-// limits": 10 per account and 30 per address in 15 minutes) and the human-verification
+// Sign-in protection: failed-attempt limits per account and per IP address (by default 10 per
+// account and 30 per address in 15 minutes; docs/api.md "Rate limits") and the human-verification
 // challenge (Cloudflare Turnstile or hCaptcha, CHALLENGE=...).
 //
 // The limit counts failures in a sliding window. An attempt first takes a slot (so a burst of

@@ -21,7 +21,7 @@ export const ACTION_TYPES = [
 ] as const;
 export type ActionType = (typeof ACTION_TYPES)[number];
 
-/** Per automation (interface.md Limits: ai_decide up to 3). */
+/** Conditions and actions per automation, at most (ai_decide conditions: 3). */
 export const MAX_CONDITIONS = 50;
 export const MAX_ACTIONS = 50;
 export const MAX_AI_DECIDE = 3;

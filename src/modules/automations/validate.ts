@@ -1,4 +1,4 @@
-// Save-time checks of an automation's conditions and actions (interface.md "Automation"): each
+// Save-time checks of an automation's conditions and actions (docs/api.md "Automations"): each
 // condition field with the operators and values of its type, each action with a value it can
 // apply. What is stored is the normalised form the engine reads (label names as the label is
 // named, ids lower-cased, HTML sanitized). A 422 names the offending entry, e.g.

@@ -22,7 +22,7 @@ import {
 } from './service.js';
 
 export default async function customFieldRoutes(app: App, deps: Deps) {
-  // The same access as label definitions (interface.md "Labels, label groups, custom fields").
+  // The same access as label definitions (docs/api.md "Custom fields").
   const read = definitionsRead;
   const write = definitionsWrite;
   const tags = ['custom-fields'];

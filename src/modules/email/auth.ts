@@ -20,7 +20,7 @@ export interface AuthResults {
   dkim: string;
   /** The authserv-id of the header read, or null when no trusted header was there. */
   authserv_id: string | null;
-  /** true when DMARC failed at a trusted server (interface.md Message.auth_failed). */
+  /** true when DMARC failed at a trusted server (a message's `auth_failed`). */
   auth_failed: boolean;
 }
 

@@ -492,7 +492,7 @@ export async function processInbound(deps: Deps, id: string): Promise<InboundOut
           done = r.created;
           result = r.result;
         } else if (ticket.status === 'closed' && auto === null) {
-          // gaps.md: a customer message on a closed ticket starts a new ticket linked to it.
+          // A customer message on a closed ticket starts a new ticket linked to it (custom.follow_up_of).
           const r = await open({ follow_up_of: { id: ticket.id, number: Number(ticket.number) } }, false, 'follow_up');
           done = r.created;
           result = r.result;

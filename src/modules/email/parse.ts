@@ -14,7 +14,7 @@ import { messageIdsOf, normaliseMessageId } from './message-id.js';
 import { trimQuoted } from './quotes.js';
 
 export const INBOUND_LIMITS = {
-  /** Raw inbound mail above this is refused (gaps.md "Upload sizes": 30 MB; 413 too_large). */
+  /** Raw inbound mail above this (30 MB) is refused with 413 too_large. */
   maxBytes: 30 * 1024 * 1024,
   /**
    * The longest text or HTML body kept, in UTF-16 code units (platform/html's input bound).

@@ -1,6 +1,6 @@
 // Domains of public email providers: anyone can have an address there, so a domain entry
-// (`@gmail.com`) in a mailbox's trusted_form_senders would trust every stranger (interface.md:
-// "A domain of a public email provider is refused"). Also useful wherever a domain is taken to
+// (`@gmail.com`) in a mailbox's trusted_form_senders would trust every stranger, so such a
+// domain is refused there. Also useful wherever a domain is taken to
 // mean an organisation (linking contacts to companies).
 
 const EXACT = new Set([

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { PageQuery } from '../../platform/http/pagination.js';
 import { Body, Nullable, Timestamp } from '../../platform/http/schemas.js';
 
-/** trusted_form_senders entries (interface.md Limits). */
+/** trusted_form_senders entries, at most. */
 export const MAX_TRUSTED_FORM_SENDERS = 50;
 /** Signature and auto-reply HTML, before sanitizing. */
 export const MAX_MAILBOX_HTML = 100_000;

@@ -1,4 +1,4 @@
-// Mailboxes (interface.md "Mailbox", the Mailboxes routes): CRUD, the connection test, and the
+// Mailboxes (the /v1/mailboxes routes; docs/api.md "Mailboxes"): CRUD, the connection test, and the
 // lookups the email channel uses (a forwarding address to its mailbox, a mailbox's secrets).
 //
 // `password` and `smtp_password` are write-only: sealed with SECRET_KEY (AES-256-GCM, bound to

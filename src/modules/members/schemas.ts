@@ -4,7 +4,7 @@ import { Body, Nullable, Role, Timestamp, UserRef } from '../../platform/http/sc
 
 export const Availability = Type.Union([Type.Literal('online'), Type.Literal('away'), Type.Literal('offline')]);
 
-/** UserRef plus avatar_source (interface.md "Member"). */
+/** A member's user: UserRef plus avatar_source. */
 export const MemberUser = Type.Object({ ...UserRef.properties, avatar_source: Nullable(Type.String()) });
 
 export const Member = Type.Object(

@@ -18,7 +18,7 @@ import type { CreateTagGroupBody, PatchTagGroupBody, TagGroup } from './schemas.
 
 export type TagGroupView = Static<typeof TagGroup>;
 
-/** Label groups per workspace (interface.md Limits). */
+/** Label groups per workspace (docs/api.md "Labels and label groups"). */
 export const MAX_TAG_GROUPS = 50;
 const GROUP_NOT_FOUND = 'Label group not found.';
 const NAME_TAKEN = 'A label group with this name already exists (names are unique ignoring case).';

@@ -40,7 +40,7 @@ export type TagView = Static<typeof Tag>;
 export type TagRefView = Static<typeof TagRef>;
 export type TagEntity = 'ticket' | 'contact' | 'company';
 
-/** Labels per workspace, labels per record (interface.md Limits). */
+/** Labels per workspace, labels per record, at most. */
 export const MAX_TAGS = 1000;
 export const MAX_TAGS_PER_RECORD = 50;
 const NAME_MAX = 50;

@@ -1,8 +1,8 @@
-// Auto-close (gaps.md "Status changes the spec does not show"): a solved ticket closes once it
+// Auto-close: a solved ticket closes once it
 // has been solved for the workspace's `auto_close_days` (default 4; 0 = never) and the customer
 // has not written for as long. Closing sets status closed (solved_at stays), adds a
 // status_changed activity by the system (reason auto_close) and emits ticket.updated. Required
-// fields are not enforced (interface.md "Ticket status"), and the workflow hooks do not run: it
+// fields are not enforced (status.ts), and the workflow hooks do not run: it
 // is housekeeping like a snooze wake-up, and a closed ticket is final (docs/decisions.md).
 //
 // A job runs the sweep every 10 minutes. The candidates come from one indexed query (each

@@ -3,7 +3,7 @@
 // rules of a customer message, and an outbound message marked bounced. Everything runs in the
 // caller's unit (one transaction, events before COMMIT), with the system as the actor.
 //
-// Status rules (gaps.md "Status changes the spec does not show", interface.md "Ticket status"):
+// Status rules (docs/api.md "Tickets" and "Inbound email"):
 // - a customer's mail on a pending, on_hold or solved ticket sets it to open (status_changed,
 //   actor system); the email module starts a follow-up ticket instead for a closed one;
 // - a mail failing sender checks (auth_failed) leaves the status as it is, with a

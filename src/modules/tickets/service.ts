@@ -274,7 +274,7 @@ export async function applyPatch(
     }
   }
   if (patch.status !== undefined && patch.status !== before.status) {
-    // interface.md "Ticket status": an automation's status change does not enforce required fields.
+    // An automation's status change does not enforce required fields (status.ts).
     if (!isAutomation(ctx)) await checkRequiredFields(u.trx, u.workspaceId, patch.status, fields);
     set.status = patch.status;
     if (patch.status === 'solved') set.solved_at = new Date();

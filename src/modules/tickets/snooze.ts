@@ -1,4 +1,4 @@
-// Snoozed tickets wake up (gaps.md "Status changes the spec does not show"): when
+// Snoozed tickets wake up (docs/api.md "Tickets"): when
 // snoozed_until passes it is cleared, and a pending or on_hold ticket becomes open, with a
 // status_changed activity by the system and ticket.updated. A job runs this every minute; each
 // ticket is its own small transaction, and a ticket being changed meanwhile is skipped (SKIP

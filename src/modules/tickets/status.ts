@@ -1,4 +1,4 @@
-// Ticket status rules (interface.md "Ticket status"): a person or key moving a ticket to
+// Ticket status rules: a person or key moving a ticket to
 // solved or closed needs every required_on_solve custom field filled; automations, merges and
 // auto-close skip the check (they do not call it).
 import type { Kysely } from 'kysely';

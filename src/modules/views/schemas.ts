@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { Body, Timestamp } from '../../platform/http/schemas.js';
 import { Channel, Priority, STATUSES, Status } from '../tickets/schemas.js';
 
-/** interface.md FieldOp. */
+/** The operators of a custom field filter (FieldOp in the OpenAPI document). */
 export const FIELD_OPS = [
   'eq',
   'ne',

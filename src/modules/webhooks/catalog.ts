@@ -1,5 +1,5 @@
-// The event types an endpoint may subscribe to: interface.md "Catalog", with each `x.*` row
-// written out as created, updated and deleted. `event.hidden` (a stand-in) and `chat.typing`
+// The event types an endpoint may subscribe to (docs/webhooks.md, and one entry each in the
+// OpenAPI document's `webhooks`), every `x.*` family written out as created, updated and deleted. `event.hidden` (a stand-in) and `chat.typing`
 // (gateway only) never reach webhooks; `webhook.test` is sent by the test route to one endpoint
 // only and cannot be subscribed to.
 

@@ -1,7 +1,7 @@
-// The webhook catalog of the OpenAPI document (gaps.md "OpenAPI"): the top-level `webhooks`
+// The webhook catalog of the OpenAPI document: the top-level `webhooks`
 // section holds one entry per event type an endpoint can receive, each a POST with the signature
 // headers and the delivered body (delivery.ts deliveryBody: the envelope without topics), whose
-// `data` lists the keys the service emits (interface.md "Catalog") with the resources as the
+// `data` lists the keys the service emits (catalog.ts, docs/webhooks.md) with the resources as the
 // REST API returns them (the modules' response schemas, as `components.schemas`).
 //
 // Not here: `event.hidden` (a stand-in for replay and sockets; a webhook gets the full event of

@@ -1,5 +1,5 @@
 // Delivery settings and the job queue entry points shared by the routes and the delivery worker.
-// The production values are gaps.md's; tests shorten the schedule and the timeout through
+// The production values are those of docs/webhooks.md "Retries and delivery records"; tests shorten the schedule and the timeout through
 // createRuntime's `webhooks` option (never through the environment).
 import type { Deps } from '../../deps.js';
 import type { Resolve } from '../../platform/net/http.js';

@@ -1,4 +1,4 @@
-// Webhook endpoints (gaps.md "Webhook endpoints"): CRUD, the test event, delivery records and
+// Webhook endpoints (the /v1/webhooks routes; docs/webhooks.md): CRUD, the test event, delivery records and
 // redelivery. The delivery machinery (dispatcher, attempts, retries, health) is delivery.ts.
 //
 // The signing secret is `whsec_` + 32 random bytes, shown once in the create response and stored

@@ -1,4 +1,4 @@
-// The event envelope of interface.md "Events".
+// The event envelope (docs/api.md "Events"; EventEnvelope in the OpenAPI document).
 
 export interface EventEnvelope {
   id: string;

@@ -1,5 +1,5 @@
-// HTML for stored bodies (interface.md: messages' body_html "sanitized before storage" and the
-// body_text derived from it; KB articles, macros, signatures; inbound and outbound mail).
+// HTML for stored bodies (messages' body_html, sanitized before it is stored, and the body_text
+// derived from it; KB articles, macros, signatures; inbound and outbound mail).
 //
 //   body_html = sanitizeHtml(input)            or textToHtml(text) for text-only mail
 //   body_text = htmlToText(body_html)

@@ -1,4 +1,4 @@
-// Idempotency-Key on authenticated POST routes (interface.md "Idempotency", rules 1-7).
+// Idempotency-Key on authenticated POST routes (docs/api.md "Idempotency", rules 1-7).
 //
 // 1. Claim (before the handler, its own statement): the key's row, state `running`, with a
 //    random claim token and a lease. Another request with the key meanwhile gets 409.

@@ -1,4 +1,4 @@
-// Per-credential rate limits (gaps.md "Rate limits"): RATE_LIMIT_PER_MINUTE requests a
+// Per-credential rate limits (docs/api.md "Rate limits"): RATE_LIMIT_PER_MINUTE requests a
 // minute for each API key, signed-in session or (unauthenticated) IP address; writes
 // count double. Counters live in Redis when REDIS_URL is set, so every process shares them.
 import rateLimit from '@fastify/rate-limit';

@@ -1,4 +1,4 @@
-// The system mailer (gaps.md: SMTP_URL): invitations and service notices, not a workspace's
+// The system mailer (SMTP_URL): invitations and service notices, not a workspace's
 // own mailboxes. With SMTP_URL set, mail goes out through nodemailer over SMTP; without it,
 // the mail is logged instead of sent: recipient and subject only, never the body, since
 // bodies carry secrets such as invitation links.
