@@ -11,22 +11,6 @@ import type { FieldEntity, FieldType } from './schemas.js';
 import { type FieldDef, fieldDefs } from './service.js';
 import { isRealDate } from './values.js';
 
-export const FIELD_OPS = [
-  'eq',
-  'ne',
-  'contains',
-  'not_contains',
-  'gt',
-  'gte',
-  'lt',
-  'lte',
-  'any',
-  'all',
-  'none',
-  'set',
-  'not_set',
-] as const;
-
 /** Operators per type; the first is the default (`field.<key>=v`). */
 export const OPS_BY_TYPE: Record<FieldType, string[]> = {
   text: ['eq', 'ne', 'contains', 'not_contains', 'set', 'not_set'],

@@ -2,6 +2,23 @@ import { Type } from '@sinclair/typebox';
 import { Body, Timestamp } from '../../platform/http/schemas.js';
 import { LabelColor } from '../tags/schemas.js';
 
+/** The operators of a custom field filter (FieldOp in the OpenAPI document). */
+export const FIELD_OPS = [
+  'eq',
+  'ne',
+  'contains',
+  'not_contains',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'any',
+  'all',
+  'none',
+  'set',
+  'not_set',
+] as const;
+
 export const FIELD_TYPES = [
   'text',
   'long_text',

@@ -47,6 +47,7 @@ import {
 import type { TicketRow } from '../tickets/queries.js';
 import { authResults, formSender } from './auth.js';
 import { autoSubmitted, bounceOf } from './classify.js';
+import type { InboundDelivered } from './delivered.js';
 import { INBOUND_JOB, INBOUND_SWEEP_JOB, sweepInbound } from './ingest.js';
 import { type InboundMail, parseInbound, rewriteCids } from './parse.js';
 import { threadCandidates, ticketTokenOf } from './threading.js';
@@ -73,23 +74,6 @@ export interface InboundOutcome {
   result: InboundResult;
   ticketId: string | null;
   messageId: string | null;
-}
-
-/** What listeners hear after a mail became a message (auto-replies, notifications). */
-export interface InboundDelivered {
-  workspaceId: string;
-  mailboxId: string;
-  ticketId: string;
-  messageId: string;
-  /** True when the mail opened the ticket (a new conversation, a follow-up or spam). */
-  newTicket: boolean;
-  spam: boolean;
-  contactId: string | null;
-  /** The address replies go to (the visitor for a trusted form sender). */
-  fromEmail: string;
-  /** autoSubmitted's reason: never auto-reply when set. */
-  autoSubmitted: string | null;
-  authFailed: boolean;
 }
 
 type Listener = (info: InboundDelivered) => Promise<void> | void;

@@ -30,6 +30,7 @@ import { defaultMailbox, loadMailbox, type MailboxView } from '../mailboxes/serv
 import { loadMessageView } from '../tickets/messages.js';
 import { presentTicket, type TicketRow, ticketQuery } from '../tickets/queries.js';
 import { autoSubmitted, isNoReplyAddress } from './classify.js';
+import type { InboundDelivered } from './delivered.js';
 import { onInboundMessage } from './inbound.js';
 import { normaliseMessageId } from './message-id.js';
 import {
@@ -518,25 +519,11 @@ export async function maybeAutoReply(deps: Deps, input: AutoReplyInput): Promise
   });
 }
 
-/** What the inbound job reports after a mail became a message (inbound.ts InboundDelivered). */
-export interface DeliveredInbound {
-  workspaceId: string;
-  mailboxId: string;
-  ticketId: string;
-  messageId: string;
-  newTicket: boolean;
-  spam: boolean;
-  contactId: string | null;
-  fromEmail: string;
-  autoSubmitted: string | null;
-  authFailed: boolean;
-}
-
 /**
  * The same decision from what the inbound job stored: for a mail that opened a ticket (not
  * spam, with a contact), from the stored message's subject and threading ids.
  */
-export async function autoReplyToDelivered(deps: Deps, info: DeliveredInbound): Promise<AutoReplyOutcome | null> {
+export async function autoReplyToDelivered(deps: Deps, info: InboundDelivered): Promise<AutoReplyOutcome | null> {
   if (!info.newTicket || info.spam || !info.contactId) return null;
   const m = await deps.database.db
     .selectFrom('messages')

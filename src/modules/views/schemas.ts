@@ -1,24 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { Body, Timestamp } from '../../platform/http/schemas.js';
+import { FIELD_OPS } from '../custom-fields/schemas.js';
 import { Channel, Priority, STATUSES, Status } from '../tickets/schemas.js';
-
-/** The operators of a custom field filter (FieldOp in the OpenAPI document). */
-export const FIELD_OPS = [
-  'eq',
-  'ne',
-  'contains',
-  'not_contains',
-  'gt',
-  'gte',
-  'lt',
-  'lte',
-  'any',
-  'all',
-  'none',
-  'set',
-  'not_set',
-] as const;
-export type FieldOpName = (typeof FIELD_OPS)[number];
 
 export const FIELD_KEY_PATTERN = '^[a-z][a-z0-9_]{0,39}$';
 /** A label name as the labels module allows it: letters, digits, spaces and - _ . / : & + #. */

@@ -21,6 +21,7 @@ import { sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { newId } from '../../platform/crypto/random.js';
 import { pageLimit } from '../../platform/db/keyset.js';
+import { pruneInBatches } from '../../platform/db/prune.js';
 import type { EventEnvelope } from '../../platform/events/envelope.js';
 import { rowToEnvelope } from '../../platform/events/publisher.js';
 import { canSee } from '../../platform/events/visibility.js';
@@ -607,30 +608,28 @@ export async function pruneDeliveries(deps: Deps, retentionMs: number, batch = 5
   const db = deps.database.db;
   const cutoff = new Date(Date.now() - retentionMs);
   const workspaces = await db.selectFrom('webhook_endpoints').select('workspace_id').distinct().execute();
-  let total = 0;
-  for (const { workspace_id } of workspaces) {
-    for (;;) {
-      const r = await db
-        .deleteFrom('webhook_deliveries')
-        .where('workspace_id', '=', workspace_id)
-        .where(
-          'id',
-          'in',
-          db
-            .selectFrom('webhook_deliveries')
-            .select('id')
-            .where('workspace_id', '=', workspace_id)
-            .where('created_at', '<', cutoff)
-            .where('status', '!=', 'pending')
-            .limit(pageLimit(batch)),
-        )
-        .executeTakeFirst();
-      const n = Number(r.numDeletedRows ?? 0);
-      total += n;
-      if (n < batch) break;
-    }
-  }
-  return total;
+  return pruneInBatches(
+    workspaces.map((w) => w.workspace_id),
+    batch,
+    async (workspaceId, limit) =>
+      (
+        await db
+          .deleteFrom('webhook_deliveries')
+          .where('workspace_id', '=', workspaceId)
+          .where(
+            'id',
+            'in',
+            db
+              .selectFrom('webhook_deliveries')
+              .select('id')
+              .where('workspace_id', '=', workspaceId)
+              .where('created_at', '<', cutoff)
+              .where('status', '!=', 'pending')
+              .limit(pageLimit(limit)),
+          )
+          .executeTakeFirst()
+      ).numDeletedRows,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 
 import type { Database } from '../db/index.js';
 import { pageLimit } from '../db/keyset.js';
+import { pruneInBatches } from '../db/prune.js';
 
 export async function pruneEvents(
   database: Database,
@@ -15,28 +16,26 @@ export async function pruneEvents(
   const workspaces = opts.workspaceIds
     ? opts.workspaceIds.map((id) => ({ id }))
     : await db.selectFrom('workspaces').select('id').execute();
-  let total = 0;
-  for (const { id } of workspaces) {
-    for (;;) {
-      const r = await db
-        .deleteFrom('events')
-        .where('workspace_id', '=', id)
-        .where(
-          'seq',
-          'in',
-          db
-            .selectFrom('events')
-            .select('seq')
-            .where('workspace_id', '=', id)
-            .where('occurred_at', '<', cutoff)
-            .orderBy('seq')
-            .limit(pageLimit(batch)),
-        )
-        .executeTakeFirst();
-      const n = Number(r.numDeletedRows ?? 0);
-      total += n;
-      if (n < batch) break;
-    }
-  }
-  return total;
+  return pruneInBatches(
+    workspaces.map((w) => w.id),
+    batch,
+    async (id, limit) =>
+      (
+        await db
+          .deleteFrom('events')
+          .where('workspace_id', '=', id)
+          .where(
+            'seq',
+            'in',
+            db
+              .selectFrom('events')
+              .select('seq')
+              .where('workspace_id', '=', id)
+              .where('occurred_at', '<', cutoff)
+              .orderBy('seq')
+              .limit(pageLimit(limit)),
+          )
+          .executeTakeFirst()
+      ).numDeletedRows,
+  );
 }
