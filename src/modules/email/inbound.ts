@@ -26,7 +26,7 @@
 //    list, never threaded into or reopening a real conversation.
 // The message, its events and the spool row's `processed` mark commit together.
 import { createHash } from 'node:crypto';
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { newId } from '../../platform/crypto/random.js';
 import type { DB } from '../../platform/db/schema.js';
@@ -48,10 +48,10 @@ import type { TicketRow } from '../tickets/queries.js';
 import { authResults, formSender } from './auth.js';
 import { autoSubmitted, bounceOf } from './classify.js';
 import type { InboundDelivered } from './delivered.js';
+import { findThread, PARENT_WAIT_MS, parentStillQueued } from './inbound-thread.js';
 import { INBOUND_JOB, INBOUND_SWEEP_JOB, sweepInbound } from './ingest.js';
 import { type InboundMail, parseInbound, rewriteCids } from './parse.js';
-import { threadCandidates, ticketTokenOf } from './threading.js';
-import { verifyTicketTokenFor } from './ticket-token.js';
+import { threadCandidates } from './threading.js';
 
 /** A row that failed this many times (errors of ours, not of the mail) is marked failed. */
 export const MAX_INBOUND_ATTEMPTS = 8;
@@ -126,112 +126,6 @@ async function finish(
     .execute();
 }
 
-/** A live ticket (following merges), or null. */
-async function liveTicket(db: Kysely<DB>, workspaceId: string, id: string): Promise<string | null> {
-  let current = id;
-  for (let hop = 0; hop < 5; hop++) {
-    const t = await db
-      .selectFrom('tickets')
-      .select(['id', 'merged_into_id', 'deleted_at'])
-      .where('workspace_id', '=', workspaceId)
-      .where('id', '=', current)
-      .executeTakeFirst();
-    if (!t) return null;
-    if (t.merged_into_id) {
-      current = t.merged_into_id;
-      continue;
-    }
-    return t.deleted_at === null ? t.id : null;
-  }
-  return null;
-}
-
-/** Whether an address takes part in a ticket: its contact, or a sender or recipient of one of its messages. */
-async function isParticipant(db: Kysely<DB>, workspaceId: string, ticketId: string, email: string): Promise<boolean> {
-  const e = email.toLowerCase();
-  const r = await sql<{ ok: boolean }>`
-    SELECT EXISTS (
-      SELECT 1 FROM tickets t JOIN contacts c ON c.workspace_id = t.workspace_id AND c.id = t.contact_id
-       WHERE t.workspace_id = ${workspaceId} AND t.id = ${ticketId} AND lower(c.email) = ${e}
-    ) OR EXISTS (
-      SELECT 1 FROM messages m
-       WHERE m.workspace_id = ${workspaceId} AND m.ticket_id = ${ticketId}
-         AND (lower(m.from_email) = ${e} OR ${e} = ANY (m."to") OR ${e} = ANY (m.cc))
-    ) AS ok`.execute(db);
-  return r.rows[0]?.ok === true;
-}
-
-/** How long a reply waits before looking again for the mail it answers. */
-const PARENT_WAIT_MS = 1000;
-
-/**
- * The mail this one answers (by its Message-IDs) arrived before it in the workspace and is
- * still waiting to be processed, and no message of the workspace has any of those ids yet.
- */
-async function parentStillQueued(
-  db: Kysely<DB>,
-  workspaceId: string,
-  id: string,
-  candidates: string[],
-): Promise<boolean> {
-  if (candidates.length === 0) return false;
-  const ids = sql.join(candidates.slice(0, 50));
-  const r = await sql<{ one: number }>`
-    SELECT 1 AS one FROM inbound_emails p JOIN inbound_emails me ON me.id = ${id}
-     WHERE p.workspace_id = ${workspaceId} AND p.status = 'received' AND p.message_id IN (${ids})
-       AND (p.received_at, p.id) < (me.received_at, me.id)
-       AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.workspace_id = ${workspaceId} AND m.email_message_id IN (${ids}))
-     LIMIT 1`.execute(db);
-  return r.rows.length > 0;
-}
-
-/** The ticket this mail answers, by Message-IDs, then tokens (see the top of the file), or null. */
-async function findThread(
-  deps: Deps,
-  db: Kysely<DB>,
-  workspaceId: string,
-  mail: InboundMail,
-  recipient: string,
-  sender: string | null,
-): Promise<string | null> {
-  const candidates = threadCandidates(mail);
-  if (candidates.length > 0) {
-    const rows = await db
-      .selectFrom('messages')
-      .select(['email_message_id', 'ticket_id'])
-      .where('workspace_id', '=', workspaceId)
-      .where('email_message_id', 'in', candidates)
-      .execute();
-    for (const id of candidates) {
-      for (const r of rows.filter((x) => x.email_message_id === id)) {
-        const live = await liveTicket(db, workspaceId, r.ticket_id);
-        if (live) return live;
-      }
-    }
-  }
-  const addresses = [...mail.to, ...mail.cc].map((a) => a.address);
-  if (recipient) addresses.push(recipient.toLowerCase());
-  for (const ref of ticketTokenOf(mail.subject, addresses)) {
-    let number: number | null = null;
-    if (ref.token !== null) number = verifyTicketTokenFor(deps.config, workspaceId, ref.token);
-    else number = ref.number;
-    if (number === null) continue;
-    const t = await db
-      .selectFrom('tickets')
-      .select('id')
-      .where('workspace_id', '=', workspaceId)
-      .where('number', '=', number)
-      .executeTakeFirst();
-    if (!t) continue;
-    const live = await liveTicket(db, workspaceId, t.id);
-    if (!live) continue;
-    // A bare number is only a hint: follow it for someone already in the conversation.
-    if (ref.token === null && (!sender || !(await isParticipant(db, workspaceId, live, sender)))) continue;
-    return live;
-  }
-  return null;
-}
-
 /** Stores the attachments' bytes (before the transaction: storage is not transactional). */
 async function storeFiles(deps: Deps, workspaceId: string, mail: InboundMail): Promise<InboundFile[]> {
   const files: InboundFile[] = [];
@@ -262,9 +156,65 @@ async function dropFiles(deps: Deps, files: InboundFile[]): Promise<void> {
   for (const f of files) await deps.storage.delete(f.storage_key).catch(() => {});
 }
 
+/** The spool row a run works on: claimed, its attempt counted. */
+interface Spooled {
+  id: string;
+  workspaceId: string;
+  mailboxId: string;
+  recipient: string;
+  raw: Uint8Array;
+}
+
+/** The mailbox's settings the routing needs. */
+interface RoutingMailbox {
+  team_id: string | null;
+  trusted_form_senders: string[] | null;
+}
+
+/** Step 4's answer: who wrote the mail and how far to trust it. */
+interface Sender {
+  fromEmail: string;
+  fromName: string;
+  replyTo: string | null;
+  /** The form's own address when a trusted form sender relayed a visitor's mail. */
+  formSender: string | null;
+  auto: string | null;
+  authFailed: boolean;
+}
+
+const outcomeOf = (result: InboundResult, ticketId: string | null = null, messageId: string | null = null) => ({
+  result,
+  ticketId,
+  messageId,
+});
+
+/** Steps 1 to 7 of the header, for one spooled mail. Nothing here throws for a bad mail. */
 export async function processInbound(deps: Deps, id: string): Promise<InboundOutcome> {
+  const spooled = await claimSpooled(deps, id);
+  if (!('raw' in spooled)) return spooled;
+  const mail = await parseSpooled(deps, spooled);
+  if (!mail) return outcomeOf('failed');
+  const mailbox = await routingMailbox(deps, spooled);
+  if (!mailbox) return outcomeOf('failed');
+
+  const handled =
+    (await deliveryReport(deps, spooled, mail)) ??
+    (await ownMailReturning(deps, spooled, mail)) ??
+    (await knownDuplicate(deps, spooled, mail));
+  if (handled) return handled;
+
+  const sender = senderOf(deps, mail, mailbox);
+  if (await waitForParent(deps, spooled, mail)) return outcomeOf('waiting');
+  const files = await storeFiles(deps, spooled.workspaceId, mail);
+  const message = inboundMessage(deps, spooled, mail, sender, files);
+  const delivery = await deliver(deps, spooled, mail, mailbox, sender, message);
+  if (delivery.delivered) await tellListeners(deps, id, delivery.delivered);
+  return delivery.outcome;
+}
+
+/** Takes a received row and counts the attempt; gives up past MAX_INBOUND_ATTEMPTS. */
+async function claimSpooled(deps: Deps, id: string): Promise<Spooled | InboundOutcome> {
   const db = deps.database.db;
-  const none = (result: InboundResult): InboundOutcome => ({ result, ticketId: null, messageId: null });
   const row = await db
     .updateTable('inbound_emails')
     .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
@@ -272,105 +222,113 @@ export async function processInbound(deps: Deps, id: string): Promise<InboundOut
     .where('status', '=', 'received')
     .returning(['workspace_id', 'mailbox_id', 'recipient', 'raw', 'attempts', 'error'])
     .executeTakeFirst();
-  if (!row || row.workspace_id === null || row.mailbox_id === null) return none('skipped');
-  const workspaceId = row.workspace_id;
-  const mailboxId = row.mailbox_id;
+  if (!row || row.workspace_id === null || row.mailbox_id === null) return outcomeOf('skipped');
   if (row.attempts > MAX_INBOUND_ATTEMPTS) {
     await finish(db, id, 'failed', `gave up after ${MAX_INBOUND_ATTEMPTS} attempts: ${row.error ?? 'unknown error'}`);
-    return none('failed');
+    return outcomeOf('failed');
   }
+  return {
+    id,
+    workspaceId: row.workspace_id,
+    mailboxId: row.mailbox_id,
+    recipient: row.recipient,
+    raw: row.raw as Uint8Array,
+  };
+}
 
-  let mail: InboundMail;
+/** Step 1: the parsed mail, or null once the row is marked failed (the raw bytes stay). */
+async function parseSpooled(deps: Deps, s: Spooled): Promise<InboundMail | null> {
   try {
     // bytea comes back as a Uint8Array from the embedded database: view it as a Buffer.
-    const bytes = row.raw as Uint8Array;
-    const raw = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    mail = await withTimeout(parseInbound(raw), PARSE_TIMEOUT_MS, 'parsing');
+    const raw = Buffer.isBuffer(s.raw) ? s.raw : Buffer.from(s.raw.buffer, s.raw.byteOffset, s.raw.byteLength);
+    return await withTimeout(parseInbound(raw), PARSE_TIMEOUT_MS, 'parsing');
   } catch (err) {
-    await finish(db, id, 'failed', `unreadable mail: ${(err as Error).message}`);
-    deps.log.warn({ inbound_id: id, err: short((err as Error).message, 200) }, 'inbound mail could not be parsed');
-    return none('failed');
+    await finish(deps.database.db, s.id, 'failed', `unreadable mail: ${(err as Error).message}`);
+    deps.log.warn({ inbound_id: s.id, err: short((err as Error).message, 200) }, 'inbound mail could not be parsed');
+    return null;
   }
+}
 
-  const mailbox = await db
+async function routingMailbox(deps: Deps, s: Spooled): Promise<RoutingMailbox | null> {
+  const mailbox = await deps.database.db
     .selectFrom('mailboxes')
     .select(['team_id', 'trusted_form_senders'])
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', mailboxId)
+    .where('workspace_id', '=', s.workspaceId)
+    .where('id', '=', s.mailboxId)
     .executeTakeFirst();
-  if (!mailbox) {
-    await finish(db, id, 'failed', 'the mailbox was deleted before the mail was processed');
-    return none('failed');
-  }
+  if (!mailbox) await finish(deps.database.db, s.id, 'failed', 'the mailbox was deleted before the mail was processed');
+  return mailbox ?? null;
+}
 
-  // Delivery reports: mark our message, never a ticket.
+/** Step 2: a delivery report marks our message bounced, and never opens a ticket. */
+async function deliveryReport(deps: Deps, s: Spooled, mail: InboundMail): Promise<InboundOutcome | null> {
   const bounce = bounceOf(mail);
-  if (bounce) {
-    const ours = bounce.original_message_id
-      ? await db
-          .selectFrom('messages')
-          .select(['id', 'ticket_id'])
-          .where('workspace_id', '=', workspaceId)
-          .where('email_message_id', '=', bounce.original_message_id)
-          .where('direction', '=', 'outbound')
-          .executeTakeFirst()
-      : undefined;
-    if (!ours) {
-      await finish(db, id, 'processed', 'ignored: a delivery report about no message of ours');
-      return none('ignored');
-    }
-    if (bounce.failed.length === 0) {
-      await finish(
-        db,
-        id,
-        'processed',
-        'ignored: a delivery report without a permanent failure',
-        ours.ticket_id,
-        ours.id,
-      );
-      return { result: 'ignored', ticketId: ours.ticket_id, messageId: ours.id };
-    }
-    const why = bounce.failed
-      .map((f) => `${f.address}: ${[f.status, f.diagnostic].filter(Boolean).join(' ') || 'failed'}`)
-      .join('; ');
-    await deps.writer.run(workspaceId, async (u) => {
-      await markMessageBounced(deps, u, ours.id, short(why, 1000));
-      await markProcessed(u, id, null, ours.ticket_id, ours.id);
-    });
-    return { result: 'bounced', ticketId: ours.ticket_id, messageId: ours.id };
+  if (!bounce) return null;
+  const db = deps.database.db;
+  const ours = bounce.original_message_id
+    ? await db
+        .selectFrom('messages')
+        .select(['id', 'ticket_id'])
+        .where('workspace_id', '=', s.workspaceId)
+        .where('email_message_id', '=', bounce.original_message_id)
+        .where('direction', '=', 'outbound')
+        .executeTakeFirst()
+    : undefined;
+  if (!ours) {
+    await finish(db, s.id, 'processed', 'ignored: a delivery report about no message of ours');
+    return outcomeOf('ignored');
   }
-
-  // Our own mail coming back (a copy to the mailbox, a forwarding loop): nothing to add.
-  if (mail.message_id) {
-    const own = await db
-      .selectFrom('messages')
-      .select(['id', 'ticket_id'])
-      .where('workspace_id', '=', workspaceId)
-      .where('email_message_id', '=', mail.message_id)
-      .where('direction', '=', 'outbound')
-      .executeTakeFirst();
-    if (own) {
-      await finish(db, id, 'processed', 'ignored: our own outbound message', own.ticket_id, own.id);
-      return { result: 'ignored', ticketId: own.ticket_id, messageId: own.id };
-    }
+  if (bounce.failed.length === 0) {
+    const note = 'ignored: a delivery report without a permanent failure';
+    await finish(db, s.id, 'processed', note, ours.ticket_id, ours.id);
+    return outcomeOf('ignored', ours.ticket_id, ours.id);
   }
+  const why = bounce.failed
+    .map((f) => `${f.address}: ${[f.status, f.diagnostic].filter(Boolean).join(' ') || 'failed'}`)
+    .join('; ');
+  await deps.writer.run(s.workspaceId, async (u) => {
+    await markMessageBounced(deps, u, ours.id, short(why, 1000));
+    await markProcessed(u, s.id, null, ours.ticket_id, ours.id);
+  });
+  return outcomeOf('bounced', ours.ticket_id, ours.id);
+}
 
-  const duplicate = () =>
-    db
-      .selectFrom('messages')
-      .select(['id', 'ticket_id'])
-      .where('workspace_id', '=', workspaceId)
-      .where('mailbox_id', '=', mailboxId)
-      .where('email_message_id', '=', mail.dedupe_key)
-      .executeTakeFirst();
-  const before = await duplicate();
-  if (before) {
-    await finish(db, id, 'processed', 'duplicate: the mailbox already has this message', before.ticket_id, before.id);
-    return { result: 'duplicate', ticketId: before.ticket_id, messageId: before.id };
-  }
+/** Our own mail coming back (a copy to the mailbox, a forwarding loop): nothing to add. */
+async function ownMailReturning(deps: Deps, s: Spooled, mail: InboundMail): Promise<InboundOutcome | null> {
+  if (!mail.message_id) return null;
+  const own = await deps.database.db
+    .selectFrom('messages')
+    .select(['id', 'ticket_id'])
+    .where('workspace_id', '=', s.workspaceId)
+    .where('email_message_id', '=', mail.message_id)
+    .where('direction', '=', 'outbound')
+    .executeTakeFirst();
+  if (!own) return null;
+  await finish(deps.database.db, s.id, 'processed', 'ignored: our own outbound message', own.ticket_id, own.id);
+  return outcomeOf('ignored', own.ticket_id, own.id);
+}
 
-  // Who wrote it.
-  const auto = autoSubmitted(mail.headers);
+/** The message this mailbox already has under the mail's de-duplication key, if any. */
+const storedCopy = (deps: Deps, s: Spooled, mail: InboundMail) =>
+  deps.database.db
+    .selectFrom('messages')
+    .select(['id', 'ticket_id'])
+    .where('workspace_id', '=', s.workspaceId)
+    .where('mailbox_id', '=', s.mailboxId)
+    .where('email_message_id', '=', mail.dedupe_key)
+    .executeTakeFirst();
+
+/** Step 3, checked first (the unique index enforces it again when the message is written). */
+async function knownDuplicate(deps: Deps, s: Spooled, mail: InboundMail): Promise<InboundOutcome | null> {
+  const copy = await storedCopy(deps, s, mail);
+  if (!copy) return null;
+  const note = 'duplicate: the mailbox already has this message';
+  await finish(deps.database.db, s.id, 'processed', note, copy.ticket_id, copy.id);
+  return outcomeOf('duplicate', copy.ticket_id, copy.id);
+}
+
+/** Step 4: who wrote it, and the sender checks' verdict. */
+function senderOf(deps: Deps, mail: InboundMail, mailbox: RoutingMailbox): Sender {
   const auth = authResults(mail.headers, deps.config.inboundAuthservIds);
   const visitor = formSender(
     mail.from?.address,
@@ -380,151 +338,180 @@ export async function processInbound(deps: Deps, id: string): Promise<InboundOut
   );
   const author = visitor ? (mail.reply_to ?? null) : (mail.from ?? mail.reply_to ?? null);
   const fromEmail = author && isEmail(author.address) ? author.address : '';
-  const fromName = (author?.name ?? '').slice(0, 200);
-  const replyTo =
-    !visitor && mail.reply_to && mail.reply_to.address !== fromEmail && isEmail(mail.reply_to.address)
-      ? mail.reply_to.address
-      : null;
+  return {
+    fromEmail,
+    fromName: (author?.name ?? '').slice(0, 200),
+    replyTo:
+      !visitor && mail.reply_to && mail.reply_to.address !== fromEmail && isEmail(mail.reply_to.address)
+        ? mail.reply_to.address
+        : null,
+    formSender: visitor ? (mail.from?.address ?? null) : null,
+    auto: autoSubmitted(mail.headers),
+    authFailed: auth.auth_failed,
+  };
+}
 
-  // Several workers process mail at once: a reply whose parent arrived earlier but is still
-  // queued waits for it (else it would open a ticket of its own). Only earlier mail is waited
-  // for, so two mails can never wait for each other; the wait costs no attempt.
-  if (await parentStillQueued(db, workspaceId, id, threadCandidates(mail))) {
-    await db
-      .updateTable('inbound_emails')
-      .set((eb) => ({ attempts: eb('attempts', '-', 1) }))
-      .where('id', '=', id)
-      .execute();
-    await deps.jobs.send(
-      INBOUND_JOB,
-      { id },
-      { startAfter: new Date(Date.now() + PARENT_WAIT_MS), retryLimit: 5, retryDelaySeconds: 15 },
-    );
-    return none('waiting');
-  }
+/**
+ * Several workers process mail at once: a reply whose parent arrived earlier but is still
+ * queued waits for it (else it would open a ticket of its own). Only earlier mail is waited
+ * for, so two mails can never wait for each other; the wait costs no attempt.
+ */
+async function waitForParent(deps: Deps, s: Spooled, mail: InboundMail): Promise<boolean> {
+  const db = deps.database.db;
+  if (!(await parentStillQueued(db, s.workspaceId, s.id, threadCandidates(mail)))) return false;
+  await db
+    .updateTable('inbound_emails')
+    .set((eb) => ({ attempts: eb('attempts', '-', 1) }))
+    .where('id', '=', s.id)
+    .execute();
+  await deps.jobs.send(
+    INBOUND_JOB,
+    { id: s.id },
+    { startAfter: new Date(Date.now() + PARENT_WAIT_MS), retryLimit: 5, retryDelaySeconds: 15 },
+  );
+  return true;
+}
 
-  const files = await storeFiles(deps, workspaceId, mail);
+/** The message to store, its inline images pointing at the stored files. */
+function inboundMessage(
+  deps: Deps,
+  s: Spooled,
+  mail: InboundMail,
+  sender: Sender,
+  files: InboundFile[],
+): Omit<InboundMessage, 'contactId'> {
   const cids = new Map<string, string>();
   for (const f of files) {
     if (f.content_id) cids.set(f.content_id, inlineSrc(deps.config.publicUrl, f.id));
   }
-  const bodyHtml = cids.size > 0 ? rewriteCids(mail.visible_html, cids) : mail.visible_html;
-  const message: Omit<InboundMessage, 'contactId'> = {
-    mailboxId,
-    rawInboundId: id,
+  const withFiles = (html: string) => (cids.size > 0 ? rewriteCids(html, cids) : html);
+  return {
+    mailboxId: s.mailboxId,
+    rawInboundId: s.id,
     subject: mail.subject,
-    fromEmail,
-    fromName,
+    fromEmail: sender.fromEmail,
+    fromName: sender.fromName,
     to: mail.to.map((a) => a.address).slice(0, 100),
     cc: mail.cc.map((a) => a.address).slice(0, 100),
-    bodyHtml,
+    bodyHtml: withFiles(mail.visible_html),
     bodyText: mail.visible_text,
     hasQuoted: mail.has_quoted,
-    originalHtml: mail.has_quoted ? (cids.size > 0 ? rewriteCids(mail.html, cids) : mail.html) : null,
+    originalHtml: mail.has_quoted ? withFiles(mail.html) : null,
     originalText: mail.has_quoted ? mail.text : null,
-    replyTo,
-    authFailed: auth.auth_failed,
-    formSender: visitor ? (mail.from?.address ?? null) : null,
+    replyTo: sender.replyTo,
+    authFailed: sender.authFailed,
+    formSender: sender.formSender,
     messageId: mail.dedupe_key,
     messageIdSent: mail.as_sent.message_id,
     inReplyTo: mail.as_sent.in_reply_to[0] ?? null,
     references: mail.as_sent.references,
-    autoSubmitted: auto,
+    autoSubmitted: sender.auto,
     files,
   };
+}
 
+/**
+ * Steps 4 to 7 in one transaction: the contact, then the ticket the mail belongs to (threaded,
+ * a follow-up of a closed one, a new one, or spam for a blocked contact), the message, the
+ * status rules, and the spool row's `processed` mark. A copy that won a race (the unique index)
+ * rolls it all back and is reported as a duplicate.
+ */
+async function deliver(
+  deps: Deps,
+  s: Spooled,
+  mail: InboundMail,
+  mailbox: RoutingMailbox,
+  sender: Sender,
+  message: Omit<InboundMessage, 'contactId'>,
+): Promise<{ outcome: InboundOutcome; delivered: InboundDelivered | null }> {
   let delivered: InboundDelivered | null = null;
-  let outcome: InboundOutcome;
   try {
-    outcome = await deps.writer.run(workspaceId, async (u) => {
-      let contactId: string | null = null;
-      let blocked = false;
-      if (fromEmail) {
-        contactId = await findOrCreateContactByEmail(u, fromEmail, fromName || null);
-        const c = await u.trx
-          .selectFrom('contacts')
-          .select('blocked')
-          .where('workspace_id', '=', workspaceId)
-          .where('id', '=', contactId)
-          .executeTakeFirst();
-        blocked = c?.blocked === true;
-      }
+    const outcome = await deps.writer.run(s.workspaceId, async (u) => {
+      const { contactId, blocked } = await contactOf(u, s.workspaceId, sender);
       const m: InboundMessage = { ...message, contactId };
       const subject = mail.subject.trim() === '' ? '(no subject)' : mail.subject;
-      const open = async (custom: Record<string, unknown>, spam: boolean, result: InboundResult) => {
-        const created = await createInboundTicket(
+      const open = (custom: Record<string, unknown>, spam: boolean) =>
+        createInboundTicket(
           deps,
           u,
-          { subject, mailboxId, teamId: mailbox.team_id, contactId, spam, custom },
+          { subject, mailboxId: s.mailboxId, teamId: mailbox.team_id, contactId, spam, custom },
           m,
         );
-        return { created, result };
-      };
 
       let done: { ticket: TicketRow; message: { id: string } };
       let result: InboundResult;
-      let newTicket = true;
       if (blocked) {
-        const r = await open({}, true, 'spam');
-        done = r.created;
-        result = r.result;
+        [done, result] = [await open({}, true), 'spam'];
       } else {
-        const threadId = await findThread(deps, u.trx, workspaceId, mail, row.recipient, fromEmail || null);
+        const threadId = await findThread(deps, u.trx, s.workspaceId, mail, s.recipient, sender.fromEmail || null);
         const ticket = threadId ? await lockTicketById(u, threadId) : null;
         if (!ticket) {
-          const r = await open({}, false, 'created');
-          done = r.created;
-          result = r.result;
-        } else if (ticket.status === 'closed' && auto === null) {
+          [done, result] = [await open({}, false), 'created'];
+        } else if (ticket.status === 'closed' && sender.auto === null) {
           // A customer message on a closed ticket starts a new ticket linked to it (custom.follow_up_of).
-          const r = await open({ follow_up_of: { id: ticket.id, number: Number(ticket.number) } }, false, 'follow_up');
-          done = r.created;
-          result = r.result;
+          const followUp = { follow_up_of: { id: ticket.id, number: Number(ticket.number) } };
+          [done, result] = [await open(followUp, false), 'follow_up'];
         } else {
-          const mode: InboundMode = auth.auth_failed ? 'unverified' : auto !== null ? 'automatic' : 'customer';
-          done = await appendInboundMessage(deps, u, ticket, m, mode);
-          result = 'appended';
-          newTicket = false;
+          const mode: InboundMode = sender.authFailed ? 'unverified' : sender.auto !== null ? 'automatic' : 'customer';
+          [done, result] = [await appendInboundMessage(deps, u, ticket, m, mode), 'appended'];
         }
       }
-      await markProcessed(u, id, null, done.ticket.id, done.message.id);
+      await markProcessed(u, s.id, null, done.ticket.id, done.message.id);
       delivered = {
-        workspaceId,
-        mailboxId,
+        workspaceId: s.workspaceId,
+        mailboxId: s.mailboxId,
         ticketId: done.ticket.id,
         messageId: done.message.id,
-        newTicket,
+        newTicket: result !== 'appended',
         spam: blocked,
         contactId,
-        fromEmail,
-        autoSubmitted: auto,
-        authFailed: auth.auth_failed,
+        fromEmail: sender.fromEmail,
+        autoSubmitted: sender.auto,
+        authFailed: sender.authFailed,
       };
-      return { result, ticketId: done.ticket.id, messageId: done.message.id };
+      return outcomeOf(result, done.ticket.id, done.message.id);
     });
+    return { outcome, delivered };
   } catch (err) {
-    await dropFiles(deps, files);
+    await dropFiles(deps, message.files);
     if (err instanceof DuplicateInboundMessage) {
       // Another copy won the race (the unique index waited for it to commit).
-      const first = await duplicate();
+      const first = await storedCopy(deps, s, mail);
       const [ticketId, messageId] = [first?.ticket_id ?? null, first?.id ?? null];
-      await finish(db, id, 'processed', 'duplicate: the mailbox already has this message', ticketId, messageId);
-      return { result: 'duplicate', ticketId, messageId };
+      const note = 'duplicate: the mailbox already has this message';
+      await finish(deps.database.db, s.id, 'processed', note, ticketId, messageId);
+      return { outcome: outcomeOf('duplicate', ticketId, messageId), delivered: null };
     }
     throw err;
   }
+}
 
-  const info = delivered as InboundDelivered | null;
-  if (info) {
-    for (const fn of listeners.get(deps) ?? []) {
-      try {
-        await fn(info);
-      } catch (err) {
-        deps.log.warn({ inbound_id: id, err: short((err as Error).message, 200) }, 'inbound listener failed');
-      }
+/** The sender's contact (found or made) and whether it is blocked. */
+async function contactOf(
+  u: Unit,
+  workspaceId: string,
+  sender: Sender,
+): Promise<{ contactId: string | null; blocked: boolean }> {
+  if (!sender.fromEmail) return { contactId: null, blocked: false };
+  const contactId = await findOrCreateContactByEmail(u, sender.fromEmail, sender.fromName || null);
+  const c = await u.trx
+    .selectFrom('contacts')
+    .select('blocked')
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', contactId)
+    .executeTakeFirst();
+  return { contactId, blocked: c?.blocked === true };
+}
+
+/** After the commit: auto-replies and notifications (a listener's failure is logged). */
+async function tellListeners(deps: Deps, id: string, info: InboundDelivered): Promise<void> {
+  for (const fn of listeners.get(deps) ?? []) {
+    try {
+      await fn(info);
+    } catch (err) {
+      deps.log.warn({ inbound_id: id, err: short((err as Error).message, 200) }, 'inbound listener failed');
     }
   }
-  return outcome;
 }
 
 async function markProcessed(
