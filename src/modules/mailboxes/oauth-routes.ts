@@ -1,8 +1,8 @@
 // /v1/mailboxes/oauth/{provider}/start and /callback: connecting a Google or Microsoft mailbox
 // (src/modules/mailboxes/oauth.ts has the flow and why it is safe).
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { setOAuthAccessSource } from '../email/transport.js';
 import {

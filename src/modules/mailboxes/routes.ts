@@ -1,8 +1,8 @@
 // /v1/mailboxes: the workspace's email addresses (admin users, or keys with settings:read /
 // settings:write). `password` and `smtp_password` are write-only.
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { IdParams, PageOf } from '../../platform/http/schemas.js';
 import mailboxOAuthRoutes from './oauth-routes.js';
