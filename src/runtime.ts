@@ -95,6 +95,12 @@ export async function createRuntime(
     const jobs = new Jobs(database, log);
     const storage = await openStorage(config);
     if (storage.close) closers.unshift(async () => storage.close?.());
+    // Workflow inside a ticket's transaction, in hook order (src/modules/tickets/hooks.ts).
+    const ticketHooks = new TicketHooks();
+    ticketHooks.add(automationsHook); // 10: the workspace's automations (src/modules/automations/engine.ts)
+    ticketHooks.add(assignmentHook); // 20: new tickets to online agents (src/modules/assignment/hook.ts)
+    ticketHooks.add(slaHook); // 30: SLA clocks: due dates, first reply, solve, reopen (src/modules/sla/hook.ts)
+    ticketHooks.add(notificationsHook); // 40: assigned, mentioned, customer_replied (src/modules/notifications/hook.ts)
     const deps: Deps = {
       config,
       database,
@@ -108,13 +114,8 @@ export async function createRuntime(
       redis,
       storage,
       log,
-      ticketHooks: new TicketHooks(),
+      ticketHooks,
     };
-    // Workflow inside a ticket's transaction, in hook order (src/modules/tickets/hooks.ts).
-    deps.ticketHooks.add(automationsHook); // 10: the workspace's automations (src/modules/automations/engine.ts)
-    deps.ticketHooks.add(assignmentHook); // 20: new tickets to online agents (src/modules/assignment/hook.ts)
-    deps.ticketHooks.add(slaHook); // 30: SLA clocks: due dates, first reply, solve, reopen (src/modules/sla/hook.ts)
-    deps.ticketHooks.add(notificationsHook); // 40: assigned, mentioned, customer_replied (src/modules/notifications/hook.ts)
     const runCounts = runCountsOf(database, log); // automations' run_count, written every second
     closers.unshift(() => runCounts.stop());
 

@@ -87,7 +87,7 @@ async function enabledAutomations(u: Unit, trigger: Trigger): Promise<Automation
     .execute()) as unknown as AutomationRow[];
 }
 
-/** Registered in runtime.ts: `deps.ticketHooks.add(automationsHook)`. */
+/** Registered in runtime.ts: `ticketHooks.add(automationsHook)`. */
 export async function runAutomations(
   deps: Deps,
   u: Unit,
