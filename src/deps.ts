@@ -30,7 +30,19 @@ export interface Deps {
   log: FastifyBaseLogger;
   /** What workflow modules do inside a ticket's transaction (src/modules/tickets/hooks.ts). */
   ticketHooks: TicketHookRunner;
+  /**
+   * What modules that store label names (views, automations) do when a label's name changes,
+   * called in this order by the tags module inside the rename's or merge's transaction.
+   */
+  tagRenameHooks: readonly TagRenameHook[];
 }
+
+/**
+ * Inside a label's rename, or its merge into another label (src/modules/tags/service.ts): a
+ * module that stores label names rewrites `from` (any case) to `to`. The tags module calls
+ * these without importing the modules that register them (runtime.ts).
+ */
+export type TagRenameHook = (deps: Deps, u: Unit, from: string, to: string) => Promise<void>;
 
 /**
  * What the tickets module calls at its five points of change: the hooks the workflow modules

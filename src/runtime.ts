@@ -11,6 +11,7 @@ import { registerAttachmentJobs } from './modules/attachments/purge.js';
 import { pruneEndedSessions } from './modules/auth/sessions.js';
 import { automationsHook } from './modules/automations/engine.js';
 import { runCountsOf } from './modules/automations/run-counts.js';
+import { renameTagInAutomations } from './modules/automations/service.js';
 import { type ImapOptions, ImapPollers } from './modules/email/imap.js';
 import { registerInboundJobs } from './modules/email/inbound.js';
 import { registerOutbound } from './modules/email/outbound.js';
@@ -22,6 +23,7 @@ import { slaHook } from './modules/sla/hook.js';
 import { registerAutoCloseJob } from './modules/tickets/auto-close.js';
 import { TicketHooks } from './modules/tickets/hooks.js';
 import { registerTicketJobs } from './modules/tickets/snooze.js';
+import { renameTagInViews } from './modules/views/service.js';
 import { registerWebhooks, type WebhookWorkers } from './modules/webhooks/delivery.js';
 import { setWebhookOptions, type WebhookOptions } from './modules/webhooks/options.js';
 import { openBus } from './platform/bus/index.js';
@@ -115,6 +117,9 @@ export async function createRuntime(
       storage,
       log,
       ticketHooks,
+      // A label renamed or merged: the views, then the automations, that name it by name follow,
+      // in the label's transaction (src/modules/tags/service.ts).
+      tagRenameHooks: [(_deps, u, from, to) => renameTagInViews(u, from, to), renameTagInAutomations],
     };
     const runCounts = runCountsOf(database, log); // automations' run_count, written every second
     closers.unshift(() => runCounts.stop());
