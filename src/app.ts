@@ -3,14 +3,7 @@
 // rate limit → authenticate → authorize → validate → handler (transaction) → present.
 import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  LogController,
-  type RawReplyDefaultExpression,
-  type RawRequestDefaultExpression,
-  type RawServerDefault,
-} from 'fastify';
+import Fastify, { LogController } from 'fastify';
 import type { Deps } from './deps.js';
 import apiKeyRoutes from './modules/api-keys/routes.js';
 import { apiKeyResolver } from './modules/api-keys/service.js';
@@ -48,6 +41,7 @@ import viewRoutes from './modules/views/routes.js';
 import webhookRoutes from './modules/webhooks/routes.js';
 import workspaceRoutes from './modules/workspace/routes.js';
 import { registerOpenApi } from './openapi.js';
+import type { App, RouteEntry } from './platform/http/app-type.js';
 import { registerAuth } from './platform/http/auth.js';
 import type { Access } from './platform/http/context.js';
 import { installIdempotency } from './platform/http/idempotency.js';
@@ -66,13 +60,9 @@ import {
   installValidation,
 } from './platform/http/setup.js';
 
-export type App = FastifyInstance<
-  RawServerDefault,
-  RawRequestDefaultExpression,
-  RawReplyDefaultExpression,
-  FastifyBaseLogger,
-  TypeBoxTypeProvider
->;
+// The app's type and the route table's row live in platform/http/app-type.ts, so that route files
+// do not import this file (which imports them all); re-exported for the tests and runtime.ts.
+export type { App, RouteEntry };
 
 /** Every module's routes, in the order the reference lists them. */
 const MODULES: Array<(app: App, deps: Deps) => Promise<void>> = [
@@ -112,21 +102,6 @@ const MODULES: Array<(app: App, deps: Deps) => Promise<void>> = [
 ];
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
-
-/** One row of the route table: what a test walks to check every route's access and input handling. */
-export interface RouteEntry {
-  method: string;
-  url: string;
-  access: Access;
-  schema: { body?: unknown; querystring?: unknown; params?: unknown };
-}
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    routeTable: RouteEntry[];
-    beginShutdown(): void;
-  }
-}
 
 function securityOf(a: Access): Array<Record<string, string[]>> | undefined {
   switch (a.kind) {

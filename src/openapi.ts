@@ -4,9 +4,9 @@
 // operationId for every operation (from method and path), and the webhook catalog.
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { App } from './app.js';
 import type { Deps } from './deps.js';
 import { webhookCatalog } from './modules/webhooks/openapi.js';
+import type { App } from './platform/http/app-type.js';
 import { SCOPES } from './platform/http/context.js';
 import { addOperationIds } from './platform/http/openapi.js';
 

@@ -11,6 +11,7 @@ import { registerAttachmentJobs } from './modules/attachments/purge.js';
 import { pruneEndedSessions } from './modules/auth/sessions.js';
 import { automationsHook } from './modules/automations/engine.js';
 import { runCountsOf } from './modules/automations/run-counts.js';
+import { renameTagInAutomations } from './modules/automations/service.js';
 import { type ImapOptions, ImapPollers } from './modules/email/imap.js';
 import { registerInboundJobs } from './modules/email/inbound.js';
 import { registerOutbound } from './modules/email/outbound.js';
@@ -22,6 +23,7 @@ import { slaHook } from './modules/sla/hook.js';
 import { registerAutoCloseJob } from './modules/tickets/auto-close.js';
 import { TicketHooks } from './modules/tickets/hooks.js';
 import { registerTicketJobs } from './modules/tickets/snooze.js';
+import { renameTagInViews } from './modules/views/service.js';
 import { registerWebhooks, type WebhookWorkers } from './modules/webhooks/delivery.js';
 import { setWebhookOptions, type WebhookOptions } from './modules/webhooks/options.js';
 import { openBus } from './platform/bus/index.js';
@@ -95,6 +97,12 @@ export async function createRuntime(
     const jobs = new Jobs(database, log);
     const storage = await openStorage(config);
     if (storage.close) closers.unshift(async () => storage.close?.());
+    // Workflow inside a ticket's transaction, in hook order (src/modules/tickets/hooks.ts).
+    const ticketHooks = new TicketHooks();
+    ticketHooks.add(automationsHook); // 10: the workspace's automations (src/modules/automations/engine.ts)
+    ticketHooks.add(assignmentHook); // 20: new tickets to online agents (src/modules/assignment/hook.ts)
+    ticketHooks.add(slaHook); // 30: SLA clocks: due dates, first reply, solve, reopen (src/modules/sla/hook.ts)
+    ticketHooks.add(notificationsHook); // 40: assigned, mentioned, customer_replied (src/modules/notifications/hook.ts)
     const deps: Deps = {
       config,
       database,
@@ -108,13 +116,11 @@ export async function createRuntime(
       redis,
       storage,
       log,
-      ticketHooks: new TicketHooks(),
+      ticketHooks,
+      // A label renamed or merged: the views, then the automations, that name it by name follow,
+      // in the label's transaction (src/modules/tags/service.ts).
+      tagRenameHooks: [(_deps, u, from, to) => renameTagInViews(u, from, to), renameTagInAutomations],
     };
-    // Workflow inside a ticket's transaction, in hook order (src/modules/tickets/hooks.ts).
-    deps.ticketHooks.add(automationsHook); // 10: the workspace's automations (src/modules/automations/engine.ts)
-    deps.ticketHooks.add(assignmentHook); // 20: new tickets to online agents (src/modules/assignment/hook.ts)
-    deps.ticketHooks.add(slaHook); // 30: SLA clocks: due dates, first reply, solve, reopen (src/modules/sla/hook.ts)
-    deps.ticketHooks.add(notificationsHook); // 40: assigned, mentioned, customer_replied (src/modules/notifications/hook.ts)
     const runCounts = runCountsOf(database, log); // automations' run_count, written every second
     closers.unshift(() => runCounts.stop());
 

@@ -15,8 +15,9 @@ import type { EventEnvelope } from '../platform/events/envelope.js';
 import { type RequestContext, ROLES, type Role } from '../platform/http/context.js';
 import { Conn, type GatewayLimits, type Identity, type TicketInfo } from './conn.js';
 import { Hub } from './hub.js';
+import { PRESENCE_STATES, type PresenceState } from './meta.js';
 import { openPeers, type PeerLink, type PeerMessage } from './peers.js';
-import { BEAT_MS, PRESENCE_STATES, Presence, type PresenceState } from './presence.js';
+import { BEAT_MS, Presence } from './presence.js';
 import {
   broadcastFrame,
   CLOSE,

@@ -3,7 +3,7 @@
 // is a public route of the route table; the gateway-only process answers it without Fastify.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Type } from '@sinclair/typebox';
-import type { App } from '../app.js';
+import type { App } from '../platform/http/app-type.js';
 import { access } from '../platform/http/context.js';
 import type { Gateway } from './gateway.js';
 

@@ -2,7 +2,7 @@
 // that these frequent, unstored notices never mix with events or with the bus's control
 // notices. Without NATS_URL there is one process and no peers.
 import { connect, type NatsConnection } from 'nats';
-import type { Meta } from './presence.js';
+import type { Meta } from './meta.js';
 
 export const PEER_SUBJECT = 'svc.gateway';
 

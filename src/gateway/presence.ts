@@ -6,20 +6,8 @@
 // current through the peer link: diffs as they happen, whole states when a process starts
 // (hello → state), heartbeats every few seconds; a process not heard from for three beats has
 // its entries dropped (with leaves), so a crashed process's people do not linger.
+import type { Meta, PresenceState } from './meta.js';
 import type { PeerLink, PeerMessage } from './peers.js';
-
-export const PRESENCE_STATES = ['viewing', 'replying', 'idle'] as const;
-export type PresenceState = (typeof PRESENCE_STATES)[number];
-
-export interface Meta {
-  phx_ref: string;
-  phx_ref_prev?: string;
-  user_id: string;
-  name: string;
-  avatar: string | null;
-  state: PresenceState;
-  online_at: string;
-}
 
 export type PresenceList = Record<string, { metas: Meta[] }>;
 

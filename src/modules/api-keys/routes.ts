@@ -1,7 +1,7 @@
 // /v1/api-keys: list, create (secret shown once), delete (revokes at once).
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { PageQuerySchema } from '../../platform/http/pagination.js';
 import { IdParams, PageOf } from '../../platform/http/schemas.js';

@@ -1,7 +1,8 @@
 // /v1/assignment: how new tickets find an agent. Read by any member (keys settings:read or
 // settings:write), changed by admins (keys settings:write).
-import type { App } from '../../app.js';
+
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { Assignment, PatchAssignmentBody } from './schemas.js';
 import { getAssignment, updateAssignment } from './service.js';

@@ -1,6 +1,7 @@
 // GET /v1/audit-logs: who changed what, newest first (admins; keys settings:read).
-import type { App } from '../../app.js';
+
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { PageOf } from '../../platform/http/schemas.js';
 import { AuditLog, ListAuditLogsQuery } from './schemas.js';

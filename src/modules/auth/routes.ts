@@ -3,8 +3,8 @@
 // password, the mfa_token, or the refresh token) and outside Idempotency-Key.
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { ApiError, invalid } from '../../platform/http/errors.js';
 import { iso } from '../../platform/http/schemas.js';

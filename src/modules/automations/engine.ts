@@ -22,7 +22,7 @@ import type { FieldEntity } from '../custom-fields/schemas.js';
 import { type FieldDef, unitFieldDefs } from '../custom-fields/service.js';
 import type { AutomationActor } from '../tickets/activities.js';
 import type { TicketChange, TicketHook } from '../tickets/hooks.js';
-import { cleanBody, insertMessage } from '../tickets/messages.js';
+import { cleanBody, insertMessage } from '../tickets/outbound-message.js';
 import { presentTicket, type TicketRow } from '../tickets/queries.js';
 import type { PatchTicketBody } from '../tickets/schemas.js';
 import { applyPatch, reload } from '../tickets/service.js';
@@ -87,7 +87,7 @@ async function enabledAutomations(u: Unit, trigger: Trigger): Promise<Automation
     .execute()) as unknown as AutomationRow[];
 }
 
-/** Registered in runtime.ts: `deps.ticketHooks.add(automationsHook)`. */
+/** Registered in runtime.ts: `ticketHooks.add(automationsHook)`. */
 export async function runAutomations(
   deps: Deps,
   u: Unit,

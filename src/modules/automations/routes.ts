@@ -1,8 +1,8 @@
 // /v1/automations: workspace settings. Read by admins and keys with settings:read or
 // settings:write; written by admins and keys with settings:write.
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { IdParams, PageOf } from '../../platform/http/schemas.js';
 import { Automation, CreateAutomationBody, ListAutomationsQuery, PatchAutomationBody } from './schemas.js';

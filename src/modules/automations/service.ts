@@ -1,7 +1,8 @@
 // Automations: workspace settings (admins, keys with settings:read / settings:write) that act on
 // tickets when they are created, replied to or changed (engine.ts runs them). Conditions and
 // actions are checked when saved (validate.ts) and stored normalised; labels are stored by
-// name, so a label's rename or merge rewrites the automations that name it (tags module).
+// name, so a label's rename or merge rewrites the automations that name it (the tags module
+// calls renameTagInAutomations through deps.tagRenameHooks, registered in runtime.ts).
 import type { Static } from '@sinclair/typebox';
 import { type Kysely, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
@@ -254,7 +255,7 @@ export async function deleteAutomation(deps: Deps, ctx: RequestContext, param: s
 }
 
 /**
- * Inside a label's rename or merge (tags module): every automation whose tag conditions or
+ * Inside a label's rename or merge (a TagRenameHook, registered in runtime.ts): every automation whose tag conditions or
  * add_tag / remove_tag actions name `from` (ignoring case) names `to` instead, with an
  * automation.updated event per changed automation (its run_count includes the runs this process
  * has counted and not yet written, as every other read of an automation does).

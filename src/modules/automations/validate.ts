@@ -16,7 +16,7 @@ import { applyFieldValues, isRealDate } from '../custom-fields/values.js';
 import { loadMailbox } from '../mailboxes/service.js';
 import { getMemberView } from '../members/service.js';
 import { cleanTagName, loadTag, tagIdsByName } from '../tags/service.js';
-import { cleanBody } from '../tickets/messages.js';
+import { cleanBody } from '../tickets/outbound-message.js';
 import { CHANNELS, PRIORITIES, SEVERITIES, STATUSES } from '../tickets/schemas.js';
 import { ACTION_TYPES, type Action, type ActionType, type Condition, MAX_AI_DECIDE } from './schemas.js';
 

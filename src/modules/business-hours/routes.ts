@@ -1,7 +1,8 @@
 // /v1/business-hours: read by any member (keys settings:read or settings:write), replaced whole
 // by admins (keys settings:write).
-import type { App } from '../../app.js';
+
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { BusinessHours, PutBusinessHoursBody } from './schemas.js';
 import { getBusinessHours, putBusinessHours } from './service.js';

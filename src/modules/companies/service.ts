@@ -16,7 +16,7 @@ import type { Page } from '../../platform/http/pagination.js';
 import { iso } from '../../platform/http/schemas.js';
 import { likePattern, mergeCustom } from '../../platform/http/values.js';
 import { recordAudit } from '../audit/service.js';
-import { contactCounts } from '../contacts/service.js';
+import { contactCounts } from '../contacts/queries.js';
 import { fieldFilterPredicates, fieldParams } from '../custom-fields/filters.js';
 import { applyFieldValues } from '../custom-fields/values.js';
 import { applyTags, tagIdsByName } from '../tags/service.js';

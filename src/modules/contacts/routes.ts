@@ -1,8 +1,8 @@
 // /v1/contacts: read by any member (keys contacts:read or contacts:write), written by agents
 // and above (keys contacts:write).
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { sendJson } from '../../platform/http/json.js';
 import { IdParams, PageOf } from '../../platform/http/schemas.js';

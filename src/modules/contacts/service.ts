@@ -39,21 +39,6 @@ const UNIQUE_KEYS = {
   contacts_external_id_key: 'A contact with this external_id already exists.',
 };
 
-/** For companies: how many contacts each company has (companies without contacts are absent). */
-export async function contactCounts(db: Kysely<DB>, workspaceId: string, companyIds: string[]) {
-  const out = new Map<string, number>();
-  if (companyIds.length === 0) return out;
-  const rows = await db
-    .selectFrom('contacts')
-    .select(['company_id', sql<number>`count(*)::int`.as('n')])
-    .where('workspace_id', '=', workspaceId)
-    .where('company_id', 'in', companyIds)
-    .groupBy('company_id')
-    .execute();
-  for (const r of rows) out.set(r.company_id!, Number(r.n));
-  return out;
-}
-
 function contactQuery(db: Kysely<DB>, workspaceId: string) {
   return db
     .selectFrom('contacts as c')

@@ -1,8 +1,8 @@
 // /v1/custom-fields: definitions readable by every member and by keys with settings:read,
 // tickets:read or contacts:read; changed by admins and keys with settings:write.
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import { definitionsRead, definitionsWrite } from '../tags/routes.js';
 import {

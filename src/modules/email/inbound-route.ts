@@ -9,9 +9,9 @@
 // (INBOUND_LIMITS.maxBytes), over it 413 too_large with nothing stored. Not rate limited: the
 // secret is the credential and an MTA may deliver a burst.
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
 import { constantTimeEqual } from '../../platform/crypto/random.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { ApiError, invalid, tooLarge, unauthorized } from '../../platform/http/errors.js';
 import { documentedBody } from '../../platform/http/openapi.js';

@@ -5,7 +5,7 @@
 //   resolved now and checked against the private-address guard (MAIL_ALLOW_PRIVATE);
 // - system: the service's own mailer (SMTP_URL), the operator's relay;
 // - google / microsoft: the provider's SMTP with XOAUTH2 and an access token from the OAuth
-//   side of mailboxes (setOAuthAccessSource, the hook that code registers).
+//   side of mailboxes (src/modules/mailboxes/oauth.ts).
 //
 // A problem of configuration (no server, a refused address, no token, SMTP_URL unset) is a
 // TransportSetupError: permanent, the message fails with its text.
@@ -14,6 +14,7 @@ import { createTransport, type Transporter } from 'nodemailer';
 import type { Deps } from '../../deps.js';
 import { splitSmtpUrl } from '../../platform/mail/index.js';
 import { RefusedHostError, resolveHost, type ServerSettings, smtpSettings } from '../mailboxes/connect.js';
+import { accessTokenFor, OAuthTokenError, oauthServers } from '../mailboxes/oauth.js';
 import { mailboxSecrets } from '../mailboxes/service.js';
 
 /** What transportFor needs of a mailbox (a MailboxView has it). */
@@ -40,19 +41,28 @@ export interface OAuthSmtpAccess {
 }
 
 /**
- * The hook the Google / Microsoft code fills in: a valid (refreshed when due) access token of a
- * mailbox, or null when it is not connected. Until it is registered, such mailboxes cannot send.
+ * Outbound mail of Google and Microsoft mailboxes: the account, a fresh access token (refreshed
+ * by src/modules/mailboxes/oauth.ts) and the provider's SMTP server, for XOAUTH2. A refresh the
+ * provider refuses fails the delivery with the reason (reconnect the mailbox).
  */
-export type OAuthAccessSource = (
+async function oauthSmtpAccess(
   deps: Deps,
   workspaceId: string,
   mailbox: SendingMailbox,
-) => Promise<OAuthSmtpAccess | null>;
-
-let oauthSource: OAuthAccessSource | null = null;
-
-export function setOAuthAccessSource(source: OAuthAccessSource | null): void {
-  oauthSource = source;
+): Promise<OAuthSmtpAccess | null> {
+  if (mailbox.outbound_kind !== 'google' && mailbox.outbound_kind !== 'microsoft') return null;
+  const servers = oauthServers(deps, mailbox.outbound_kind, {
+    email: mailbox.email,
+    config: { oauth_email: typeof mailbox.config.oauth_email === 'string' ? mailbox.config.oauth_email : null },
+  });
+  if (!servers) throw new TransportSetupError(`not sent: ${mailbox.outbound_kind} is not configured on this server`);
+  try {
+    const accessToken = await accessTokenFor(deps, { workspaceId, id: mailbox.id });
+    return { user: servers.user, accessToken, server: servers.smtp };
+  } catch (err) {
+    if (err instanceof OAuthTokenError) throw new TransportSetupError(`not sent: ${err.message}`);
+    throw err;
+  }
 }
 
 const OAUTH_SERVERS = {
@@ -146,7 +156,7 @@ export async function transportFor(
     }
     case 'google':
     case 'microsoft': {
-      const access = oauthSource ? await oauthSource(deps, workspaceId, mailbox) : null;
+      const access = await oauthSmtpAccess(deps, workspaceId, mailbox);
       if (!access) {
         throw new TransportSetupError(
           `not sent: the ${mailbox.outbound_kind === 'google' ? 'Google' : 'Microsoft'} account of this mailbox is not connected (reconnect it)`,

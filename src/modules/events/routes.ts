@@ -1,7 +1,7 @@
 // GET /v1/events: replay by seq.
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access, SCOPES } from '../../platform/http/context.js';
 import { Timestamp } from '../../platform/http/schemas.js';
 import { replay } from './service.js';

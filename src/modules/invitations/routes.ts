@@ -1,8 +1,8 @@
 // /v1/invitations: list, create and revoke (admins; keys settings:write), look up what a
 // token is for (public), accept (a signed-in person, no workspace).
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { IdParams, PageOf } from '../../platform/http/schemas.js';
 import {

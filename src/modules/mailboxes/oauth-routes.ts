@@ -1,10 +1,9 @@
 // /v1/mailboxes/oauth/{provider}/start and /callback: connecting a Google or Microsoft mailbox
 // (src/modules/mailboxes/oauth.ts has the flow and why it is safe).
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
-import { setOAuthAccessSource } from '../email/transport.js';
 import {
   finishOAuth,
   OAUTH_COOKIE,
@@ -12,7 +11,6 @@ import {
   OAUTH_PROVIDERS,
   OAuthFlowError,
   type OAuthProvider,
-  oauthSmtpAccess,
   startOAuth,
 } from './oauth.js';
 
@@ -55,8 +53,6 @@ const CallbackQuery = Type.Object(
 export default async function mailboxOAuthRoutes(app: App, deps: Deps) {
   const tags = ['mailboxes'];
   const secure = deps.config.publicUrl.startsWith('https:');
-  // Replies from Google and Microsoft mailboxes log in to the provider's SMTP with these tokens.
-  setOAuthAccessSource(oauthSmtpAccess);
 
   app.post(
     '/v1/mailboxes/oauth/:provider/start',

@@ -23,7 +23,6 @@ import type { RequestContext } from '../../platform/http/context.js';
 import { invalid, notFound } from '../../platform/http/errors.js';
 import { recordAudit } from '../audit/service.js';
 import { SESSION_IDLE_MS } from '../auth/sessions.js';
-import { type OAuthAccessSource, TransportSetupError } from '../email/transport.js';
 import { forwardingAddressFor, loadMailbox, oauthContext } from './service.js';
 
 export type OAuthProvider = 'google' | 'microsoft';
@@ -529,24 +528,3 @@ export function oauthServers(
   if (!p) return null;
   return { imap: p.imap, smtp: p.smtp, user: mailbox.config.oauth_email ?? mailbox.email };
 }
-
-/**
- * Outbound mail of Google and Microsoft mailboxes (src/modules/email/transport.ts): the account,
- * a fresh access token and the provider's SMTP server, for XOAUTH2. A refresh the provider
- * refuses fails the delivery with the reason (reconnect the mailbox).
- */
-export const oauthSmtpAccess: OAuthAccessSource = async (deps, workspaceId, mailbox) => {
-  if (mailbox.outbound_kind !== 'google' && mailbox.outbound_kind !== 'microsoft') return null;
-  const servers = oauthServers(deps, mailbox.outbound_kind, {
-    email: mailbox.email,
-    config: { oauth_email: typeof mailbox.config.oauth_email === 'string' ? mailbox.config.oauth_email : null },
-  });
-  if (!servers) throw new TransportSetupError(`not sent: ${mailbox.outbound_kind} is not configured on this server`);
-  try {
-    const accessToken = await accessTokenFor(deps, { workspaceId, id: mailbox.id });
-    return { user: servers.user, accessToken, server: servers.smtp };
-  } catch (err) {
-    if (err instanceof OAuthTokenError) throw new TransportSetupError(`not sent: ${err.message}`);
-    throw err;
-  }
-};

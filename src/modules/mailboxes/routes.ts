@@ -1,13 +1,14 @@
 // /v1/mailboxes: the workspace's email addresses (admin users, or keys with settings:read /
 // settings:write). `password` and `smtp_password` are write-only.
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { IdParams, PageOf } from '../../platform/http/schemas.js';
+import { testMailbox } from './connection-test.js';
 import mailboxOAuthRoutes from './oauth-routes.js';
 import { CreateMailboxBody, ListMailboxesQuery, Mailbox, MailboxTestResult, PatchMailboxBody } from './schemas.js';
-import { createMailbox, deleteMailbox, getMailbox, listMailboxes, testMailbox, updateMailbox } from './service.js';
+import { createMailbox, deleteMailbox, getMailbox, listMailboxes, updateMailbox } from './service.js';
 
 export default async function mailboxRoutes(app: App, deps: Deps) {
   const read = access.member('admin', 'settings:read', 'settings:write');

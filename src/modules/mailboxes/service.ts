@@ -1,5 +1,6 @@
-// Mailboxes (the /v1/mailboxes routes; docs/api.md "Mailboxes"): CRUD, the connection test, and the
-// lookups the email channel uses (a forwarding address to its mailbox, a mailbox's secrets).
+// Mailboxes (the /v1/mailboxes routes; docs/api.md "Mailboxes"): CRUD (the connection test is in
+// connection-test.ts), and the lookups the email channel uses (a forwarding address to its
+// mailbox, a mailbox's secrets).
 //
 // `password` and `smtp_password` are write-only: sealed with SECRET_KEY (AES-256-GCM, bound to
 // the workspace, the mailbox and which secret it is), never returned, never in an event or an
@@ -19,18 +20,8 @@ import type { Page } from '../../platform/http/pagination.js';
 import { iso } from '../../platform/http/schemas.js';
 import { recordAudit } from '../audit/service.js';
 import { isPublicEmailDomain } from '../email/public-domains.js';
-import {
-  type CheckResult,
-  checkImap,
-  checkSmtp,
-  checkSystemMailer,
-  hostProblem,
-  imapSettings,
-  resolvedHostProblem,
-  smtpSettings,
-} from './connect.js';
-import { accessTokenFor, OAuthTokenError, oauthServers } from './oauth.js';
-import type { CreateMailboxBody, ListMailboxesQuery, Mailbox, MailboxTestResult, PatchMailboxBody } from './schemas.js';
+import { hostProblem, resolvedHostProblem } from './connect.js';
+import type { CreateMailboxBody, ListMailboxesQuery, Mailbox, PatchMailboxBody } from './schemas.js';
 
 export type MailboxView = Static<typeof Mailbox>;
 type Kind = MailboxView['inbound_kind'] | MailboxView['outbound_kind'];
@@ -568,65 +559,6 @@ export async function mailboxSecrets(deps: Deps, workspaceId: string, id: string
       ? deps.secrets.open(row.smtp_password_enc, smtpPasswordContext(workspaceId, id))
       : null,
   };
-}
-
-/**
- * POST /v1/mailboxes/{id}/test: really connects. Inbound: IMAP login and logout (forwarding
- * mailboxes receive through the inbound route: nothing to connect to). Outbound: the SMTP
- * server's greeting and login (nodemailer's verify), or the system mailer's. The mailbox's
- * status is left as it is: a test only reports.
- */
-export async function testMailbox(
-  deps: Deps,
-  ctx: RequestContext,
-  id: string,
-): Promise<Static<typeof MailboxTestResult>> {
-  const m = await loadMailbox(deps.database.db, ctx.workspaceId, id);
-  if (!m) throw notFound(NOT_FOUND);
-  const secrets = (await mailboxSecrets(deps, ctx.workspaceId, m.id)) ?? { password: null, smtpPassword: null };
-  const allowPrivate = deps.config.mailAllowPrivate;
-  // Google and Microsoft: their servers, logging in with XOAUTH2 (a fresh access token).
-  const checkOAuth = async (kind: 'google' | 'microsoft', what: 'imap' | 'smtp'): Promise<CheckResult> => {
-    const servers = oauthServers(deps, kind, m);
-    if (!servers) return { ok: false, error: `${kind} is not configured on this server` };
-    let accessToken: string;
-    try {
-      accessToken = await accessTokenFor(deps, { workspaceId: ctx.workspaceId, id: m.id });
-    } catch (err) {
-      return {
-        ok: false,
-        error: err instanceof OAuthTokenError ? err.message : 'the access token could not be refreshed',
-      };
-    }
-    const s = { ...servers[what], username: servers.user, password: null, accessToken };
-    return what === 'imap' ? checkImap(s, allowPrivate) : checkSmtp(s, allowPrivate);
-  };
-  const inbound = async (): Promise<CheckResult> => {
-    switch (m.inbound_kind) {
-      case 'forwarding':
-        return { ok: true, error: null };
-      case 'imap': {
-        const s = imapSettings(m.email, m.config, secrets.password);
-        return s ? checkImap(s, allowPrivate) : { ok: false, error: 'no IMAP server is configured' };
-      }
-      default:
-        return checkOAuth(m.inbound_kind, 'imap');
-    }
-  };
-  const outbound = async (): Promise<CheckResult> => {
-    switch (m.outbound_kind) {
-      case 'system':
-        return checkSystemMailer(deps.config.smtpUrl);
-      case 'smtp': {
-        const s = smtpSettings(m.email, m.config, secrets.smtpPassword, secrets.password);
-        return s ? checkSmtp(s, allowPrivate) : { ok: false, error: 'no SMTP server is configured' };
-      }
-      default:
-        return checkOAuth(m.outbound_kind, 'smtp');
-    }
-  };
-  const [inResult, outResult] = await Promise.all([inbound(), outbound()]);
-  return { inbound: inResult, outbound: outResult };
 }
 
 /**

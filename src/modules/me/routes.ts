@@ -1,8 +1,8 @@
 // GET /v1/me: who is calling, and the workspaces they can use; PATCH /v1/me: the signed-in
 // person's own profile. Two-factor and password: security.ts.
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { notFound } from '../../platform/http/errors.js';
 import { Nullable, Role } from '../../platform/http/schemas.js';

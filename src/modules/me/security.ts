@@ -1,8 +1,8 @@
 // /v1/me/mfa and /v1/me/password: the signed-in person's own two-factor and password. None of
 // these answers is stored for Idempotency-Key (they carry secrets shown once).
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { confirmTotp, disableMfa, startTotpEnrolment } from '../auth/mfa.js';
 import { CodeBody, PasswordBody, RecoveryCodes, TotpEnrolment } from '../auth/schemas.js';

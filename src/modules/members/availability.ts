@@ -3,8 +3,8 @@
 // the caller seen, for auto-away). Presence itself is computed in src/modules/assignment/presence.ts.
 import { Type } from '@sinclair/typebox';
 import { sql } from 'kysely';
-import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access, type RequestContext } from '../../platform/http/context.js';
 import { forbidden, invalid, notFound } from '../../platform/http/errors.js';
 import { Nullable } from '../../platform/http/schemas.js';

@@ -1,7 +1,7 @@
 // /v1/members: list (any member), change a role and remove (admins); availability: availability.ts.
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { PageOf } from '../../platform/http/schemas.js';
 import availabilityRoutes from './availability.js';

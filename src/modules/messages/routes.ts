@@ -1,8 +1,9 @@
 // /v1/messages/{id}/...: a message by its own id. The messages of a ticket live under
 // /v1/tickets/{id}/messages (src/modules/tickets/routes.ts); the code of both is in
 // src/modules/tickets/messages.ts.
-import type { App } from '../../app.js';
+
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import { messageOriginal } from '../tickets/messages.js';

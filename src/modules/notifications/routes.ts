@@ -1,7 +1,8 @@
 // /v1/notifications: the signed-in person's own notifications in the workspace (API keys have
 // none), and marking them read.
-import type { App } from '../../app.js';
+
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { ListNotificationsQuery, NotificationPage, ReadNotificationsBody, ReadResult } from './schemas.js';
 import { listNotifications, markRead } from './service.js';

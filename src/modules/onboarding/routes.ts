@@ -1,8 +1,8 @@
 // /v1/onboarding: the setup checklist of the signed-in member, and hiding it. Per person (their
 // role, their photo, their choice to hide it), so for signed-in people only: API keys get 403.
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { Onboarding } from './schemas.js';
 import { dismissOnboarding, getOnboarding } from './service.js';

@@ -1,7 +1,7 @@
 // POST /v1/realtime/token: a 5-minute token (purpose ws) for the agent socket.
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { Timestamp } from '../../platform/http/schemas.js';
 

@@ -1,7 +1,8 @@
 // /v1/reports/overview: ticket figures over a range. Agents and above read it (viewers do not: a
 // report shows each agent's performance), and API keys with tickets:read (a report is tickets data).
-import type { App } from '../../app.js';
+
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { OverviewQuery, ReportOverview } from './schemas.js';
 import { reportOverview } from './service.js';

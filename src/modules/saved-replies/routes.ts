@@ -2,8 +2,8 @@
 // tickets:write), written by agents and above (keys tickets:write): they are tools for
 // replying, not workspace settings.
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { IdParams, PageOf } from '../../platform/http/schemas.js';
 import { CreateSavedReplyBody, ListSavedRepliesQuery, PatchSavedReplyBody, SavedReply } from './schemas.js';

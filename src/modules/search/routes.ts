@@ -1,6 +1,7 @@
 // /v1/search: tickets, contacts (and knowledge base articles once they exist), five of each.
-import type { App } from '../../app.js';
+
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { SearchQuery, SearchResult } from './schemas.js';
 import { search } from './service.js';

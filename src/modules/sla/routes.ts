@@ -1,7 +1,7 @@
 // /v1/sla-policies: workspace settings (admins, or keys with settings:read / settings:write).
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import { CreateSlaPolicyBody, PatchSlaPolicyBody, SlaPolicy, SlaPolicyList } from './schemas.js';

@@ -1,7 +1,7 @@
 // Liveness and readiness.
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { ErrorSchema } from '../../platform/http/schemas.js';
 

@@ -1,8 +1,8 @@
 // /v1/tag-groups: label groups. Same access as labels: read by every member (keys with
 // settings, tickets or contacts scopes), changed by admins (keys settings:write).
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import { definitionsRead, definitionsWrite } from '../tags/routes.js';
 import { ReorderBody } from '../tags/schemas.js';

@@ -1,8 +1,8 @@
 // /v1/tags: label definitions. Read by every member (keys with settings, tickets or contacts
 // scopes, read or write); changed by admins (keys settings:write).
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import { CreateTagBody, ListTagsQuery, MergeTagBody, PatchTagBody, ReorderBody, Tag, TagList } from './schemas.js';

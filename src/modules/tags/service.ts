@@ -19,9 +19,7 @@ import { ApiError, conflict, invalid, notFound } from '../../platform/http/error
 import { iso } from '../../platform/http/schemas.js';
 import { likePattern } from '../../platform/http/values.js';
 import { recordAudit } from '../audit/service.js';
-import { renameTagInAutomations } from '../automations/service.js';
 import { isRequest, type TicketActor } from '../tickets/activities.js';
-import { renameTagInViews } from '../views/service.js';
 import {
   type CreateTagBody,
   LABEL_COLORS,
@@ -384,16 +382,22 @@ export async function updateTag(
         .where('id', '=', id)
         .execute();
       // Rule 1: a rename updates the views and automations that name the label.
-      if (changes.name) {
-        await renameTagInViews(u, before.name, name!);
-        await renameTagInAutomations(deps, u, before.name, name!);
-      }
+      if (changes.name) await renameTagRefs(deps, u, before.name, name!);
       const view = (await loadTag(u.trx, u.workspaceId, id))!;
       u.emit({ type: 'tag.updated', data: { tag: view } });
       await recordAudit(u.trx, ctx, { action: 'tag.updated', entityType: 'tag', entityId: id, data: changes });
       return view;
     }),
   );
+}
+
+/**
+ * The label is known as `to` now, not `from`: the modules that store label names by name (views,
+ * automations) rewrite theirs, in the caller's transaction, through the hooks runtime.ts gives
+ * Deps (so this module does not import them).
+ */
+async function renameTagRefs(deps: Deps, u: Unit, from: string, to: string): Promise<void> {
+  for (const hook of deps.tagRenameHooks) await hook(deps, u, from, to);
 }
 
 /** Deletes a label; the join tables' foreign keys take it off every record. */
@@ -502,8 +506,7 @@ export async function mergeTag(
     }
     await u.trx.deleteFrom('tags').where('workspace_id', '=', u.workspaceId).where('id', '=', id).execute();
     // Rule 3: views and automations that named the source name `into` now.
-    await renameTagInViews(u, source.name, into.name);
-    await renameTagInAutomations(deps, u, source.name, into.name);
+    await renameTagRefs(deps, u, source.name, into.name);
     const view = (await loadTag(u.trx, u.workspaceId, intoId))!;
     if (widened) u.emit({ type: 'tag.updated', data: { tag: view } });
     u.emit({ type: 'tag.merged', data: { tag_id: id, into: intoId } });

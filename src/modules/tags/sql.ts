@@ -1,8 +1,11 @@
 // SQL fragments over the label tables for the lists of the records that carry labels (tickets,
 // contacts, companies), so those modules embed them in their own queries without touching the
 // tables themselves: a record's TagRefs as JSON, and "has this label".
+import type { Static } from '@sinclair/typebox';
 import { type RawBuilder, type SqlBool, sql } from 'kysely';
-import type { TagRefView } from './service.js';
+import type { TagRef } from './schemas.js';
+
+type TagRefView = Static<typeof TagRef>;
 
 const JOIN = {
   ticket: { table: 'ticket_tags', column: 'ticket_id' },

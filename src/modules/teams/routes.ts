@@ -1,7 +1,7 @@
 // /v1/teams: read by any member (keys settings:read), written by admins (keys settings:write).
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { IdParams, PageOf } from '../../platform/http/schemas.js';
 import { CreateTeamBody, ListTeamsQuery, PatchTeamBody, Team } from './schemas.js';

@@ -9,61 +9,15 @@
 // registered with `nested: true` (SLA clocks must follow a priority an automation set), never
 // automations again. So an automation cannot trigger itself or another automation in a loop.
 import { type RawBuilder, sql } from 'kysely';
-import type { Deps } from '../../deps.js';
+import type { Deps, TicketHookRunner } from '../../deps.js';
 import type { Unit } from '../../platform/db/tx.js';
-import type { TicketActor } from './activities.js';
+import type { NewTicketColumns, NewTicketDraft, TicketChange, TicketHookMessage, TicketTrigger } from './change.js';
 import { type TicketRow, ticketQuery } from './queries.js';
+
+export type { NewTicketColumns, NewTicketDraft, TicketChange, TicketHookMessage, TicketTrigger } from './change.js';
 
 const reloadRow = (u: Unit, id: string): Promise<TicketRow> =>
   ticketQuery(u.trx, u.workspaceId).where('t.id', '=', id).executeTakeFirstOrThrow();
-
-export type TicketTrigger = 'ticket_created' | 'customer_replied' | 'agent_replied' | 'ticket_updated' | 'note_added';
-
-export interface TicketHookMessage {
-  id: string;
-  kind: 'reply' | 'note';
-  /** Plain text of the body (quoted history included as stored). */
-  body_text: string;
-  body_html: string;
-  from_email: string | null;
-}
-
-export interface TicketChange {
-  trigger: TicketTrigger;
-  /**
-   * The ticket as the change and the hooks before this one left it, in the change's
-   * transaction (locked or freshly inserted).
-   */
-  ticket: TicketRow;
-  /** The ticket as the change itself left it, before any hook (set by the runner). */
-  origin?: TicketRow;
-  /** The ticket before the change (ticket_updated only). */
-  before: TicketRow | null;
-  /** The names of what changed (ticket_updated: the keys of ticket.updated's `changes`). */
-  changes: string[];
-  /** The message of the event: the first message on creation (if any), the reply or the note. */
-  message: TicketHookMessage | null;
-  /** Who made the change: a request's caller, the system, or an automation. */
-  actor: TicketActor;
-}
-
-/** What a new ticket is before its INSERT: what the hooks' prepareCreated read. */
-export interface NewTicketDraft {
-  priority: string;
-  status: string;
-  /** The ticket's created_at (the INSERT writes this very time). */
-  created_at: Date;
-  /** Set when the first message is an agent's reply. */
-  first_responded_at: Date | null;
-  spam: boolean;
-}
-
-/** Columns a hook gives a new ticket in its INSERT. */
-export interface NewTicketColumns {
-  sla: string | null;
-  due_at: Date | null;
-  sla_breach_at: Date | null;
-}
 
 export interface TicketHook {
   name: string;
@@ -111,7 +65,8 @@ export function hookMessage(m: {
   };
 }
 
-export class TicketHooks {
+/** The runner deps.ticketHooks holds (its interface, TicketHookRunner, is in deps.ts). */
+export class TicketHooks implements TicketHookRunner {
   private hooks: TicketHook[] = [];
   /** Units whose hooks are running: a change made by a hook is a nested call. */
   private readonly running = new WeakSet<Unit>();

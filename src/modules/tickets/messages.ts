@@ -2,186 +2,26 @@
 // sanitized with an allowlist before storage and its text derived from the sanitized HTML. A
 // message updates its ticket's statistics (count, last message time and preview, first
 // response) in the same transaction, and a `status` sent with it changes the ticket in the
-// same step, under the same rules as PATCH.
+// same step, under the same rules as PATCH. Writing the message itself: outbound-message.ts.
 import type { Static } from '@sinclair/typebox';
 import type { Kysely } from 'kysely';
 import type { Deps } from '../../deps.js';
-import { isUuid, newId } from '../../platform/crypto/random.js';
+import { isUuid } from '../../platform/crypto/random.js';
 import type { DB } from '../../platform/db/schema.js';
-import type { Unit } from '../../platform/db/tx.js';
-import type { EventDraft } from '../../platform/events/envelope.js';
-import { htmlToText, preview, sanitizeHtml } from '../../platform/html/index.js';
 import type { RequestContext } from '../../platform/http/context.js';
-import { invalid, notFound } from '../../platform/http/errors.js';
+import { notFound } from '../../platform/http/errors.js';
 import { iso } from '../../platform/http/schemas.js';
 import { withFreshInlineUrls } from '../attachments/inline.js';
-import { type AttachmentView, attachmentsOfMessages, claimAttachments } from '../attachments/service.js';
-import { queueOutbound } from '../email/outbound-queue.js';
-import { isRequest, type TicketActor, userRefOf } from './activities.js';
+import { type AttachmentView, attachmentsOfMessages } from '../attachments/service.js';
 import { hookMessage } from './hooks.js';
-import type { TicketRow } from './queries.js';
-import type { CreateMessageBody, Message, MessageOriginal } from './schemas.js';
+import { cleanBody, insertMessage, type MessageView } from './outbound-message.js';
+import type { CreateMessageBody, MessageOriginal } from './schemas.js';
 import { applyPatch, findVisibleTicket, lockVisibleTicket, reload } from './service.js';
 
-export type MessageView = Static<typeof Message>;
-
-export interface CleanBody {
-  html: string;
-  text: string;
-}
-
-export interface NewMessage {
-  kind: 'reply' | 'note';
-  /** The body, already through cleanBody. */
-  body: CleanBody;
-  cc?: string[];
-  bcc?: string[];
-  attachment_ids?: string[];
-}
+export type { MessageView } from './outbound-message.js';
 
 /** What a message changes on its ticket (the `changes` of the ticket.updated it causes). */
 const STAT_CHANGES = ['message_count', 'last_message_at', 'last_message_preview'];
-
-/**
- * Sanitized HTML and its text; 422 when nothing is left to send. Done before the transaction:
- * sanitizing a large body must not hold the ticket's row lock.
- */
-export function cleanBody(html: string, hasAttachments: boolean, location = 'body.body_html'): CleanBody {
-  const clean = sanitizeHtml(html);
-  const text = htmlToText(clean);
-  if (text.trim() === '' && !/<img\b/i.test(clean) && !hasAttachments) {
-    throw invalid(location, 'is empty once unsafe content is removed');
-  }
-  return { html: clean, text };
-}
-
-/** Who wrote an outbound message: a person, a key, or (automations, the system) nobody named. */
-function authorOf(actor: TicketActor) {
-  if (!isRequest(actor)) return { type: 'system' as const, userId: null, apiKeyId: null };
-  return actor.actor.type === 'user'
-    ? { type: 'user' as const, userId: actor.actor.userId, apiKeyId: null }
-    : { type: 'api' as const, userId: null, apiKeyId: actor.actor.apiKeyId };
-}
-
-/**
- * The ticket columns an agent's, a key's or an automation's new message sets besides the count
- * (an automation's reply is no first response). A new ticket's INSERT starts with them.
- */
-export function outboundMessageStats(
-  ctx: TicketActor,
-  kind: 'reply' | 'note',
-  text: string,
-  now: Date,
-  firstRespondedAt: Date | null,
-): { last_message_at: Date; last_message_preview: string; first_responded_at: Date | null } {
-  const responds = kind === 'reply' && authorOf(ctx).type !== 'system' && firstRespondedAt === null;
-  return {
-    last_message_at: now,
-    last_message_preview: preview(text),
-    first_responded_at: responds ? now : firstRespondedAt,
-  };
-}
-
-/**
- * Writes an agent's, a key's or an automation's message on a locked ticket and updates the
- * ticket's statistics, unless `statsWritten` says a new ticket's INSERT already holds them
- * (outboundMessageStats at `now`). Returns the message and its message.created event, for the
- * caller to append in the order it needs (after ticket.created on a new ticket).
- */
-export async function insertMessage(
-  deps: Deps,
-  u: Unit,
-  ctx: TicketActor,
-  ticket: TicketRow,
-  input: NewMessage,
-  statsWritten?: { now: Date },
-): Promise<{ message: MessageView; event: EventDraft }> {
-  const attachmentIds = input.attachment_ids ?? [];
-  const { html, text } = input.body;
-  if (input.kind === 'note' && ((input.cc?.length ?? 0) > 0 || (input.bcc?.length ?? 0) > 0)) {
-    throw invalid(input.cc?.length ? 'body.cc' : 'body.bcc', 'notes are never sent, so they take no recipients');
-  }
-  const user = await userRefOf(u.trx, ctx);
-  const author = authorOf(ctx);
-  const isReply = input.kind === 'reply';
-  const id = newId();
-  const now = statsWritten?.now ?? new Date();
-  const to = isReply && ticket.contact_email ? [ticket.contact_email] : [];
-  await u.trx
-    .insertInto('messages')
-    .values({
-      workspace_id: u.workspaceId,
-      id,
-      ticket_id: ticket.id,
-      kind: input.kind,
-      direction: 'outbound',
-      author_type: author.type,
-      author_user_id: author.userId,
-      author_contact_id: null,
-      author_api_key_id: author.apiKeyId,
-      body_html: html,
-      body_text: text,
-      subject: ticket.subject,
-      from_name: user?.name ?? '',
-      to,
-      cc: input.cc ?? [],
-      bcc: input.bcc ?? [],
-      // The email module delivers pending replies through the ticket's mailbox.
-      delivery_status: isReply && ticket.channel === 'email' ? 'pending' : 'none',
-      created_at: now,
-    })
-    .execute();
-  const attachments: AttachmentView[] =
-    attachmentIds.length > 0 ? await claimAttachments(deps, u, attachmentIds, id) : [];
-  // The pending row is the durable record; the job that sends it is queued once it is committed
-  // (a lost job is queued again by the email module's sweep).
-  if (isReply && ticket.channel === 'email') u.afterCommit(() => queueOutbound(deps, u.workspaceId, id));
-  if (!statsWritten) {
-    await u.trx
-      .updateTable('tickets')
-      .set((eb) => ({
-        message_count: eb('message_count', '+', 1),
-        ...outboundMessageStats(ctx, input.kind, text, now, ticket.first_responded_at),
-        updated_at: now,
-      }))
-      .where('workspace_id', '=', u.workspaceId)
-      .where('id', '=', ticket.id)
-      .execute();
-  }
-
-  const message: MessageView = {
-    id,
-    ticket_id: ticket.id,
-    kind: input.kind,
-    direction: 'outbound',
-    author: { type: author.type, user, contact: null },
-    body_html: html,
-    body_text: text,
-    has_quoted: false,
-    subject: ticket.subject,
-    from_email: '',
-    from_name: user?.name ?? '',
-    to,
-    cc: input.cc ?? [],
-    bcc: input.bcc ?? [],
-    attachments,
-    delivery_status: isReply && ticket.channel === 'email' ? 'pending' : 'none',
-    delivery_error: null,
-    reply_to: null,
-    auth_failed: false,
-    form_sender: null,
-    created_at: now.toISOString(),
-  };
-  // Replies on chat tickets reach the customer's widget; everything else stays with agents.
-  const isPublic = isReply && ticket.channel === 'chat' && ticket.contact_id !== null;
-  const event: EventDraft = {
-    type: 'message.created',
-    data: { ticket_id: ticket.id, message },
-    teamId: ticket.private_team_id,
-    ...(isPublic ? { visibility: 'public', topics: [`contact:${u.workspaceId}:${ticket.contact_id}`] } : {}),
-  };
-  return { message, event };
-}
 
 /** POST /v1/tickets/{id}/messages: the message, and the ticket status in the same step. */
 export async function createMessage(

@@ -2,8 +2,8 @@
 // member (keys tickets:read or tickets:write), written by agents and above (keys tickets:write).
 // A ticket in a path is its id, its number, or %23 + number.
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { sendJson } from '../../platform/http/json.js';
 import { PageOf } from '../../platform/http/schemas.js';

@@ -18,8 +18,8 @@ import { loadMailbox } from '../mailboxes/service.js';
 import { applyTags } from '../tags/service.js';
 import { addActivities, addActivity, isAutomation, type TicketActor } from './activities.js';
 import { hookMessage } from './hooks.js';
-import { cleanBody, insertMessage, outboundMessageStats } from './messages.js';
 import { takeTicketNumber } from './numbers.js';
+import { cleanBody, insertMessage, outboundMessageStats } from './outbound-message.js';
 import {
   parseTicketRef,
   presentTicket,

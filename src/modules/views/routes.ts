@@ -3,8 +3,8 @@
 // (viewers included); shared views need an admin or a key with settings:write (checked in the
 // service, since it depends on the view).
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import { CreateViewBody, PatchViewBody, View, ViewList } from './schemas.js';

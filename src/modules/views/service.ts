@@ -121,8 +121,9 @@ export async function visibleViews(
 }
 
 /**
- * Inside a label's rename or merge: every view of the workspace whose `tag` filter names
- * `from` (ignoring case) names `to` instead, with a view.updated event per changed view.
+ * Inside a label's rename or merge (through deps.tagRenameHooks, registered in runtime.ts):
+ * every view of the workspace whose `tag` filter names `from` (ignoring case) names `to`
+ * instead, with a view.updated event per changed view.
  */
 export async function renameTagInViews(u: Unit, from: string, to: string): Promise<void> {
   const changed = await u.trx

@@ -1,8 +1,8 @@
 // /v1/webhooks: endpoints (admin users, or keys with settings:read / settings:write), their
 // delivery records, a test event and redelivery.
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { IdParams, PageOf } from '../../platform/http/schemas.js';
 import {

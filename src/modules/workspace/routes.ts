@@ -1,8 +1,8 @@
 // /v1/workspaces (create) and /v1/workspace (the selected workspace).
 
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.js';
 import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { Member } from '../members/schemas.js';
 import {

@@ -1,5 +1,5 @@
 import type { EventEnvelope } from '../events/envelope.js';
-import type { BusHandler, ControlHandler, ControlMessage, EventBus } from './index.js';
+import type { BusHandler, ControlHandler, ControlMessage, EventBus } from './types.js';
 
 /** One process: handlers run on the next tick, after the publisher's own work. */
 export class MemoryBus implements EventBus {

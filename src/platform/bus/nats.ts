@@ -1,7 +1,7 @@
 import { connect, type NatsConnection } from 'nats';
 import type { EventEnvelope } from '../events/envelope.js';
-import type { BusHandler, ControlHandler, ControlMessage, EventBus } from './index.js';
 import { dispatch, runControl } from './memory.js';
+import type { BusHandler, ControlHandler, ControlMessage, EventBus } from './types.js';
 
 const SUBJECT = 'svc.events';
 const CONTROL = 'svc.control';

@@ -13,8 +13,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { S3Config } from '../../config.js';
-import type { PresignOptions, Storage } from './index.js';
 import { checkKey } from './key.js';
+import type { PresignOptions, Storage } from './types.js';
 
 const isMissing = (err: unknown) => {
   const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
