@@ -132,7 +132,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     frameworkErrors,
     clientErrorHandler,
     bodyLimit: JSON_BODY_LIMIT,
-    trustProxy: process.env.TRUST_PROXY === 'true',
+    trustProxy: deps.config.trustProxy,
     routerOptions: { maxParamLength: 200 },
   }).withTypeProvider<TypeBoxTypeProvider>();
 

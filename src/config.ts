@@ -18,6 +18,8 @@ export interface Config {
   /** Generated secrets (printed once at start so the operator can copy them). */
   generated: { secretKey: boolean; inboundSecret: boolean };
   eventRetentionMs: number;
+  /** Behind a reverse proxy: the client's address from X-Forwarded-For. */
+  trustProxy: boolean;
   /** How long an Idempotency-Key claimed by a request holds before a retry may take it over. */
   idempotencyLeaseMs: number;
   checkOrigins: string[];
@@ -418,6 +420,7 @@ export function loadConfig(env: Env = process.env): Config {
     generated: { secretKey: secretKey.generated, inboundSecret: inboundSecret.generated },
     eventRetentionMs,
     idempotencyLeaseMs,
+    trustProxy: bool(env, 'TRUST_PROXY', false),
     checkOrigins,
     webhookAllowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
     challenge: {

@@ -1,9 +1,18 @@
 // The platform services every module receives. Built once by runtime.ts.
+import type { Static } from '@sinclair/typebox';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
-import type { NewTicketColumns, NewTicketDraft, TicketChange } from './modules/tickets/change.js';
+import type { KnownKeys } from './modules/api-keys/known-keys.js';
+import type { SignInGuard } from './modules/auth/sign-in-guard.js';
+import type { RunCounts } from './modules/automations/run-counts.js';
+import type { InboundListeners } from './modules/email/delivered.js';
+import type { OutboundOptions } from './modules/email/outbound-options.js';
+import type { OnboardingChecks } from './modules/onboarding/checks.js';
+import type { NewTicketColumns, NewTicketDraft, TicketChange, TicketHookMessage } from './modules/tickets/change.js';
 import type { TicketRow } from './modules/tickets/queries.js';
+import type { TriageEngine } from './modules/triage/schemas.js';
+import type { WebhookOptions } from './modules/webhooks/options.js';
 import type { EventBus } from './platform/bus/index.js';
 import type { SecretBox } from './platform/crypto/secrets.js';
 import type { TokenSigner } from './platform/crypto/tokens.js';
@@ -35,6 +44,60 @@ export interface Deps {
    * called in this order by the tags module inside the rename's or merge's transaction.
    */
   tagRenameHooks: readonly TagRenameHook[];
+  /** Webhook delivery settings (tests shorten them through createRuntime's `webhooks`). */
+  webhookOptions: WebhookOptions;
+  /** Outbound email settings (tests shorten them through createRuntime's `email`). */
+  outboundOptions: OutboundOptions;
+  /** The API keys this process has seen lately (src/modules/api-keys/known-keys.ts). */
+  knownKeys: KnownKeys;
+  /** Failed sign-in counters (src/modules/auth/sign-in-guard.ts). */
+  signInGuard: SignInGuard;
+  /** Called after each inbound mail became a message and committed (src/modules/email/delivered.ts). */
+  inboundListeners: InboundListeners;
+  /** Automations' run_count, written every second (src/modules/automations/run-counts.ts). */
+  runCounts: RunCounts;
+  /** What the AI features plug in; nothing is plugged in yet. */
+  ai: AiSeams;
+  /** Onboarding steps checked by the module that owns each (src/modules/onboarding/checks.ts). */
+  onboardingChecks: OnboardingChecks;
+}
+
+/** What an automation asks the decision engine (its ai_decide conditions, in one call). */
+export interface DecisionRequest {
+  automation: { id: string; name: string };
+  /** The ticket as it is at that moment, in the change's transaction. */
+  ticket: TicketRow;
+  /** The message of the event (the reply, or the first message), if any. */
+  message: TicketHookMessage | null;
+  /** Every ai_decide question of one automation run, asked in one call (charged once). */
+  questions: string[];
+}
+
+/**
+ * Answers each question with the probability (0 to 1) that the answer is yes, in the order
+ * asked; null (or a missing or non-number entry) when it cannot answer: then the condition
+ * does not hold.
+ */
+export type DecisionEngine = (deps: Deps, u: Unit, request: DecisionRequest) => Promise<Array<number | null> | null>;
+
+export interface TriageRequest {
+  automation: { id: string; name: string };
+  ticket: TicketRow;
+  message: TicketHookMessage | null;
+}
+
+/** What the ai_triage action does (the AI issue's triage, applied as the automation). */
+export type TriageHandler = (deps: Deps, u: Unit, request: TriageRequest) => Promise<void>;
+
+/**
+ * The seams the AI features plug into. With none plugged in, ai_decide conditions do not hold,
+ * ai_triage does nothing, and GET /v1/triage reports the engine from the configuration alone.
+ */
+export interface AiSeams {
+  decide: DecisionEngine | null;
+  triage: TriageHandler | null;
+  /** What GET /v1/triage shows as the engine. */
+  triageEngine: (deps: Deps) => Static<typeof TriageEngine>;
 }
 
 /**

@@ -6,16 +6,19 @@ import { type App, type AppOptions, buildApp } from './app.js';
 import type { Config } from './config.js';
 import type { Deps } from './deps.js';
 import { Gateway, registerGatewayRoutes } from './gateway/index.js';
+import { followedKnownKeys } from './modules/api-keys/known-keys.js';
 import { assignmentHook } from './modules/assignment/hook.js';
 import { registerAttachmentJobs } from './modules/attachments/purge.js';
 import { pruneEndedSessions } from './modules/auth/sessions.js';
+import { SignInGuard } from './modules/auth/sign-in-guard.js';
 import { automationsHook } from './modules/automations/engine.js';
-import { runCountsOf } from './modules/automations/run-counts.js';
+import { RunCounts } from './modules/automations/run-counts.js';
 import { renameTagInAutomations } from './modules/automations/service.js';
+import { InboundListeners } from './modules/email/delivered.js';
 import { type ImapOptions, ImapPollers } from './modules/email/imap.js';
 import { registerInboundJobs } from './modules/email/inbound.js';
 import { registerOutbound } from './modules/email/outbound.js';
-import { type OutboundOptions, setOutboundOptions } from './modules/email/outbound-queue.js';
+import { DEFAULT_OUTBOUND_OPTIONS, type OutboundOptions } from './modules/email/outbound-options.js';
 import { registerInvitationJobs } from './modules/invitations/mail.js';
 import { notificationsHook } from './modules/notifications/hook.js';
 import { registerSlaJobs } from './modules/sla/breaches.js';
@@ -23,9 +26,10 @@ import { slaHook } from './modules/sla/hook.js';
 import { registerAutoCloseJob } from './modules/tickets/auto-close.js';
 import { TicketHooks } from './modules/tickets/hooks.js';
 import { registerTicketJobs } from './modules/tickets/snooze.js';
+import { configuredEngine } from './modules/triage/service.js';
 import { renameTagInViews } from './modules/views/service.js';
 import { registerWebhooks, type WebhookWorkers } from './modules/webhooks/delivery.js';
-import { setWebhookOptions, type WebhookOptions } from './modules/webhooks/options.js';
+import { DEFAULT_WEBHOOK_OPTIONS, type WebhookOptions } from './modules/webhooks/options.js';
 import { openBus } from './platform/bus/index.js';
 import { SecretBox } from './platform/crypto/secrets.js';
 import { TokenSigner } from './platform/crypto/tokens.js';
@@ -120,12 +124,18 @@ export async function createRuntime(
       // A label renamed or merged: the views, then the automations, that name it by name follow,
       // in the label's transaction (src/modules/tags/service.ts).
       tagRenameHooks: [(_deps, u, from, to) => renameTagInViews(u, from, to), renameTagInAutomations],
+      webhookOptions: { ...DEFAULT_WEBHOOK_OPTIONS, ...opts.webhooks }, // tests shorten them
+      outboundOptions: { ...DEFAULT_OUTBOUND_OPTIONS, ...opts.email }, // tests shorten them
+      knownKeys: followedKnownKeys(bus),
+      signInGuard: new SignInGuard(config.signin, redis, log),
+      inboundListeners: new InboundListeners(), // the outbound side's auto-reply registers here
+      runCounts: new RunCounts(database, log), // automations' run_count, written every second
+      // Nothing plugs into the AI seams yet (src/deps.ts AiSeams).
+      ai: { decide: null, triage: null, triageEngine: configuredEngine },
+      onboardingChecks: new Map(),
     };
-    const runCounts = runCountsOf(database, log); // automations' run_count, written every second
+    const runCounts = deps.runCounts;
     closers.unshift(() => runCounts.stop());
-
-    setWebhookOptions(deps, opts.webhooks); // delivery settings (tests shorten them)
-    setOutboundOptions(deps, opts.email); // outbound email retries (tests shorten them)
     const app = await buildApp(deps, { checkResponses: opts.checkResponses });
     // The realtime gateway shares the API's server and port: /health, and WebSocket upgrades.
     const gateway = new Gateway(deps);

@@ -6,7 +6,7 @@
 // per event (no loops); ai_decide holds only when a decision engine says so.
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { setDecisionEngine, setTriageHandler } from '../src/modules/automations/decide.js';
+import type { DecisionEngine, TriageHandler } from '../src/modules/automations/decide.js';
 import { RunCounts } from '../src/modules/automations/run-counts.js';
 import { appendInboundMessage, type InboundMessage, lockTicketById } from '../src/modules/tickets/inbound.js';
 import {
@@ -25,6 +25,13 @@ beforeAll(async () => {
   svc = await startService({}, { jobs: false });
 });
 afterAll(async () => svc?.stop());
+// The AI seams are fields of the service's Deps: a test plugs in an engine and takes it out again.
+const setDecisionEngine = (e: DecisionEngine | null) => {
+  svc.rt.deps.ai.decide = e;
+};
+const setTriageHandler = (h: TriageHandler | null) => {
+  svc.rt.deps.ai.triage = h;
+};
 afterEach(() => {
   setDecisionEngine(null);
   setTriageHandler(null);

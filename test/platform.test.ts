@@ -32,6 +32,8 @@ describe('configuration', () => {
       smtpUrl: null,
       rateLimitPerMinute: 700,
       attachmentMaxMb: 25,
+      trustProxy: false,
+      idempotencyLeaseMs: 60_000,
     });
     expect(c.generated).toEqual({ secretKey: true, inboundSecret: true });
     expect(Buffer.byteLength(c.secretKey)).toBeGreaterThanOrEqual(32);
@@ -67,6 +69,8 @@ describe('configuration', () => {
       STRIPE_WEBHOOK_SECRET: 'whsec',
       STRIPE_API_BASE: 'http://127.0.0.1:12111',
       SMTP_URL: 'smtp://127.0.0.1:2525',
+      TRUST_PROXY: 'true',
+      IDEMPOTENCY_LEASE: '2m',
     });
     expect(c).toMatchObject({
       port: 8080,
@@ -75,6 +79,8 @@ describe('configuration', () => {
       eventRetentionMs: 36 * 3_600_000,
       checkOrigins: ['https://a.example.com', 'https://b.example.com'],
       webhookAllowPrivate: true,
+      trustProxy: true,
+      idempotencyLeaseMs: 120_000,
       challenge: { kind: 'turnstile', secret: 'cs' },
       ai: { provider: 'openai', baseUrl: 'http://127.0.0.1:9999/v1', apiKey: 'sk', model: 'm', fastModel: 'f' },
       stripe: { secretKey: 'sk_test', webhookSecret: 'whsec', apiBase: 'http://127.0.0.1:12111' },

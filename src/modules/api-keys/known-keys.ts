@@ -9,7 +9,7 @@
 // KEPT_MS. Unknown secrets are never kept: a new key works on its first request, and guessing
 // cannot fill the cache.
 import { LRUCache } from 'lru-cache';
-import type { Deps } from '../../deps.js';
+import type { EventBus } from '../../platform/bus/types.js';
 
 export interface KnownKey {
   workspaceId: string;
@@ -56,19 +56,12 @@ export class KnownKeys {
   }
 }
 
-const perDeps = new WeakMap<Deps, KnownKeys>();
-
-/** This process's known keys (one per Deps), listening to the bus's control notices. */
-export function knownKeys(deps: Deps): KnownKeys {
-  let keys = perDeps.get(deps);
-  if (!keys) {
-    const created = new KnownKeys();
-    deps.bus.subscribeControl((m) => {
-      if (m.type === 'api_key.deleted') created.forgetKey(m.api_key_id);
-      else if (m.type === 'workspace.deleted') created.forgetWorkspace(m.workspace_id);
-    });
-    perDeps.set(deps, created);
-    keys = created;
-  }
+/** The process's known keys (deps.knownKeys), forgetting what the bus's control notices name. */
+export function followedKnownKeys(bus: EventBus): KnownKeys {
+  const keys = new KnownKeys();
+  bus.subscribeControl((m) => {
+    if (m.type === 'api_key.deleted') keys.forgetKey(m.api_key_id);
+    else if (m.type === 'workspace.deleted') keys.forgetWorkspace(m.workspace_id);
+  });
   return keys;
 }

@@ -11,7 +11,6 @@ import type { Page, PageQueryInput } from '../../platform/http/pagination.js';
 import { iso } from '../../platform/http/schemas.js';
 import { recordAudit } from '../audit/service.js';
 import { publishControl } from '../members/control.js';
-import { knownKeys } from './known-keys.js';
 import type { ApiKey, CreateApiKeyBody } from './schemas.js';
 
 export type ApiKeyView = Static<typeof ApiKey>;
@@ -132,7 +131,7 @@ export async function deleteApiKey(deps: Deps, ctx: RequestContext, id: string):
   });
   // This process stops knowing it before answering; the others on the notice, which also
   // closes its realtime sockets on every gateway and refuses its tokens from now on.
-  knownKeys(deps).forgetKey(id.toLowerCase());
+  deps.knownKeys.forgetKey(id.toLowerCase());
   await publishControl(deps, { type: 'api_key.deleted', workspace_id: ctx.workspaceId, api_key_id: id.toLowerCase() });
 }
 
@@ -141,7 +140,7 @@ export async function deleteApiKey(deps: Deps, ctx: RequestContext, id: string):
  * the last half minute is not read again (known-keys.ts says why that still revokes at once).
  */
 export function apiKeyResolver(deps: Deps): CredentialResolver['apiKey'] {
-  const known = knownKeys(deps);
+  const known = deps.knownKeys;
   return async (secret, ip) => {
     if (!/^svc_live_[A-Za-z0-9_-]{43}$/.test(secret)) return null;
     const keyHash = hashSecret(secret);

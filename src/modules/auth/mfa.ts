@@ -11,7 +11,6 @@ import { Secret, TOTP } from 'otpauth';
 import type { Deps } from '../../deps.js';
 import { hashSecret } from '../../platform/crypto/tokens.js';
 import { conflict, invalid, notFound } from '../../platform/http/errors.js';
-import { signInGuard } from './protection.js';
 
 const DIGITS = 6;
 const PERIOD = 30;
@@ -119,7 +118,7 @@ export async function hasMfa(deps: Deps, userId: string): Promise<boolean> {
 export async function verifyMfaCode(deps: Deps, userId: string, code: string): Promise<boolean> {
   const user = await loadUser(deps, userId);
   if (!user?.mfa_enabled) return false;
-  const attempt = await signInGuard(deps).attempt(user.email, null);
+  const attempt = await deps.signInGuard.attempt(user.email, null);
   const ok = await checkMfaCode(deps, user, code);
   if (ok) await attempt.success();
   else attempt.failure();

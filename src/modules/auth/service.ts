@@ -14,7 +14,7 @@ import { ApiError, conflict, invalid, notFound, unauthorized } from '../../platf
 import { recordAudit } from '../audit/service.js';
 import { verifyAppAttestProof } from './app-attest.js';
 import { checkMfaCode } from './mfa.js';
-import { signInGuard, verifyChallenge } from './protection.js';
+import { verifyChallenge } from './protection.js';
 import { assertRoomForAccount, type IssuedSession, revokeOtherSessions, startSession } from './sessions.js';
 
 export type { IssuedSession } from './sessions.js';
@@ -95,7 +95,7 @@ export async function login(
 ): Promise<LoginOutcome> {
   const email = input.email.trim().toLowerCase();
   // The limit first (cheap, and the same answer whether or not the account exists).
-  const attempt = await signInGuard(deps).attempt(email, req.ip);
+  const attempt = await deps.signInGuard.attempt(email, req.ip);
   try {
     await verifyProof(deps, input, req.ip);
   } catch (err) {
@@ -148,7 +148,7 @@ export async function completeMfa(
   if (!user?.mfa_enabled || claims.pwv !== passwordVersion(user.password_hash)) throw expired();
   // Before the code is checked, so a refused sign-in does not use the code up.
   if (!native) await assertRoomForAccount(deps, req, user.id);
-  const attempt = await signInGuard(deps).attempt(user.email, req.ip);
+  const attempt = await deps.signInGuard.attempt(user.email, req.ip);
   if (!(await checkMfaCode(deps, user, input.code))) {
     attempt.failure();
     auditSignInFailed(deps, user.id, req.ip, 'mfa_code');
@@ -171,7 +171,7 @@ export async function changePassword(
     .where('id', '=', who.userId)
     .executeTakeFirst();
   if (!user) throw notFound();
-  const attempt = await signInGuard(deps).attempt(user.email, who.ip);
+  const attempt = await deps.signInGuard.attempt(user.email, who.ip);
   if (!(await verifyPassword(user.password_hash, input.current_password))) {
     attempt.failure();
     throw invalid('body.current_password', 'is not your current password');

@@ -26,8 +26,6 @@ import { cleanBody, insertMessage } from '../tickets/outbound-message.js';
 import { presentTicket, type TicketRow } from '../tickets/queries.js';
 import type { PatchTicketBody } from '../tickets/schemas.js';
 import { applyPatch, reload } from '../tickets/service.js';
-import { decisionEngine, triageHandler } from './decide.js';
-import { runCountsOf } from './run-counts.js';
 import type { Trigger } from './schemas.js';
 import {
   customFieldOf,
@@ -182,7 +180,7 @@ function countRuns(deps: Deps, u: Unit, ids: string[]): void {
     const list: string[] = [];
     ran = list;
     pendingRuns.set(u, list);
-    u.afterCommit(() => runCountsOf(deps.database, deps.log).add(u.workspaceId, list));
+    u.afterCommit(() => deps.runCounts.add(u.workspaceId, list));
   }
   ran.push(...ids);
 }
@@ -328,7 +326,7 @@ class Run {
 
   /** ai_decide: every question of the run in one call; no engine, no answer: does not hold. */
   private async decides(a: AutomationRow, conds: StoredCondition[]): Promise<boolean> {
-    const engine = decisionEngine();
+    const engine = this.deps.ai.decide;
     if (!engine) return false;
     let answers: Array<number | null> | null;
     try {
@@ -513,7 +511,7 @@ class Run {
           await applyPatch(this.deps, this.u, actor, await reload(this.u, ticket.id), {}, 'automation', extra);
       }
     }
-    const handler = plan.triage ? triageHandler() : null;
+    const handler = plan.triage ? this.deps.ai.triage : null;
     if (handler) {
       this.dirty = true;
       await handler(this.deps, this.u, {

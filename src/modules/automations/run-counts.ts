@@ -82,15 +82,3 @@ export class RunCounts {
     await this.flush();
   }
 }
-
-const byDatabase = new WeakMap<Database, RunCounts>();
-
-/** The process's counter for a database (one per service). */
-export function runCountsOf(database: Database, log: Logger): RunCounts {
-  let counts = byDatabase.get(database);
-  if (!counts) {
-    counts = new RunCounts(database, log);
-    byDatabase.set(database, counts);
-  }
-  return counts;
-}

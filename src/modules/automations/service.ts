@@ -15,7 +15,7 @@ import { invalid, notFound } from '../../platform/http/errors.js';
 import type { Page } from '../../platform/http/pagination.js';
 import { iso } from '../../platform/http/schemas.js';
 import { recordAudit } from '../audit/service.js';
-import { type RunCounts, runCountsOf } from './run-counts.js';
+import type { RunCounts } from './run-counts.js';
 import {
   type Automation,
   type CreateAutomationBody,
@@ -76,8 +76,6 @@ async function loadAutomation(
   return row ? present(row, counts?.unwritten(workspaceId, id)) : null;
 }
 
-const countsOf = (deps: Deps) => runCountsOf(deps.database, deps.log);
-
 /** In run order: position, then id. */
 export async function listAutomations(
   deps: Deps,
@@ -101,7 +99,7 @@ export async function listAutomations(
     .orderBy('a.id', 'asc')
     .limit(pageLimit(limit + 1))
     .execute();
-  const counts = countsOf(deps);
+  const counts = deps.runCounts;
   return deps.pager.page(
     list,
     rows,
@@ -113,7 +111,7 @@ export async function listAutomations(
 
 export async function getAutomation(deps: Deps, ctx: RequestContext, id: string): Promise<AutomationView> {
   if (!isUuid(id)) throw notFound(NOT_FOUND);
-  const found = await loadAutomation(deps.database.db, ctx.workspaceId, id.toLowerCase(), countsOf(deps));
+  const found = await loadAutomation(deps.database.db, ctx.workspaceId, id.toLowerCase(), deps.runCounts);
   if (!found) throw notFound(NOT_FOUND);
   return found;
 }
@@ -214,14 +212,14 @@ export async function updateAutomation(
     }
     if (input.enabled !== undefined && input.enabled !== before.enabled) change('enabled', input.enabled);
     if (input.position !== undefined && input.position !== before.position) change('position', input.position);
-    if (changed.length === 0) return present(before, countsOf(deps).unwritten(ctx.workspaceId, id));
+    if (changed.length === 0) return present(before, deps.runCounts.unwritten(ctx.workspaceId, id));
     await u.trx
       .updateTable('automations')
       .set({ ...set, updated_at: sql<Date>`now()` })
       .where('workspace_id', '=', ctx.workspaceId)
       .where('id', '=', id)
       .execute();
-    const view = (await loadAutomation(u.trx, ctx.workspaceId, id, countsOf(deps)))!;
+    const view = (await loadAutomation(u.trx, ctx.workspaceId, id, deps.runCounts))!;
     u.emit({ type: 'automation.updated', data: { automation: view } });
     await recordAudit(u.trx, ctx, {
       action: 'automation.updated',
@@ -261,7 +259,7 @@ export async function deleteAutomation(deps: Deps, ctx: RequestContext, param: s
  * has counted and not yet written, as every other read of an automation does).
  */
 export async function renameTagInAutomations(deps: Deps, u: Unit, from: string, to: string): Promise<void> {
-  const counts = countsOf(deps);
+  const counts = deps.runCounts;
   const rows = await u.trx
     .selectFrom('automations')
     .select(['id', 'conditions', 'actions'])

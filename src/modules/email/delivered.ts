@@ -1,5 +1,6 @@
 // What the inbound job reports once a mail became a message: the listeners (auto-replies,
-// notifications) and the outbound job's auto-reply decision read the same facts.
+// notifications) and the outbound job's auto-reply decision read the same facts. The listeners
+// are a field of Deps (deps.inboundListeners), registered at start.
 
 /** What listeners hear after a mail became a message (auto-replies, notifications). */
 export interface InboundDelivered {
@@ -16,4 +17,23 @@ export interface InboundDelivered {
   /** autoSubmitted's reason: never auto-reply when set. */
   autoSubmitted: string | null;
   authFailed: boolean;
+}
+
+export type InboundListener = (info: InboundDelivered) => Promise<void> | void;
+
+/**
+ * Called after each inbound mail that became a message has committed (best effort: a
+ * listener's failure is logged; durable work should queue a job). The outbound side's
+ * auto-reply hangs here.
+ */
+export class InboundListeners {
+  readonly #list: InboundListener[] = [];
+
+  add(fn: InboundListener): void {
+    this.#list.push(fn);
+  }
+
+  [Symbol.iterator](): Iterator<InboundListener> {
+    return this.#list[Symbol.iterator]();
+  }
 }

@@ -76,20 +76,6 @@ export interface InboundOutcome {
   messageId: string | null;
 }
 
-type Listener = (info: InboundDelivered) => Promise<void> | void;
-const listeners = new WeakMap<Deps, Listener[]>();
-
-/**
- * Calls `fn` after each inbound mail that became a message has committed (best effort: a
- * listener's failure is logged; durable work should queue a job). The outbound side's
- * auto-reply hangs here.
- */
-export function onInboundMessage(deps: Deps, fn: Listener): void {
-  const list = listeners.get(deps) ?? [];
-  list.push(fn);
-  listeners.set(deps, list);
-}
-
 const EMAIL_RE = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+\.[^\s@<>()[\]\\,;:"]+$/;
 const isEmail = (s: string | null | undefined): s is string =>
   typeof s === 'string' && s.length <= 320 && EMAIL_RE.test(s);
@@ -505,7 +491,7 @@ async function contactOf(
 
 /** After the commit: auto-replies and notifications (a listener's failure is logged). */
 async function tellListeners(deps: Deps, id: string, info: InboundDelivered): Promise<void> {
-  for (const fn of listeners.get(deps) ?? []) {
+  for (const fn of deps.inboundListeners) {
     try {
       await fn(info);
     } catch (err) {

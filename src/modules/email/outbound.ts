@@ -31,7 +31,6 @@ import { loadMessageView } from '../tickets/messages.js';
 import { presentTicket, type TicketRow, ticketQuery } from '../tickets/queries.js';
 import { autoSubmitted, isNoReplyAddress } from './classify.js';
 import type { InboundDelivered } from './delivered.js';
-import { onInboundMessage } from './inbound.js';
 import { normaliseMessageId } from './message-id.js';
 import {
   buildReplyHeaders,
@@ -41,14 +40,8 @@ import {
   safeAddress,
   safeMailbox,
 } from './outbound-headers.js';
-import {
-  AUTO_REPLY_JOB,
-  type OutboundOptions,
-  outboundOptionsOf,
-  queueOutbound,
-  SEND_JOB,
-  type SendJob,
-} from './outbound-queue.js';
+import type { OutboundOptions } from './outbound-options.js';
+import { AUTO_REPLY_JOB, queueOutbound, SEND_JOB, type SendJob } from './outbound-queue.js';
 import type { InboundMail } from './parse.js';
 import { ticketTokenFor } from './ticket-token.js';
 import { type MailboxTransport, TransportSetupError, transportFor } from './transport.js';
@@ -137,7 +130,7 @@ export class OutboundSender {
   constructor(private readonly deps: Deps) {}
 
   get opts(): OutboundOptions {
-    return outboundOptionsOf(this.deps);
+    return this.deps.outboundOptions;
   }
 
   /** The wait after attempt `attempt` (1-based) failed, with jitter; null after the last. */
@@ -626,7 +619,7 @@ export async function sendAutoReply(deps: Deps, job: AutoReplyJob): Promise<void
     const own = headerSafe(mailbox.auto_reply_subject);
     const subject = own === '' ? h.subject : own.includes(`[#${token}]`) ? own : `${own} [#${token}]`;
     const html = mailbox.auto_reply_html;
-    transport = await transportFor(deps, job.w, mailbox, { timeoutMs: outboundOptionsOf(deps).timeoutMs });
+    transport = await transportFor(deps, job.w, mailbox, { timeoutMs: deps.outboundOptions.timeoutMs });
     await transport.transport.sendMail({
       from: safeMailbox(mailbox.display_name || mailbox.name, mailbox.email),
       to: safeMailbox(job.name, job.to),
@@ -667,7 +660,7 @@ export interface OutboundWorkers {
 
 export async function registerOutbound(deps: Deps): Promise<OutboundWorkers> {
   const sender = new OutboundSender(deps);
-  const opts = outboundOptionsOf(deps);
+  const opts = deps.outboundOptions;
   await deps.jobs.work<SendJob>(SEND_JOB, (job) => sender.handle(job), {
     concurrency: opts.workers,
     pollingIntervalSeconds: opts.pollSeconds,
@@ -678,10 +671,10 @@ export async function registerOutbound(deps: Deps): Promise<OutboundWorkers> {
     pollingIntervalSeconds: opts.pollSeconds,
   });
   // A customer's mail that opened a ticket gets the mailbox's auto-reply (when it has one).
-  onInboundMessage(deps, async (info) => {
+  deps.inboundListeners.add(async (info) => {
     await autoReplyToDelivered(deps, info);
   });
-  const sweep = () => sweepOutbound(deps, outboundOptionsOf(deps).orphanAfterMs);
+  const sweep = () => sweepOutbound(deps, deps.outboundOptions.orphanAfterMs);
   let timer: NodeJS.Timeout | null = null;
   let sweeping: Promise<unknown> = Promise.resolve();
   const loop = (ms: number) => {
@@ -690,7 +683,7 @@ export async function registerOutbound(deps: Deps): Promise<OutboundWorkers> {
         deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'outbound email sweep failed'),
       );
       void sweeping.then(() => {
-        if (timer) loop(outboundOptionsOf(deps).sweepMs);
+        if (timer) loop(deps.outboundOptions.sweepMs);
       });
     }, ms);
     timer.unref();

@@ -11,26 +11,11 @@ import type { Deps } from '../../deps.js';
 import type { DB } from '../../platform/db/schema.js';
 import { type RequestContext, type Role, roleAtLeast } from '../../platform/http/context.js';
 import { forbidden } from '../../platform/http/errors.js';
+import type { PluggableStep } from './checks.js';
 import type { Onboarding, OnboardingStep, StepId } from './schemas.js';
 
 export type OnboardingView = Static<typeof Onboarding>;
 type StepView = Static<typeof OnboardingStep>;
-
-/** Whether a step's thing exists, for the module that owns it. */
-export type StepCheck = (db: Kysely<DB>, workspaceId: string, userId: string) => Promise<boolean>;
-
-type PluggableStep = 'install_widget' | 'publish_article' | 'setup_triage' | 'try_ollie';
-const checks = new Map<PluggableStep, StepCheck>();
-
-/**
- * Lets the module that owns a step's thing say whether it exists (the widget: a visitor seen;
- * the knowledge base: a published article; the AI: an engine connected; the assistant: used).
- * null restores the built-in check.
- */
-export function setOnboardingCheck(id: PluggableStep, check: StepCheck | null): void {
-  if (check) checks.set(id, check);
-  else checks.delete(id);
-}
 
 interface StepText {
   id: StepId;
@@ -170,7 +155,7 @@ export async function getOnboarding(deps: Deps, ctx: RequestContext): Promise<On
     // With label creation limited to admins, creating a label is an admin's step.
     const requires = s.id === 'create_label' && f.label_creation === 'admins' ? 'admin' : s.requires;
     if (!roleAtLeast(role, requires)) continue;
-    const plugged = checks.get(s.id as PluggableStep);
+    const plugged = deps.onboardingChecks.get(s.id as PluggableStep);
     const isDone = plugged ? await plugged(db, ctx.workspaceId, userId) : await done[s.id]();
     steps.push({ id: s.id, title: s.title, description: s.description, done: isDone, href: s.href, requires });
   }

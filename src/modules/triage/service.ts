@@ -25,17 +25,10 @@ export const DEFAULT_TRIAGE = {
 const FIELD_ORDER: Field[] = ['priority', 'severity', 'labels', 'team'];
 
 /** The engine from the configuration alone: a language model provider, or none. */
-function configuredEngine(deps: Deps): TriageEngineView {
+export function configuredEngine(deps: Deps): TriageEngineView {
   const ai = deps.config.ai;
   if (ai.provider) return { provider: 'llm', model: ai.fastModel ?? ai.model ?? '', connected: true };
   return { provider: 'none', model: '', connected: false };
-}
-
-let resolveEngine: (deps: Deps) => TriageEngineView = configuredEngine;
-
-/** The AI issue plugs its decision engine in here (dedicated engine or language model). */
-export function setTriageEngineResolver(fn: (deps: Deps) => TriageEngineView): void {
-  resolveEngine = fn;
 }
 
 export interface StoredTriage {
@@ -63,7 +56,7 @@ export async function loadTriageSettings(db: Kysely<DB>, workspaceId: string): P
 }
 
 function present(deps: Deps, s: StoredTriage): TriageSettingsView {
-  const engine = resolveEngine(deps);
+  const engine = deps.ai.triageEngine(deps);
   return { ...s, engine, available: engine.provider !== 'none' && engine.connected };
 }
 

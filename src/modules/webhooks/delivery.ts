@@ -31,15 +31,8 @@ import { type SafeResponse, safePost } from '../../platform/net/http.js';
 import { signWebhook } from '../../webhooks.js';
 import { recordAudit } from '../audit/service.js';
 import { ALL_EVENTS, TEST_EVENT } from './catalog.js';
-import {
-  DELIVER_JOB,
-  type DeliverJob,
-  DISABLED_MAIL_JOB,
-  enqueueDeliveries,
-  PRUNE_JOB,
-  type WebhookOptions,
-  webhookOptionsOf,
-} from './options.js';
+import type { WebhookOptions } from './options.js';
+import { DELIVER_JOB, type DeliverJob, DISABLED_MAIL_JOB, enqueueDeliveries, PRUNE_JOB } from './queue.js';
 import { loadWebhook, secretContext } from './service.js';
 
 export const USER_AGENT = 'Helpdesk-Webhooks/0.1 (+signed; see SVC-Signature)';
@@ -643,7 +636,7 @@ export interface WebhookWorkers {
 }
 
 export async function registerWebhooks(deps: Deps): Promise<WebhookWorkers> {
-  const opts = webhookOptionsOf(deps);
+  const opts = deps.webhookOptions;
   const dispatcher = new Dispatcher(deps, opts.batchWindowMs);
   const deliverer = new Deliverer(deps, opts);
   const sweeper = new Sweeper(deps, dispatcher, opts);

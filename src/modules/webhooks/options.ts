@@ -1,7 +1,6 @@
-// Delivery settings and the job queue entry points shared by the routes and the delivery worker.
-// The production values are those of docs/webhooks.md "Retries and delivery records"; tests shorten the schedule and the timeout through
-// createRuntime's `webhooks` option (never through the environment).
-import type { Deps } from '../../deps.js';
+// Webhook delivery settings, a field of Deps (deps.webhookOptions). The production values are
+// those of docs/webhooks.md "Retries and delivery records"; tests shorten the schedule and the
+// timeout through createRuntime's `webhooks` option (never through the environment).
 import type { Resolve } from '../../platform/net/http.js';
 
 export interface WebhookOptions {
@@ -50,47 +49,3 @@ export const DEFAULT_WEBHOOK_OPTIONS: WebhookOptions = {
   eventGraceMs: 15_000,
   orphanAfterMs: 5 * MINUTE,
 };
-
-const byDeps = new WeakMap<Deps, WebhookOptions>();
-
-export function setWebhookOptions(deps: Deps, opts: Partial<WebhookOptions> = {}): WebhookOptions {
-  const merged = { ...DEFAULT_WEBHOOK_OPTIONS, ...opts };
-  byDeps.set(deps, merged);
-  return merged;
-}
-
-export const webhookOptionsOf = (deps: Deps): WebhookOptions => byDeps.get(deps) ?? DEFAULT_WEBHOOK_OPTIONS;
-
-export const DELIVER_JOB = 'webhooks.deliver';
-export const DISABLED_MAIL_JOB = 'webhooks.disabled-mail';
-export const PRUNE_JOB = 'webhooks.prune';
-
-/** A delivery job: deliveries of one workspace (to one or more of its endpoints). */
-export interface DeliverJob {
-  w: string;
-  d: string[];
-}
-
-/**
- * Queues attempts for these deliveries (at `startAfter`, or now). Never throws: a delivery whose
- * job was not queued stays pending and the recovery sweep queues it later.
- */
-export async function enqueueDeliveries(
-  deps: Deps,
-  workspaceId: string,
-  ids: string[],
-  startAfter?: Date,
-): Promise<void> {
-  const size = webhookOptionsOf(deps).batchSize;
-  for (let i = 0; i < ids.length; i += size) {
-    const job: DeliverJob = { w: workspaceId, d: ids.slice(i, i + size) };
-    try {
-      await deps.jobs.send(DELIVER_JOB, job, { ...(startAfter ? { startAfter } : {}), retryLimit: 3 });
-    } catch (err) {
-      deps.log.warn(
-        { workspace: workspaceId, deliveries: job.d.length, err: err instanceof Error ? err.message : String(err) },
-        'webhook delivery job not queued; the recovery sweep will queue it',
-      );
-    }
-  }
-}

@@ -18,7 +18,7 @@ import { iso } from '../../platform/http/schemas.js';
 import { resolvedProblem } from '../../platform/net/http.js';
 import { recordAudit } from '../audit/service.js';
 import { ALL_EVENTS, EVENT_TYPES, isEventType, TEST_EVENT } from './catalog.js';
-import { enqueueDeliveries, webhookOptionsOf } from './options.js';
+import { enqueueDeliveries } from './queue.js';
 import type {
   CreateWebhookBody,
   Delivery,
@@ -107,7 +107,7 @@ export async function getWebhook(deps: Deps, ctx: RequestContext, id: string): P
 async function checkUrl(deps: Deps, url: string): Promise<string> {
   const u = url.trim();
   const allow = deps.config.webhookAllowPrivate;
-  const problem = await resolvedProblem(u, allow, webhookOptionsOf(deps).resolve);
+  const problem = await resolvedProblem(u, allow, deps.webhookOptions.resolve);
   if (problem) throw invalid('body.url', problem);
   return u;
 }

@@ -8,7 +8,6 @@ import { EVENT_SEQ } from '../../platform/events/outbox.js';
 import type { RequestContext, UserContext } from '../../platform/http/context.js';
 import { conflict, forbidden, invalid, notFound } from '../../platform/http/errors.js';
 import { iso } from '../../platform/http/schemas.js';
-import { knownKeys } from '../api-keys/known-keys.js';
 import { recordAudit } from '../audit/service.js';
 import { hasMfa, verifyMfaCode } from '../auth/mfa.js';
 import { getMemberView, type MemberView } from '../members/service.js';
@@ -207,7 +206,7 @@ export async function deleteWorkspace(deps: Deps, ctx: RequestContext, confirmNa
     if (w.name !== confirmName) throw invalid('body.confirm_name', 'does not match the workspace name');
     await trx.deleteFrom('workspaces').where('id', '=', ctx.workspaceId).execute();
   });
-  knownKeys(deps).forgetWorkspace(ctx.workspaceId);
+  deps.knownKeys.forgetWorkspace(ctx.workspaceId);
   await deps.bus.publishControl({ type: 'workspace.deleted', workspace_id: ctx.workspaceId }).catch(() => {});
 }
 
