@@ -6,7 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyTags, defaultTagColor, type TagEntity, tagIdsByName, tagRefsOf } from '../src/modules/tags/service.js';
+import type { TagEntity } from '../src/modules/tags/kinds.js';
+import { applyTags, tagIdsByName, tagRefsOf } from '../src/modules/tags/records.js';
+import { defaultTagColor } from '../src/modules/tags/service.js';
 import type { RequestContext, Role, Scope } from '../src/platform/http/context.js';
 import { ApiError } from '../src/platform/http/errors.js';
 import {
@@ -74,7 +76,7 @@ function ctxOf(t: Tenant, role: Role | null = 'owner', scopes: Scope[] | null = 
 
 type Input = { tags?: string[]; add_tags?: string[]; remove_tags?: string[] };
 const apply = (t: Tenant, entity: TagEntity, id: string, input: Input, ctx = ctxOf(t)) =>
-  svc.rt.deps.writer.run(t.workspaceId, (u) => applyTags(u, ctx, entity, id, input, 'body'));
+  svc.rt.deps.writer.run(t.workspaceId, (u) => applyTags(u, ctx, { entity, id }, input));
 
 /** The names on a record, by name. */
 async function namesOn(t: Tenant, entity: TagEntity, id: string): Promise<string[]> {
@@ -765,7 +767,9 @@ describe('applyTags, tagRefsOf, tagIdsByName', () => {
     expect((await svc.api.get('/v1/tags', t.as)).body.data).toEqual([]);
     // A nested location is kept as given.
     const e = await refused(
-      svc.rt.deps.writer.run(t.workspaceId, (u) => applyTags(u, ctxOf(t), 'ticket', tk, { tags: ['<'] }, 'body.patch')),
+      svc.rt.deps.writer.run(t.workspaceId, (u) =>
+        applyTags(u, ctxOf(t), { entity: 'ticket', id: tk }, { tags: ['<'] }, { at: 'body.patch' }),
+      ),
       422,
       'validation_failed',
       'body.patch.tags',

@@ -428,16 +428,10 @@ class Run {
     const combined = combine(plans.flatMap((p) => p.parts));
     const actorOf = (change: string) => plans.find((p) => p.writes.has(change))?.actor;
     try {
-      const { row } = await applyPatch(
-        this.deps,
-        this.u,
-        plans[0]!.actor,
-        await this.current(),
-        combined,
-        'automation',
-        [],
-        actorOf as (change: string) => AutomationActor,
-      );
+      const { row } = await applyPatch(this.deps, this.u, plans[0]!.actor, await this.current(), combined, {
+        at: 'automation',
+        actorOf: actorOf as (change: string) => AutomationActor,
+      });
       this.ticket = row;
       this.dirty = false;
       this.latestBody = null;
@@ -482,7 +476,10 @@ class Run {
         const before = wrote ? await reload(this.u, ticket.id) : ticket;
         // applyPatch answers the ticket as it is after the change (and the hooks it ran): the next
         // automation starts from it without reading it again.
-        const { row } = await applyPatch(this.deps, this.u, actor, before, combined, 'automation', extra);
+        const { row } = await applyPatch(this.deps, this.u, actor, before, combined, {
+          at: 'automation',
+          extraChanges: extra,
+        });
         this.ticket = row;
         this.dirty = false;
         this.latestBody = null;
@@ -500,7 +497,10 @@ class Run {
         );
         for (const p of single) {
           try {
-            await applyPatch(this.deps, this.u, actor, await reload(this.u, ticket.id), p, 'automation', extra);
+            await applyPatch(this.deps, this.u, actor, await reload(this.u, ticket.id), p, {
+              at: 'automation',
+              extraChanges: extra,
+            });
             extra = [];
           } catch (e) {
             if (!(e instanceof ApiError)) throw e;
@@ -508,7 +508,17 @@ class Run {
           }
         }
         if (extra.length > 0)
-          await applyPatch(this.deps, this.u, actor, await reload(this.u, ticket.id), {}, 'automation', extra);
+          await applyPatch(
+            this.deps,
+            this.u,
+            actor,
+            await reload(this.u, ticket.id),
+            {},
+            {
+              at: 'automation',
+              extraChanges: extra,
+            },
+          );
       }
     }
     const handler = plan.triage ? this.deps.ai.triage : null;

@@ -19,7 +19,7 @@ import { recordAudit } from '../audit/service.js';
 import { contactCounts } from '../contacts/queries.js';
 import { fieldFilterPredicates, fieldParams } from '../custom-fields/filters.js';
 import { applyFieldValues } from '../custom-fields/values.js';
-import { applyTags, tagIdsByName } from '../tags/service.js';
+import { applyTags, tagIdsByName } from '../tags/records.js';
 import { hasTag, tagRefsJson } from '../tags/sql.js';
 import type { Company, CompanyRef, CreateCompanyBody, ListCompaniesQuery, PatchCompanyBody } from './schemas.js';
 
@@ -201,7 +201,7 @@ export async function createCompany(
           fields: JSON.stringify((await applyFieldValues(u, 'company', {}, input.fields ?? {}, 'body.fields')).fields),
         })
         .execute();
-      await applyTags(u, ctx, 'company', id, input, 'body');
+      await applyTags(u, ctx, { entity: 'company', id }, input);
       const view = (await loadCompany(u.trx, ctx.workspaceId, id))!;
       u.emit({ type: 'company.created', data: { company: view } });
       return view;
@@ -241,7 +241,7 @@ export async function updateCompany(
         const applied = await applyFieldValues(u, 'company', before.fields ?? {}, input.fields, 'body.fields');
         if (applied.changes.length > 0) set.fields = JSON.stringify(applied.fields);
       }
-      const labels = await applyTags(u, ctx, 'company', id, input, 'body');
+      const labels = await applyTags(u, ctx, { entity: 'company', id }, input);
       const relabeled = labels.added.length + labels.removed.length > 0;
       if (Object.keys(set).length === 0 && !relabeled) return (await loadCompany(u.trx, ctx.workspaceId, id))!;
       await u.trx

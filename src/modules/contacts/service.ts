@@ -19,7 +19,7 @@ import { recordAudit } from '../audit/service.js';
 import { findOrCreateCompanyByDomain, lockCompanyRef } from '../companies/service.js';
 import { fieldFilterPredicates, fieldParams } from '../custom-fields/filters.js';
 import { applyFieldValues } from '../custom-fields/values.js';
-import { applyTags, tagIdsByName } from '../tags/service.js';
+import { applyTags, tagIdsByName } from '../tags/records.js';
 import { hasTag, tagRefsJson } from '../tags/sql.js';
 import { checkTicketCursor, listTickets } from '../tickets/list.js';
 import { ticketCountsOfContacts } from '../tickets/queries.js';
@@ -222,7 +222,7 @@ export async function createContact(deps: Deps, ctx: RequestContext, input: Cont
           blocked: c.blocked ?? false,
         })
         .execute();
-      await applyTags(u, ctx, 'contact', id, input, 'body');
+      await applyTags(u, ctx, { entity: 'contact', id }, input);
       const view = (await loadContact(u.trx, ctx.workspaceId, id))!;
       u.emit({ type: 'contact.created', data: { contact: view } });
       return view;
@@ -260,7 +260,7 @@ export async function updateContact(
         const applied = await applyFieldValues(u, 'contact', before.fields ?? {}, input.fields, 'body.fields');
         if (applied.changes.length > 0) set.fields = JSON.stringify(applied.fields);
       }
-      const labels = await applyTags(u, ctx, 'contact', id, input, 'body');
+      const labels = await applyTags(u, ctx, { entity: 'contact', id }, input);
       const relabeled = labels.added.length + labels.removed.length > 0;
       if (Object.keys(set).length === 0 && !relabeled) return (await loadContact(u.trx, ctx.workspaceId, id))!;
       await u.trx

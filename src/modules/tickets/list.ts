@@ -32,7 +32,7 @@ import { invalid } from '../../platform/http/errors.js';
 import type { KeyValue } from '../../platform/http/pagination.js';
 import { fieldFilterPredicates, fieldParams, fieldSort } from '../custom-fields/filters.js';
 import { type FieldDef, fieldDefs } from '../custom-fields/service.js';
-import { tagIdsByName } from '../tags/service.js';
+import { tagIdsByName } from '../tags/records.js';
 import { hasTag } from '../tags/sql.js';
 import { type ViewFilters, viewFiltersOf, visibleViews } from '../views/service.js';
 import { TICKET_VERSION, withTicketJson } from './json-cache.js';

@@ -38,15 +38,9 @@ export async function createMessage(
     const after = await reload(u, ticket.id);
     const changes = [...STAT_CHANGES];
     if (input.kind === 'reply' && ticket.first_responded_at === null) changes.push('first_responded_at');
-    const { row } = await applyPatch(
-      deps,
-      u,
-      ctx,
-      after,
-      input.status === undefined ? {} : { status: input.status },
-      'body',
-      changes,
-    );
+    const { row } = await applyPatch(deps, u, ctx, after, input.status === undefined ? {} : { status: input.status }, {
+      extraChanges: changes,
+    });
     await deps.ticketHooks.run(deps, u, {
       trigger: input.kind === 'note' ? 'note_added' : 'agent_replied',
       ticket: row,

@@ -15,7 +15,7 @@ import { recordAudit } from '../audit/service.js';
 import { findOrCreateContactByEmail } from '../contacts/service.js';
 import { applyFieldValues } from '../custom-fields/values.js';
 import { loadMailbox } from '../mailboxes/service.js';
-import { applyTags } from '../tags/service.js';
+import { applyTags } from '../tags/records.js';
 import { addActivities, addActivity, isAutomation, type TicketActor } from './activities.js';
 import { hookMessage } from './hooks.js';
 import { takeTicketNumber } from './numbers.js';
@@ -193,10 +193,7 @@ export async function createTicket(
              ${hooked.sla}::jsonb, ${hooked.due_at}, ${hooked.sla_breach_at}, ${now}, ${now})`.execute(u.trx);
 
     if (input.tags !== undefined)
-      await applyTags(u, ctx, 'ticket', id, { tags: input.tags }, 'body', {
-        locked: true,
-        current: [],
-      });
+      await applyTags(u, ctx, { entity: 'ticket', id }, { tags: input.tags }, { locked: true, current: [] });
     const row = await reload(u, id);
     const first = body === null ? null : await insertMessage(deps, u, ctx, row, { kind, body }, { now });
     // ticket.created comes before its first message's message.created, and both before what
@@ -235,10 +232,19 @@ export interface Applied {
   changes: string[];
 }
 
+export interface PatchOptions {
+  /** Where errors point: `body` (PATCH, the default), `body.patch` (bulk), `automation`. */
+  at?: string;
+  /** Changes made before the patch in the same transaction, listed in ticket.updated too. */
+  extraChanges?: string[];
+  /** Who made each change, when several actors' changes apply as one (an event's automations). */
+  actorOf?: (change: string) => TicketActor;
+}
+
 /**
  * Applies a patch to a locked ticket: checks references and the status rules, updates the
- * row, writes an activity per tracked change and the ticket.updated event. `at` locates
- * errors (`body` for PATCH, `body.patch` for bulk). Returns the row as it is now.
+ * row, writes an activity per tracked change and the ticket.updated event. Returns the row as
+ * it is now.
  */
 export async function applyPatch(
   deps: Deps,
@@ -246,10 +252,7 @@ export async function applyPatch(
   ctx: TicketActor,
   before: TicketRow,
   patch: PatchInput,
-  at = 'body',
-  extraChanges: string[] = [],
-  /** Who made each change, when several actors' changes apply as one (an event's automations). */
-  actorOf?: (change: string) => TicketActor,
+  { at = 'body', extraChanges = [], actorOf }: PatchOptions = {},
 ): Promise<Applied> {
   const set: Record<string, unknown> = {};
   const changes: string[] = [...extraChanges];
@@ -328,12 +331,10 @@ export async function applyPatch(
     const { added, removed } = await applyTags(
       u,
       ctx,
-      'ticket',
-      before.id,
+      { entity: 'ticket', id: before.id },
       { tags: patch.tags, add_tags: patch.add_tags, remove_tags: patch.remove_tags },
-      at,
       // applyPatch's ticket is locked by its caller, who read it under that lock.
-      { locked: true, current: presentTicket(before).tags },
+      { at, locked: true, current: presentTicket(before).tags },
     );
     if (added.length + removed.length > 0) changes.push('tags');
     for (const tag of added) activities.push(['tagged', { tag }]);
@@ -473,7 +474,7 @@ export async function bulkTickets(deps: Deps, ctx: RequestContext, input: Static
     }
     const out: TicketView[] = [];
     for (const row of found)
-      out.push(presentTicket((await applyPatch(deps, u, ctx, row, input.patch!, 'body.patch')).row));
+      out.push(presentTicket((await applyPatch(deps, u, ctx, row, input.patch!, { at: 'body.patch' })).row));
     return { data: out, deleted_ids: [] as string[] };
   });
 }
