@@ -17,7 +17,7 @@ import { type ParsedMail, simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { autoReplyToDelivered, maybeAutoReply } from '../src/modules/email/outbound.js';
+import { autoReplyToDelivered, maybeAutoReply } from '../src/modules/email/auto-reply.js';
 import { parseInbound } from '../src/modules/email/parse.js';
 import { ticketTokenFor } from '../src/modules/email/ticket-token.js';
 import { newId } from '../src/platform/crypto/random.js';

@@ -116,3 +116,6 @@ export function buildReplyHeaders(input: ReplyHeadersInput): ReplyHeaders {
     subject,
   };
 }
+
+/** The domain of an address, lower-cased (a Message-ID's right side, a mailbox's domain). */
+export const domainOf = (email: string) => email.slice(email.lastIndexOf('@') + 1).toLowerCase();

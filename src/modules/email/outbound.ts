@@ -1,4 +1,4 @@
-// Outbound email (issue 8 part 6) and auto-replies (part 5).
+// Outbound email: replies on email tickets, and the send and auto-reply workers.
 //
 // Replies on email tickets:
 // 1. createMessage / createTicket write the reply with delivery_status pending in their
@@ -17,69 +17,26 @@
 //    Anything else (4xx, connection trouble, timeouts) is retried on a schedule and fails
 //    after the last attempt.
 //
-// Auto-replies: maybeAutoReply, called by the inbound job for a mail that opened a ticket.
-import { type Kysely, sql } from 'kysely';
+// Auto-replies (auto-reply.ts) are decided after an inbound mail opened a ticket and sent by
+// their own job, registered here with the send workers.
+import { sql } from 'kysely';
 import type { SendMailOptions } from 'nodemailer';
 import type { Deps } from '../../deps.js';
 import { pageLimit } from '../../platform/db/keyset.js';
-import type { DB } from '../../platform/db/schema.js';
 import { htmlToText } from '../../platform/html/index.js';
 import { attachmentFilesOfMessage } from '../attachments/service.js';
 import { describeError } from '../mailboxes/connect.js';
 import { defaultMailbox, loadMailbox, type MailboxView } from '../mailboxes/service.js';
 import { loadMessageView } from '../tickets/messages.js';
 import { presentTicket, type TicketRow, ticketQuery } from '../tickets/queries.js';
-import { autoSubmitted, isNoReplyAddress } from './classify.js';
-import type { InboundDelivered } from './delivered.js';
+import { type AutoReplyJob, autoReplyToDelivered, sendAutoReply } from './auto-reply.js';
 import { normaliseMessageId } from './message-id.js';
-import {
-  buildReplyHeaders,
-  HeaderInjectionError,
-  headerSafe,
-  replySubject,
-  safeAddress,
-  safeMailbox,
-} from './outbound-headers.js';
+import { buildReplyHeaders, domainOf, headerSafe, replySubject, safeAddress, safeMailbox } from './outbound-headers.js';
 import type { OutboundOptions } from './outbound-options.js';
 import { AUTO_REPLY_JOB, queueOutbound, SEND_JOB, type SendJob } from './outbound-queue.js';
-import type { InboundMail } from './parse.js';
+import { classifySendError, PermanentSendError } from './send-errors.js';
 import { ticketTokenFor } from './ticket-token.js';
-import { type MailboxTransport, TransportSetupError, transportFor } from './transport.js';
-
-/** A reason the message can never be sent as it is (no retry). */
-export class PermanentSendError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'PermanentSendError';
-  }
-}
-
-export interface SendFailure {
-  permanent: boolean;
-  /** One line, at most 500 characters, without secrets. */
-  text: string;
-}
-
-/**
- * Permanent: the server refused for good (a 5xx reply other than 503, as nodemailer's
- * `permanent` says), a failed login, no recipient, a mail that cannot be built, a mailbox that
- * cannot send. Temporary: 4xx replies, connection errors, timeouts, DNS trouble.
- */
-export function classifySendError(err: unknown, secrets: Array<string | null> = []): SendFailure {
-  const text = describeError(err, secrets);
-  if (err instanceof PermanentSendError || err instanceof TransportSetupError || err instanceof HeaderInjectionError) {
-    return { permanent: true, text };
-  }
-  const e = err as { code?: unknown; responseCode?: unknown; permanent?: unknown };
-  if (typeof e?.responseCode === 'number') {
-    const permanent = typeof e.permanent === 'boolean' ? e.permanent : e.responseCode >= 500 && e.responseCode !== 503;
-    return { permanent, text };
-  }
-  if (e?.code === 'EAUTH' || e?.code === 'ENOAUTH' || e?.code === 'EENVELOPE' || e?.code === 'EMESSAGE') {
-    return { permanent: true, text };
-  }
-  return { permanent: false, text };
-}
+import { type MailboxTransport, transportFor } from './transport.js';
 
 // ---------------------------------------------------------------------------------------------
 // Sending one reply.
@@ -110,8 +67,6 @@ export function withSignature(html: string, text: string, signatureHtml: string)
     text: sigText === '' ? text : `${text.replace(/\s+$/, '')}\n\n-- \n${sigText}`,
   };
 }
-
-const domainOf = (email: string) => email.slice(email.lastIndexOf('@') + 1).toLowerCase();
 
 /** What nodemailer reports of an accepted mail: recipients the server refused (the others got it). */
 interface SendInfo {
@@ -429,223 +384,6 @@ export async function sweepOutbound(deps: Deps, orphanAfterMs: number): Promise<
   for (const r of rows.rows) await queueOutbound(deps, r.workspace_id, r.id);
   if (rows.rows.length > 0) deps.log.warn({ messages: rows.rows.length }, 'outbound email queued again by the sweep');
   return rows.rows.length;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Auto-replies.
-
-export interface AutoReplyInput {
-  workspaceId: string;
-  mailboxId: string;
-  contactId: string;
-  ticketId: string;
-  /** The customer's mail, as parseInbound made it. */
-  inbound: InboundMail;
-}
-
-export type AutoReplyOutcome =
-  /** Queued: the mailbox answers this mail. */
-  | 'queued'
-  /** The mailbox has no auto-reply (off, empty, disabled or gone). */
-  | 'disabled'
-  /** The mail is automatic (autoSubmitted: auto-replies, lists, bulk, bounces) or a report. */
-  | 'automatic'
-  /** From a no-reply, mailer-daemon or postmaster address. */
-  | 'no_reply_sender'
-  /** The contact has no address, or it is one of the workspace's own mailboxes (a loop). */
-  | 'no_recipient'
-  /** This contact already got one from this mailbox in the last 24 hours. */
-  | 'already_sent'
-  /** The From failed DMARC: answering could hit a forged address. */
-  | 'unverified_sender';
-
-interface AutoReplyJob {
-  w: string;
-  mb: string;
-  t: string;
-  to: string;
-  name: string;
-  subject: string;
-  /** The customer's Message-ID and References as they wrote them. */
-  irt: string | null;
-  refs: string[];
-}
-
-/** What an auto-reply decision needs of the customer's mail. */
-interface AutoReplyTrigger {
-  workspaceId: string;
-  mailboxId: string;
-  contactId: string;
-  ticketId: string;
-  /** autoSubmitted's reason ("bounce" for a report), or null for mail a person sent. */
-  automatic: string | null;
-  sender: string | null;
-  senderName: string;
-  /** The From failed DMARC at a trusted server: the sender may be forged (no backscatter). */
-  authFailed: boolean;
-  subject: string;
-  /** The customer's Message-ID and References as they wrote them. */
-  messageIdSent: string | null;
-  references: string[];
-}
-
-/**
- * The mailbox's auto-reply to a customer's mail that opened a ticket: at most once per contact
- * per mailbox in 24 hours, never to automatic mail, lists, bounces or no-reply senders. The
- * mail says `Auto-Submitted: auto-replied` (RFC 3834) so other systems do not answer it, and
- * threads to the customer's mail. Queued as a job; returns what was decided.
- */
-export async function maybeAutoReply(deps: Deps, input: AutoReplyInput): Promise<AutoReplyOutcome> {
-  const mail = input.inbound;
-  return decideAutoReply(deps, {
-    workspaceId: input.workspaceId,
-    mailboxId: input.mailboxId,
-    contactId: input.contactId,
-    ticketId: input.ticketId,
-    automatic: mail.report ? 'bounce' : autoSubmitted(mail.headers),
-    sender: mail.from?.address ?? null,
-    senderName: mail.from?.name ?? '',
-    authFailed: false,
-    subject: mail.subject,
-    messageIdSent: mail.as_sent.message_id,
-    references: mail.as_sent.references,
-  });
-}
-
-/**
- * The same decision from what the inbound job stored: for a mail that opened a ticket (not
- * spam, with a contact), from the stored message's subject and threading ids.
- */
-export async function autoReplyToDelivered(deps: Deps, info: InboundDelivered): Promise<AutoReplyOutcome | null> {
-  if (!info.newTicket || info.spam || !info.contactId) return null;
-  const m = await deps.database.db
-    .selectFrom('messages')
-    .select(['subject', 'email_message_id', 'email_message_id_sent', 'email_references', 'from_name'])
-    .where('workspace_id', '=', info.workspaceId)
-    .where('id', '=', info.messageId)
-    .executeTakeFirst();
-  if (!m) return null;
-  const sentId = m.email_message_id_sent ?? m.email_message_id;
-  return decideAutoReply(deps, {
-    workspaceId: info.workspaceId,
-    mailboxId: info.mailboxId,
-    contactId: info.contactId,
-    ticketId: info.ticketId,
-    automatic: info.autoSubmitted,
-    sender: info.fromEmail || null,
-    senderName: m.from_name,
-    authFailed: info.authFailed,
-    subject: m.subject,
-    messageIdSent: sentId && !sentId.startsWith('sha256:') ? sentId : null,
-    references: m.email_references,
-  });
-}
-
-async function decideAutoReply(deps: Deps, input: AutoReplyTrigger): Promise<AutoReplyOutcome> {
-  const db = deps.database.db;
-  const mailbox = await loadMailbox(db, input.workspaceId, input.mailboxId);
-  if (
-    !mailbox?.auto_reply_enabled ||
-    mailbox.status === 'disabled' ||
-    (htmlToText(mailbox.auto_reply_html).trim() === '' && mailbox.auto_reply_subject.trim() === '')
-  ) {
-    return 'disabled';
-  }
-  if (input.automatic === 'no_reply_sender' || (input.sender && isNoReplyAddress(input.sender))) {
-    return 'no_reply_sender';
-  }
-  if (input.automatic !== null) return 'automatic';
-  if (input.authFailed) return 'unverified_sender';
-
-  const ticket = await ticketQuery(db, input.workspaceId).where('t.id', '=', input.ticketId).executeTakeFirst();
-  const to = ticket?.contact_email ?? null;
-  if (!ticket || !to) return 'no_recipient';
-  if (isNoReplyAddress(to)) return 'no_reply_sender';
-  if (await isOwnAddress(db, input.workspaceId, to)) return 'no_recipient';
-
-  const claimed = await sql<{ contact_id: string }>`
-    INSERT INTO email_auto_replies (workspace_id, mailbox_id, contact_id, last_sent_at)
-    VALUES (${input.workspaceId}, ${input.mailboxId}, ${input.contactId}, now())
-    ON CONFLICT (workspace_id, mailbox_id, contact_id) DO UPDATE SET last_sent_at = excluded.last_sent_at
-      WHERE email_auto_replies.last_sent_at <= now() - interval '24 hours'
-    RETURNING contact_id`.execute(db);
-  if (claimed.rows.length === 0) return 'already_sent';
-
-  const job: AutoReplyJob = {
-    w: input.workspaceId,
-    mb: input.mailboxId,
-    t: input.ticketId,
-    to,
-    name: presentTicket(ticket).contact?.name ?? input.senderName,
-    subject: input.subject,
-    irt: input.messageIdSent,
-    refs: input.references,
-  };
-  await deps.jobs.send(AUTO_REPLY_JOB, job, { retryLimit: 3, retryDelaySeconds: 60 });
-  return 'queued';
-}
-
-/** An address of one of the workspace's mailboxes (its email or a forwarding address). */
-async function isOwnAddress(db: Kysely<DB>, workspaceId: string, address: string): Promise<boolean> {
-  const a = address.trim().toLowerCase();
-  const row = await db
-    .selectFrom('mailboxes')
-    .select('id')
-    .where('workspace_id', '=', workspaceId)
-    .where((eb) => eb.or([eb(eb.fn('lower', ['email']), '=', a), eb('forwarding_address', '=', a)]))
-    .executeTakeFirst();
-  if (row) return true;
-  const routed = await db.selectFrom('mailbox_addresses').select('address').where('address', '=', a).executeTakeFirst();
-  return routed !== undefined;
-}
-
-/** Sends a queued auto-reply. Temporary failures throw (the job retries); permanent ones are logged. */
-export async function sendAutoReply(deps: Deps, job: AutoReplyJob): Promise<void> {
-  const db = deps.database.db;
-  const mailbox = await loadMailbox(db, job.w, job.mb);
-  if (!mailbox?.auto_reply_enabled || mailbox.status === 'disabled') return;
-  const ticket = await ticketQuery(db, job.w).where('t.id', '=', job.t).executeTakeFirst();
-  if (!ticket) return;
-  const token = ticketTokenFor(deps.config, job.w, Number(ticket.number));
-  let transport: MailboxTransport | null = null;
-  try {
-    const h = buildReplyHeaders({
-      domain: domainOf(mailbox.email),
-      subject: job.subject,
-      inReplyTo: job.irt,
-      references: job.refs,
-      ticketToken: token,
-    });
-    const own = headerSafe(mailbox.auto_reply_subject);
-    const subject = own === '' ? h.subject : own.includes(`[#${token}]`) ? own : `${own} [#${token}]`;
-    const html = mailbox.auto_reply_html;
-    transport = await transportFor(deps, job.w, mailbox, { timeoutMs: deps.outboundOptions.timeoutMs });
-    await transport.transport.sendMail({
-      from: safeMailbox(mailbox.display_name || mailbox.name, mailbox.email),
-      to: safeMailbox(job.name, job.to),
-      subject,
-      messageId: h.messageId,
-      ...(h.inReplyTo ? { inReplyTo: h.inReplyTo } : {}),
-      ...(h.references ? { references: h.references } : {}),
-      headers: {
-        // RFC 3834: an automatic answer; well-behaved systems never answer it.
-        'Auto-Submitted': 'auto-replied',
-        // Exchange and Outlook: no out-of-office or other automatic answer to this one.
-        'X-Auto-Response-Suppress': 'All',
-      },
-      html,
-      text: htmlToText(html),
-    });
-  } catch (err) {
-    const failure = classifySendError(err, transport?.secrets ?? []);
-    deps.log.warn(
-      { workspace: job.w, mailbox: job.mb, ticket: job.t, permanent: failure.permanent, err: failure.text },
-      'auto-reply not sent',
-    );
-    if (!failure.permanent) throw new Error(failure.text);
-  } finally {
-    (transport as MailboxTransport | null)?.close();
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
