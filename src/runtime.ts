@@ -28,8 +28,8 @@ import { TicketHooks } from './modules/tickets/hooks.js';
 import { registerTicketJobs } from './modules/tickets/snooze.js';
 import { configuredEngine } from './modules/triage/service.js';
 import { renameTagInViews } from './modules/views/service.js';
-import { registerWebhooks, type WebhookWorkers } from './modules/webhooks/delivery.js';
 import { DEFAULT_WEBHOOK_OPTIONS, type WebhookOptions } from './modules/webhooks/options.js';
+import { registerWebhooks, type WebhookWorkers } from './modules/webhooks/workers.js';
 import { openBus } from './platform/bus/index.js';
 import { SecretBox } from './platform/crypto/secrets.js';
 import { TokenSigner } from './platform/crypto/tokens.js';
@@ -165,7 +165,7 @@ export async function createRuntime(
       await registerSlaJobs(deps); // SLA breaches every minute and at start (src/modules/sla/breaches.ts)
       await registerAutoCloseJob(deps); // solved tickets close after auto_close_days (src/modules/tickets/auto-close.ts)
       await registerInboundJobs(deps); // inbound mail → tickets, and the spool sweep (src/modules/email/inbound.ts)
-      webhooks = await registerWebhooks(deps); // dispatcher, deliveries, sweeps (src/modules/webhooks/delivery.ts)
+      webhooks = await registerWebhooks(deps); // dispatcher, deliveries, sweeps (src/modules/webhooks/workers.ts)
       const w = webhooks;
       closers.unshift(() => w.stop());
       const outbound = await registerOutbound(deps); // replies on email tickets, auto-replies (src/modules/email/outbound.ts)

@@ -12,9 +12,10 @@ import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import type { Deps } from '../deps.js';
 import type { ControlMessage } from '../platform/bus/index.js';
 import type { EventEnvelope } from '../platform/events/envelope.js';
-import { type RequestContext, ROLES, type Role } from '../platform/http/context.js';
+import type { Role } from '../platform/http/context.js';
 import { Conn, type GatewayLimits, type Identity, type TicketInfo } from './conn.js';
 import { Hub } from './hub.js';
+import { identityOf } from './identity.js';
 import { PRESENCE_STATES, type PresenceState } from './meta.js';
 import { openPeers, type PeerLink, type PeerMessage } from './peers.js';
 import { BEAT_MS, Presence } from './presence.js';
@@ -28,7 +29,9 @@ import {
   reply,
   type WireFrame,
 } from './protocol.js';
+import { Revocations } from './revocations.js';
 import { isUuid, parseTopic, type Topic } from './topics.js';
+import { originOf, refuse, tokenFromProtocols } from './upgrade.js';
 
 export type GatewayDeps = Pick<Deps, 'config' | 'database' | 'bus' | 'tokens' | 'log'>;
 
@@ -36,9 +39,6 @@ export const AGENT_PATH = '/socket/websocket';
 export const WIDGET_PATH = '/socket/widget/websocket';
 /** Topics one socket may have joined at once. */
 export const MAX_TOPICS_PER_SOCKET = 100;
-/** Realtime tokens live 5 minutes: revocations are remembered a little longer than that. */
-const REMEMBER_REVOKED_MS = 6 * 60_000;
-const AUTH_PROTOCOL_PREFIX = 'base64url.bearer.phx.';
 
 export const DEFAULT_LIMITS: GatewayLimits = {
   maxBufferedBytes: 1024 * 1024,
@@ -52,81 +52,6 @@ export const DEFAULT_LIMITS: GatewayLimits = {
 type JoinOutcome =
   | { ok: true; ticket?: { id: string; info: TicketInfo } }
   | { ok: false; reason: 'forbidden' | 'unavailable' };
-
-/**
- * Realtime tokens stay valid for 5 minutes, and the Phoenix client reconnects with the same
- * token after a close: the gateway remembers what the API revoked so that a closed socket stays
- * closed. Tokens are refused by session (logout, password change, session revoke), by issue
- * time (`iat`, seconds) for a person's workspace membership, a workspace, or all of a person's
- * sessions, and, for a change of private teams, by issue time strictly before the change plus
- * the exact tokens of the sockets it closed: a fresh token fetched in the same second works.
- */
-class Revocations {
-  readonly #sessions = new Map<string, number>();
-  readonly #users = new Map<string, number>();
-  readonly #members = new Map<string, number>();
-  readonly #workspaces = new Map<string, number>();
-  readonly #teams = new Map<string, number>();
-  readonly #tokens = new Map<string, number>();
-  readonly #apiKeys = new Map<string, number>();
-
-  #now = () => Math.floor(Date.now() / 1000);
-
-  sessions(userId: string, ids: string[] | 'all'): void {
-    if (ids === 'all') this.#users.set(userId, this.#now());
-    else for (const id of ids) this.#sessions.set(id, this.#now());
-  }
-  session(id: string): void {
-    this.#sessions.set(id, this.#now());
-  }
-  member(wid: string, userId: string): void {
-    this.#members.set(`${wid}:${userId}`, this.#now());
-  }
-  teams(wid: string, userId: string): void {
-    this.#teams.set(`${wid}:${userId}`, this.#now());
-  }
-  token(signature: string): void {
-    this.#tokens.set(signature, this.#now());
-  }
-  workspace(wid: string): void {
-    this.#workspaces.set(wid, this.#now());
-  }
-  /** A deleted key: every token it was given is refused (a key id never comes back). */
-  apiKey(id: string): void {
-    this.#apiKeys.set(id, this.#now());
-  }
-
-  refuses(who: Identity): boolean {
-    const upTo = (at: number | undefined) => at !== undefined && who.iat <= at;
-    if (this.#tokens.has(who.signature) || upTo(this.#workspaces.get(who.wid))) return true;
-    if (who.kind === 'agent' && who.ctx.actor.type === 'api_key') return this.#apiKeys.has(who.ctx.actor.apiKeyId);
-    if (who.kind !== 'agent' || who.ctx.actor.type !== 'user') return false;
-    const { userId, sessionId } = who.ctx.actor;
-    const key = `${who.wid}:${userId}`;
-    const changed = this.#teams.get(key);
-    return (
-      this.#sessions.has(sessionId) ||
-      upTo(this.#users.get(userId)) ||
-      upTo(this.#members.get(key)) ||
-      (changed !== undefined && who.iat < changed)
-    );
-  }
-
-  prune(): void {
-    const oldest = this.#now() - REMEMBER_REVOKED_MS / 1000;
-    for (const map of [
-      this.#sessions,
-      this.#users,
-      this.#members,
-      this.#workspaces,
-      this.#teams,
-      this.#tokens,
-      this.#apiKeys,
-    ]) {
-      for (const [k, at] of map) if (at < oldest) map.delete(k);
-    }
-  }
-}
 
 export class Gateway {
   readonly limits: GatewayLimits = { ...DEFAULT_LIMITS };
@@ -266,46 +191,8 @@ export class Gateway {
   }
 
   async #authenticate(endpoint: 'agent' | 'widget', token: string, ip: string): Promise<Identity | null> {
-    const claims = await this.deps.tokens.verify(token, endpoint === 'agent' ? 'ws' : 'widget_ws');
-    if (!claims) return null;
-    const iat = typeof claims.iat === 'number' ? claims.iat : 0;
-    const signature = token.slice(token.lastIndexOf('.') + 1);
-    const wid = claims.wid;
-    if (!isUuid(wid)) return null;
-    let who: Identity;
-    if (endpoint === 'widget') {
-      // Widget tokens: sub = the contact (the visitor), wid = its workspace.
-      if (!isUuid(claims.sub)) return null;
-      who = { kind: 'widget', wid, contactId: claims.sub, iat, signature };
-    } else {
-      const teams = Array.isArray(claims.teams) ? claims.teams.filter(isUuid) : [];
-      let ctx: RequestContext;
-      if (claims.kind === 'user') {
-        const role = claims.role as Role;
-        if (!isUuid(claims.sub) || typeof claims.sid !== 'string' || !ROLES.includes(role)) return null;
-        ctx = {
-          workspaceId: wid,
-          actor: { type: 'user', userId: claims.sub, sessionId: claims.sid },
-          role,
-          scopes: null,
-          teams,
-          ip,
-        };
-      } else if (claims.kind === 'api_key') {
-        if (!isUuid(claims.sub)) return null;
-        // A key gets a realtime token only with the `realtime` scope, which sees every event type.
-        ctx = {
-          workspaceId: wid,
-          actor: { type: 'api_key', apiKeyId: claims.sub, createdBy: null },
-          role: null,
-          scopes: ['realtime'],
-          teams: [],
-          ip,
-        };
-      } else return null;
-      who = { kind: 'agent', wid, ctx, iat, signature };
-    }
-    return this.#revoked.refuses(who) ? null : who;
+    const who = await identityOf(this.deps.tokens, endpoint, token, ip);
+    return who && !this.#revoked.refuses(who) ? who : null;
   }
 
   #accept(ws: WebSocket, socket: Duplex, who: Identity): void {
@@ -681,15 +568,6 @@ export class Gateway {
   }
 }
 
-function originOf(text: string): string | null {
-  try {
-    const u = new URL(text);
-    return u.origin === 'null' ? null : u.origin;
-  } catch {
-    return null;
-  }
-}
-
 const isAdmin = (role: Role | null) => role === 'admin' || role === 'owner';
 
 function addTo<K>(map: Map<K, Set<Conn>>, key: K, conn: Conn): void {
@@ -706,41 +584,4 @@ function removeFrom<K>(map: Map<K, Set<Conn>>, key: K, conn: Conn): void {
   if (!set) return;
   set.delete(conn);
   if (set.size === 0) map.delete(key);
-}
-
-/** The token the Phoenix client's `authToken` option puts in Sec-WebSocket-Protocol. */
-function tokenFromProtocols(header: string | undefined): string | null {
-  if (!header) return null;
-  for (const p of header.split(',')) {
-    const v = p.trim();
-    if (!v.startsWith(AUTH_PROTOCOL_PREFIX)) continue;
-    try {
-      return Buffer.from(v.slice(AUTH_PROTOCOL_PREFIX.length), 'base64url').toString('utf8');
-    } catch {
-      return null;
-    }
-  }
-  return null;
-}
-
-const REASONS: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  500: 'Internal Server Error',
-  503: 'Service Unavailable',
-};
-
-/** Answers an upgrade that is not accepted with the API's error body, then closes. */
-function refuse(socket: Duplex, status: number, code: string, detail: string): void {
-  if (socket.destroyed) return;
-  const body = JSON.stringify({ status, code, detail });
-  socket.end(
-    `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\n` +
-      'Content-Type: application/json; charset=utf-8\r\n' +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-      'Connection: close\r\n\r\n' +
-      body,
-  );
 }

@@ -34,12 +34,11 @@ import { fieldFilterPredicates, fieldParams, fieldSort } from '../custom-fields/
 import { type FieldDef, fieldDefs } from '../custom-fields/service.js';
 import { tagIdsByName } from '../tags/records.js';
 import { hasTag } from '../tags/sql.js';
-import { type ViewFilters, viewFiltersOf, visibleViews } from '../views/service.js';
+import { type ViewFilters, viewFiltersOf } from '../views/service.js';
 import { TICKET_VERSION, withTicketJson } from './json-cache.js';
-import { hiddenTeamIds, ticketFrom, ticketScope } from './queries.js';
-import type { ListTicketsQuery, TicketCounts } from './schemas.js';
+import { ticketFrom, ticketScope } from './queries.js';
+import type { ListTicketsQuery } from './schemas.js';
 import { anyMatch, type TextSearch, textSearch, tiers } from './search.js';
-import { ACTIVE_STATUSES } from './status.js';
 
 type Query = Static<typeof ListTicketsQuery>;
 type EB = ExpressionBuilder<DB & { t: DB['tickets'] }, 't'>;
@@ -124,7 +123,7 @@ const csv = (s: string | undefined) => (s === undefined ? null : [...new Set(s.s
 type Filter = (eb: EB) => Expression<SqlBool>;
 
 /** What every list keeps to: live tickets, spam or not, and no private team the caller is not in. */
-function baseFilters(q: Query, teams: Filter | null): Filter[] {
+export function baseFilters(q: Query, teams: Filter | null): Filter[] {
   const out: Filter[] = [];
   out.push((eb) => eb('t.deleted_at', 'is', null));
   // A literal: a boolean parameter would make the prepared statement's generic plan expect half
@@ -135,7 +134,7 @@ function baseFilters(q: Query, teams: Filter | null): Filter[] {
 }
 
 /** Private teams' tickets the caller may see, given the private team ids they may not. */
-const notHidden = (hidden: string[]): Filter | null =>
+export const notHidden = (hidden: string[]): Filter | null =>
   hidden.length === 0 ? null : (eb) => eb.or([eb('t.team_id', 'is', null), eb('t.team_id', 'not in', hidden)]);
 
 /**
@@ -212,7 +211,7 @@ function viewAsQuery(v: ViewFilters): Query {
  * Every predicate of the list's parameters, its field filters and, with view_id, the view's
  * filters too (both must hold). 422 at query.view_id for a view the caller cannot see.
  */
-async function criteria(
+export async function criteria(
   deps: Deps,
   ctx: RequestContext,
   q: Query,
@@ -584,60 +583,4 @@ function withVersion(
     .select(TICKET_VERSION.as('v'));
   for (const c of order) outer = outer.orderBy(sql.ref(`p.${c}`), dir);
   return outer;
-}
-
-/** The counts of the inbox sidebar, over live tickets the caller may see. */
-export async function ticketCounts(deps: Deps, ctx: RequestContext): Promise<Static<typeof TicketCounts>> {
-  const db = deps.database.db;
-  const hidden = await hiddenTeamIds(db, ctx);
-  const me = ctx.actor.type === 'user' ? ctx.actor.userId : null;
-  const active = sql.join(ACTIVE_STATUSES.map((s) => sql`${s}`));
-  const views = await viewCounts(deps, ctx, hidden);
-  const row = await db
-    .selectFrom('tickets as t')
-    .select([
-      sql<number>`count(*) FILTER (WHERE NOT t.spam AND t.assignee_id IS NULL AND t.status IN (${active}))::int`.as(
-        'unassigned',
-      ),
-      sql<number>`count(*) FILTER (WHERE NOT t.spam AND t.assignee_id = ${me} AND t.status IN (${active}))::int`.as(
-        'mine',
-      ),
-      sql<number>`count(*) FILTER (WHERE NOT t.spam AND t.status = 'open')::int`.as('open'),
-      sql<number>`count(*) FILTER (WHERE NOT t.spam AND t.status = 'pending')::int`.as('pending'),
-      sql<number>`count(*) FILTER (WHERE NOT t.spam AND t.status = 'on_hold')::int`.as('on_hold'),
-      sql<number>`count(*) FILTER (WHERE NOT t.spam AND t.status = 'solved')::int`.as('solved'),
-      sql<number>`count(*) FILTER (WHERE t.spam)::int`.as('spam'),
-    ])
-    .where('t.workspace_id', '=', ctx.workspaceId)
-    .where('t.deleted_at', 'is', null)
-    .$if(hidden.length > 0, (qb) =>
-      qb.where((eb) => eb.or([eb('t.team_id', 'is', null), eb('t.team_id', 'not in', hidden)])),
-    )
-    .executeTakeFirstOrThrow();
-  return { ...row, views };
-}
-
-/**
- * Tickets in each view the caller can see (a view that cannot be evaluated, say after its
- * field was deleted, counts 0 rather than failing the whole answer). One count per view.
- */
-async function viewCounts(deps: Deps, ctx: RequestContext, hidden: string[]): Promise<Record<string, number>> {
-  const db = deps.database.db;
-  const views = await visibleViews(db, ctx);
-  const out: Record<string, number> = {};
-  if (views.length === 0) return out;
-  const defs = await fieldDefs(db, ctx.workspaceId, 'ticket');
-  for (const v of views) {
-    try {
-      const preds = await criteria(deps, ctx, { view_id: v.id }, defs);
-      let query = db.selectFrom('tickets as t').select(sql<number>`count(*)::int`.as('n'));
-      query = query.where('t.workspace_id', '=', ctx.workspaceId);
-      for (const f of [...baseFilters({}, notHidden(hidden)), ...preds]) query = query.where(f as never);
-      out[v.id] = (await query.executeTakeFirstOrThrow()).n;
-    } catch (err) {
-      if ((err as { status?: number }).status !== 422) throw err;
-      out[v.id] = 0;
-    }
-  }
-  return out;
 }

@@ -8,7 +8,8 @@ import { access } from '../../platform/http/context.js';
 import { sendJson } from '../../platform/http/json.js';
 import { PageOf } from '../../platform/http/schemas.js';
 import { activitiesOf } from './activities.js';
-import { listTickets, ticketCounts } from './list.js';
+import { ticketCounts } from './counts.js';
+import { listTickets } from './list.js';
 import { createMessage, listMessages } from './messages.js';
 import {
   Activity,
