@@ -1,9 +1,9 @@
-// The row types Kysely is given (src/platform/db/schema.ts, written by hand) against the database
+// The row types Kysely is given (src/platform/db/schema.ts and tables-*.ts, written by hand) against the database
 // the migrations make, column by column: the same tables and columns, the same nullability, a
 // default wherever the type lets an INSERT leave the column out, and a TypeScript type that can
 // hold what PostgreSQL returns. A migration that adds, drops or changes a column without the row
 // type following (or the other way round) fails here instead of at run time.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,21 +14,27 @@ interface TsColumn {
   insert: string | null;
 }
 
+/** The files the row types are written in (schema.ts holds the DB map, the others the tables). */
+const ROW_TYPE_FILES = readdirSync('src/platform/db')
+  .filter((f) => f === 'schema.ts' || f === 'columns.ts' || /^tables-.*\.ts$/.test(f))
+  .map((f) => `src/platform/db/${f}`);
+
 /** `DB`'s tables and, for each, its columns' select and insert types as written. */
 function rowTypes(): Map<string, Map<string, TsColumn>> {
-  const file = 'src/platform/db/schema.ts';
-  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
   const interfaces = new Map<string, ts.InterfaceDeclaration>();
   const aliases = new Map<string, ts.TypeAliasDeclaration>();
-  source.forEachChild((n) => {
-    if (ts.isInterfaceDeclaration(n)) interfaces.set(n.name.text, n);
-    if (ts.isTypeAliasDeclaration(n)) aliases.set(n.name.text, n);
-  });
-  const text = (n: ts.Node) => n.getText(source).replace(/\s+/g, ' ');
+  for (const file of ROW_TYPE_FILES) {
+    const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+    source.forEachChild((n) => {
+      if (ts.isInterfaceDeclaration(n)) interfaces.set(n.name.text, n);
+      if (ts.isTypeAliasDeclaration(n)) aliases.set(n.name.text, n);
+    });
+  }
+  const text = (n: ts.Node) => n.getText(n.getSourceFile()).replace(/\s+/g, ' ');
   /** Select and insert types of a column's type node, through the file's own aliases. */
   const column = (node: ts.TypeNode): TsColumn => {
     if (ts.isTypeReferenceNode(node)) {
-      const name = node.typeName.getText(source);
+      const name = text(node.typeName);
       const args = node.typeArguments ?? [];
       if (name === 'Generated') return { select: text(args[0]!), insert: `${text(args[0]!)} | undefined` };
       if (name === 'GeneratedAlways') return { select: text(args[0]!), insert: null };
@@ -53,13 +59,13 @@ function rowTypes(): Map<string, Map<string, TsColumn>> {
   const tables = new Map<string, Map<string, TsColumn>>();
   for (const m of db.members) {
     if (!ts.isPropertySignature(m) || !m.type || !ts.isTypeReferenceNode(m.type)) continue;
-    const table = interfaces.get(m.type.typeName.getText(source));
-    if (!table) throw new Error(`DB.${m.name.getText(source)}: no interface ${m.type.getText(source)}`);
+    const table = interfaces.get(text(m.type.typeName));
+    if (!table) throw new Error(`DB.${text(m.name)}: no interface ${text(m.type)}`);
     const columns = new Map<string, TsColumn>();
     for (const c of table.members) {
-      if (ts.isPropertySignature(c) && c.type) columns.set(c.name.getText(source), column(c.type));
+      if (ts.isPropertySignature(c) && c.type) columns.set(text(c.name), column(c.type));
     }
-    tables.set(m.name.getText(source), columns);
+    tables.set(text(m.name), columns);
   }
   return tables;
 }
@@ -133,8 +139,8 @@ describe('row types (src/platform/db/schema.ts) against the migrated database', 
   it('name the same tables and columns, with the same nullability, defaults and types', async () => {
     const written = rowTypes();
     const literalAliases = new Set(
-      [...readFileSync('src/platform/db/schema.ts', 'utf8').matchAll(/^export type (\w+) = '[^;]*;/gm)].map(
-        (m) => m[1]!,
+      ROW_TYPE_FILES.flatMap((f) =>
+        [...readFileSync(f, 'utf8').matchAll(/^export type (\w+) = '[^;]*;/gm)].map((m) => m[1]!),
       ),
     );
     const rows = await sql<{
