@@ -62,6 +62,8 @@ export async function createRuntime(
     webhooks?: Partial<WebhookOptions>;
     imap?: Partial<ImapOptions>;
     email?: Partial<OutboundOptions>;
+    /** Embedded database only: the data directory a new database starts from (tests). */
+    databaseTemplate?: Blob;
   } = {},
 ): Promise<Runtime> {
   const log =
@@ -76,6 +78,7 @@ export async function createRuntime(
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     memory: config.memoryDatabase,
+    template: opts.databaseTemplate,
   });
   const closers: Array<() => Promise<unknown>> = [() => database.close()];
   try {

@@ -8,6 +8,7 @@ import pino from 'pino';
 import { loadConfig } from '../src/config.js';
 import { SCOPES } from '../src/platform/http/context.js';
 import { createRuntime, type Runtime } from '../src/runtime.js';
+import { embeddedTemplate } from './database-template.js';
 
 export const onPostgres = Boolean(process.env.DATABASE_URL);
 export const TEST_SECRET_KEY = 'test-secret-key-0123456789-abcdefghijklmnop';
@@ -46,7 +47,9 @@ export async function startService(
   // when its test says how (another file's service once took the outbound test's retries and
   // rescheduled them by its own, minutes-long, schedule).
   const email = opts.email ?? { workers: 0 };
-  const rt = await createRuntime(config, { logger, ...opts, ...(imap ? { imap } : {}), email });
+  // A new embedded database starts as a copy of the run's migrated one (test/global-setup.ts).
+  const databaseTemplate = embeddedTemplate();
+  const rt = await createRuntime(config, { databaseTemplate, logger, ...opts, ...(imap ? { imap } : {}), email });
   const url = (await rt.listen()).replace('[::1]', '127.0.0.1');
   return { rt, url, api: new Api(url), logs, stop: () => rt.stop() };
 }

@@ -263,7 +263,7 @@ describe('migrations', () => {
   it('applies each migration once, also when several processes start at once', async () => {
     if (onPostgres) {
       // A fresh database of its own: three processes find it empty at the same moment.
-      const own = await ownDatabase('platform_migrate');
+      const own = await ownDatabase('platform_migrate', { empty: true });
       const url = own.env.DATABASE_URL ?? process.env.DATABASE_URL!;
       const dbs = await Promise.all([1, 2, 3].map(() => openDatabase({ databaseUrl: url, dataDir: tmp() })));
       try {
@@ -301,7 +301,7 @@ describe('migrations', () => {
     async () => {
       // pg-boss creates its queues on start; two processes creating the same queue at once once
       // deadlocked, and the loser failed to start ("deadlock detected").
-      const own = await ownDatabase('platform_start');
+      const own = await ownDatabase('platform_start', { empty: true });
       const started = await Promise.allSettled([1, 2, 3].map(() => startService(own.env, { jobs: true })));
       try {
         expect(started.map((s) => (s.status === 'rejected' ? String(s.reason) : 'started'))).toEqual([
