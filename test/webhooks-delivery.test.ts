@@ -10,21 +10,17 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
 import type { WebhookOptions } from '../src/modules/webhooks/options.js';
 import { appendEvents } from '../src/platform/events/outbox.js';
-import { createRuntime } from '../src/runtime.js';
 import { verifyWebhook } from '../src/webhooks.js';
 import {
-  Api,
   addMember,
   eventsAfterOf,
   latestSeqOf,
   newTenant,
   type Service,
-  TEST_SECRET_KEY,
+  startService,
   type Tenant,
   unique,
 } from './helpers.js';
@@ -113,23 +109,8 @@ async function startWith(
   webhooks: Partial<WebhookOptions>,
   dataDir = mkdtempSync(join(tmpdir(), 'svc-webhooks-')),
 ): Promise<Service> {
-  const config = loadConfig({
-    DATABASE_IN_MEMORY: 'true',
-    DATA_DIR: dataDir,
-    SECRET_KEY: TEST_SECRET_KEY,
-    INBOUND_SECRET: 'test-inbound-secret-0123456789',
-    PORT: '0',
-    RATE_LIMIT_PER_MINUTE: '100000',
-    LOG_LEVEL: 'info',
-    WEBHOOK_ALLOW_PRIVATE: 'true',
-    ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
-    ...env,
-  });
-  const logs: string[] = [];
-  const logger = pino({ level: 'info' }, { write: (line: string) => void logs.push(line) });
-  const rt = await createRuntime(config, { logger, webhooks });
-  const url = (await rt.listen()).replace('[::1]', '127.0.0.1');
-  return { rt, url, api: new Api(url), logs, stop: () => rt.stop() };
+  // Every background worker as in production (IMAP pollers, email senders), not only webhooks.
+  return startService({ DATA_DIR: dataDir, WEBHOOK_ALLOW_PRIVATE: 'true', ...env }, { webhooks, imap: {}, email: {} });
 }
 
 let svc: Service;
