@@ -51,8 +51,17 @@ export async function startService(
   const databaseTemplate = embeddedTemplate();
   const rt = await createRuntime(config, { databaseTemplate, logger, ...opts, ...(imap ? { imap } : {}), email });
   const url = (await rt.listen()).replace('[::1]', '127.0.0.1');
-  return { rt, url, api: new Api(url), logs, stop: () => rt.stop() };
+  const stop = async () => {
+    running.delete(svc);
+    await rt.stop();
+  };
+  const svc: Service = { rt, url, api: new Api(url), logs, stop };
+  running.add(svc);
+  return svc;
 }
+
+/** Services started and not stopped yet (test/setup.ts stops what a file left running). */
+export const running = new Set<Service>();
 
 export interface Res<T = any> {
   status: number;
