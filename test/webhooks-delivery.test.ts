@@ -163,6 +163,7 @@ describe('a delivery', () => {
     const t = await newTenant(svc.api);
     const h = await hook(t);
     const since = await latestSeqOf(svc, t);
+    const sentFrom = Date.now();
     const team = await newTeam(t);
     const [got] = await waitFor('the delivery', async () => (rx.at(h.path).length > 0 ? rx.at(h.path) : null));
     const [event] = await eventsAfterOf(svc, t, since);
@@ -216,7 +217,11 @@ describe('a delivery', () => {
       error: null,
       next_attempt_at: null,
     });
-    expect(d.duration_ms).toBeGreaterThanOrEqual(0);
+    // The attempt's own time in whole milliseconds: within this test's time so far, and under the
+    // 1500 ms timeout (a longer one would have been a timed-out failure).
+    expect(Number.isInteger(d.duration_ms)).toBe(true);
+    expect(d.duration_ms).toBeLessThanOrEqual(Date.now() - sentFrom);
+    expect(d.duration_ms).toBeLessThan(1500);
   });
 
   it('a 500 then a 200: two attempts, one success', async () => {
