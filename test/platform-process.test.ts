@@ -7,7 +7,7 @@ import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, type ExpectStatic, it } from 'vitest';
 import { type OwnDatabase, ownDatabase } from './own-database.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'svc-platform-'));
@@ -30,7 +30,7 @@ function startProcess(env: Record<string, string>, args = ['src/main.ts']) {
 }
 
 /** Waits until the process on this port answers /healthz (a fresh start compiles and migrates). */
-const healthy = (port: number) =>
+const healthy = (port: number, expect: ExpectStatic) =>
   expect
     .poll(
       () =>
@@ -47,18 +47,27 @@ const healthy = (port: number) =>
  * Linux): the other test files' servers listen on such ports, and a port taken by one of them
  * would answer healthy() for the child (their /healthz says ok too) while the child cannot listen.
  */
+const handedOut = new Set<number>();
 async function freePort(): Promise<number> {
   for (;;) {
     const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (handedOut.has(port)) continue; // this file's tests run at the same time
     const free = await new Promise<boolean>((resolve) => {
       const s = createServer();
       s.once('error', () => resolve(false));
       s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
     });
-    if (free) return port;
+    if (free) {
+      handedOut.add(port);
+      return port;
+    }
   }
 }
-describe('the process', () => {
+
+// The tests run at the same time (describe.concurrent): each waits seconds for its child to
+// compile, import and start, and they share nothing but the machine. Each uses the `expect` of
+// its own test context.
+describe.concurrent('the process', () => {
   const children: ChildProcess[] = [];
   const databases: OwnDatabase[] = [];
   afterAll(async () => {
@@ -71,12 +80,14 @@ describe('the process', () => {
     for (const d of databases) await d.drop();
   });
 
-  it('starts with no settings, says where it listens and the inbound secret, and stops cleanly on SIGTERM', async () => {
+  it('starts with no settings, says where it listens and the inbound secret, and stops cleanly on SIGTERM', async ({
+    expect,
+  }) => {
     const dir = tmp();
     const port = await freePort();
     const p = startProcess({ DATA_DIR: dir, PORT: String(port), DATABASE_URL: '' });
     children.push(p.child);
-    await healthy(port);
+    await healthy(port, expect);
     const secret = readFileSync(join(dir, 'secrets', 'inbound_secret'), 'utf8').trim();
     expect(p.out()).toContain(`http://127.0.0.1:${port}`);
     expect(p.out()).toContain(secret);
@@ -93,7 +104,7 @@ describe('the process', () => {
 
     const again = startProcess({ DATA_DIR: dir, PORT: String(port), DATABASE_URL: '' });
     children.push(again.child);
-    await healthy(port);
+    await healthy(port, expect);
     const login = await fetch(`http://127.0.0.1:${port}/v1/auth/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -104,7 +115,7 @@ describe('the process', () => {
     expect(await again.exited).toBe(0);
   }, 150_000);
 
-  it('refuses to start on a bad setting with one line naming the variable', async () => {
+  it('refuses to start on a bad setting with one line naming the variable', async ({ expect }) => {
     const p = startProcess({ DATA_DIR: tmp(), PORT: 'abc' });
     children.push(p.child);
     expect(await p.exited).toBe(1);
@@ -116,7 +127,7 @@ describe('the process', () => {
     expect(lines).toEqual(['configuration error: PORT: must be a whole number, got "abc"']);
   });
 
-  it('finishes a request in flight before exiting on SIGTERM', async () => {
+  it('finishes a request in flight before exiting on SIGTERM', async ({ expect }) => {
     const port = await freePort();
     // On PostgreSQL a database of its own: `npm start` runs every background worker with the
     // default settings (IMAP pollers that may not reach loopback servers, send workers), and on
@@ -126,7 +137,7 @@ describe('the process', () => {
     const databaseUrl = db.env.DATABASE_URL ?? process.env.DATABASE_URL ?? '';
     const p = startProcess({ DATA_DIR: tmp(), PORT: String(port), DATABASE_URL: databaseUrl });
     children.push(p.child);
-    await healthy(port);
+    await healthy(port, expect);
     // A request whose headers have arrived and whose body is still coming when SIGTERM lands.
     const body = JSON.stringify({
       email: `inflight-${Date.now()}@example.com`,
@@ -155,10 +166,8 @@ describe('the process', () => {
     expect(await answer).toBe(201);
     expect(await p.exited).toBe(0);
   }, 120_000);
-});
 
-describe('migrations', () => {
-  it('runs as npm run migrate', async () => {
+  it('runs as npm run migrate', async ({ expect }) => {
     const dir = tmp();
     const p = startProcess({ DATA_DIR: dir, DATABASE_URL: process.env.DATABASE_URL ?? '' }, ['src/migrate.ts']);
     expect(await p.exited).toBe(0);
