@@ -70,6 +70,8 @@ export async function createRuntime(
     email?: Partial<OutboundOptions>;
     /** Tests: report answers that do not match their route's response schema. */
     checkResponses?: AppOptions['checkResponses'];
+    /** Embedded database only: the data directory a new database starts from (tests). */
+    databaseTemplate?: Blob;
   } = {},
 ): Promise<Runtime> {
   const log =
@@ -84,6 +86,7 @@ export async function createRuntime(
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     memory: config.memoryDatabase,
+    template: opts.databaseTemplate,
   });
   const closers: Array<() => Promise<unknown>> = [() => database.close()];
   try {

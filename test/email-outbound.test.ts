@@ -9,30 +9,15 @@
 // never to automatic, list or no-reply mail.
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { type ParsedMail, simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
 import { autoReplyToDelivered, maybeAutoReply } from '../src/modules/email/auto-reply.js';
 import { parseInbound } from '../src/modules/email/parse.js';
 import { ticketTokenFor } from '../src/modules/email/ticket-token.js';
 import { newId } from '../src/platform/crypto/random.js';
-import { createRuntime } from '../src/runtime.js';
-import {
-  Api,
-  eventsAfterOf,
-  latestSeqOf,
-  newTenant,
-  recordResponseViolation,
-  type Service,
-  TEST_SECRET_KEY,
-  type Tenant,
-  testLogger,
-} from './helpers.js';
+import { eventsAfterOf, latestSeqOf, newTenant, type Service, startService, type Tenant } from './helpers.js';
 import { type OwnDatabase, ownDatabase } from './own-database.js';
 
 const SMTP_USER = 'mailer@acme.test';
@@ -134,29 +119,24 @@ beforeAll(async () => {
   // send workers, a sweep after one second) would poll other files' mailboxes and send their
   // pending replies.
   own = await ownDatabase('email_outbound');
-  const config = loadConfig({
-    DATABASE_URL: process.env.DATABASE_URL,
-    ...own.env,
-    DATABASE_IN_MEMORY: 'true',
-    DATA_DIR: mkdtempSync(join(tmpdir(), 'svc-test-')),
-    SECRET_KEY: TEST_SECRET_KEY,
-    INBOUND_SECRET: 'test-inbound-secret-0123456789',
-    PORT: '0',
-    RATE_LIMIT_PER_MINUTE: '100000',
-    LOG_LEVEL: 'info',
-    INBOUND_DOMAIN: 'in.helpdesk.test',
-    MAIL_ALLOW_PRIVATE: 'true',
-    SMTP_URL: `smtp://127.0.0.1:${smtp.port}?from=Help%20desk%20%3Chelp%40helpdesk.test%3E`,
-  });
-  const logs: string[] = [];
-  const logger = testLogger(logs);
-  const rt = await createRuntime(config, {
-    logger,
-    checkResponses: recordResponseViolation,
-    email: { retryDelaysMs: RETRIES, jitter: 0, pollSeconds: 0.5, sweepMs: 300, orphanAfterMs: 1000, timeoutMs: 5000 },
-  });
-  const url = (await rt.listen()).replace('[::1]', '127.0.0.1');
-  svc = { rt, url, api: new Api(url), logs, stop: () => rt.stop() };
+  svc = await startService(
+    {
+      ...own.env,
+      INBOUND_DOMAIN: 'in.helpdesk.test',
+      MAIL_ALLOW_PRIVATE: 'true',
+      SMTP_URL: `smtp://127.0.0.1:${smtp.port}?from=Help%20desk%20%3Chelp%40helpdesk.test%3E`,
+    },
+    {
+      email: {
+        retryDelaysMs: RETRIES,
+        jitter: 0,
+        pollSeconds: 0.5,
+        sweepMs: 300,
+        orphanAfterMs: 1000,
+        timeoutMs: 5000,
+      },
+    },
+  );
 });
 afterAll(async () => {
   await svc?.stop();

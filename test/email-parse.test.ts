@@ -254,24 +254,156 @@ describe('limits and malformed input', () => {
     ).rejects.toMatchObject({ code: 'malformed' });
   });
 
+  // What each torture fixture must give: parsed with these facts, or refused with this error.
+  // A parse that throws, or a refusal that parses, fails its test; so does a fixture added without
+  // an expected outcome here.
+  type Outcome =
+    | {
+        parses: {
+          from: string | null;
+          subject: string;
+          attachments: Array<[filename: string, contentType: string, size: number]>;
+          /** Words the visible text must hold (none: the text is empty). */
+          text: string[];
+          /** Words the sanitized HTML must hold (none: the HTML is only whitespace). */
+          html: string[];
+          truncated?: boolean;
+          report?: string;
+        };
+      }
+    | { refused: 'malformed' | 'too_large' };
+  const OUTCOMES: Record<string, Outcome> = {
+    // A base64 root part that is an image: no body, the image as an attachment.
+    'base64encodedroot.eml': {
+      parses: {
+        from: 'test@example.com',
+        subject: '',
+        attachments: [['screenshot.png', 'image/png', 425]],
+        text: [],
+        html: [],
+      },
+    },
+    // An empty message/rfc822 part closed by the outer boundary; Latin-1 8bit bodies.
+    'decoderended.eml': {
+      parses: {
+        from: 'booewq@uuui.com',
+        subject: 'Fwd: fotos',
+        attachments: [['attachment-1.eml', 'message/rfc822', 0]],
+        text: ['Note: forwarded message attached.'],
+        html: ['html sectionÜ'],
+      },
+    },
+    'delivery-status.eml': {
+      parses: {
+        from: 'mailer-daemon@amazonses.com',
+        subject: 'Delivery Status Notification (Failure)',
+        attachments: [
+          ['attachment-1.txt', 'message/delivery-status', 461],
+          ['attachment-2.eml', 'message/rfc822', 1024],
+        ],
+        text: ['An error occurred while trying to deliver the mail'],
+        html: ['An error occurred while trying to deliver the mail'],
+        report: 'delivery-status',
+      },
+    },
+    // 570 KB of brackets in a <title>: nothing of it is shown.
+    'htmllargecallstack.eml': {
+      parses: { from: 'test@example.com', subject: 'Kill the HTML parser', attachments: [], text: [], html: [] },
+    },
+    // No headers at all before the MIME parts.
+    'mixed.eml': {
+      parses: {
+        from: null,
+        subject: '',
+        attachments: [],
+        text: ['scanned for Viruses and Content and cleared'],
+        html: ['scanned for Viruses and Content and cleared'],
+      },
+    },
+    'nested.eml': {
+      parses: {
+        from: 'u@example.com',
+        subject: '',
+        attachments: [],
+        text: ['Dear Sir', 'Good evening.', 'The footer'],
+        html: ['<p>Dear Sir</p>', '<p>The footer</p>'],
+      },
+    },
+    'nodemailer.eml': {
+      parses: {
+        from: 'andris@kreata.ee',
+        subject: 'Nodemailer is unicode friendly ✔ (1476358788189)',
+        attachments: [
+          ['attachment-1.bin', 'text/watch-html', 22],
+          ['image.png', 'image/png', 126],
+          ['nyan cat ✔.gif', 'image/gif', 29361],
+          ['notes.txt', 'text/plain', 28],
+        ],
+        text: ['Hello to myself!'],
+        html: ['<b>Hello</b> to myself'],
+      },
+    },
+    'outofmemory.eml': {
+      parses: {
+        from: 'test@example.com',
+        subject: 'Cause out of memory error in the mailparser',
+        attachments: [],
+        text: ['$1 million in Life Insurance Coverage'],
+        html: ['<a href="http://62.75.179.211//pro.php?'],
+        truncated: true,
+      },
+    },
+    'spam.eml': {
+      parses: {
+        from: 'noreply@guide-des-vins-de-bourgogne.fr',
+        subject: '123.042 Euro pro Jahr GRARANTIERT von einer Bank! KOSTENLOS',
+        attachments: [],
+        text: ['Im Jahre 2007 wurde er als „asozialer Penner“ beschimpft!'],
+        html: ['<strong>Im Jahre 2007 wurde er'],
+      },
+    },
+  };
+
   const fixtures = readdirSync(mimeDir).filter((f) => f.endsWith('.eml'));
-  it('has the mailparser torture fixtures', () => {
+  it('has the mailparser torture fixtures, each with its expected outcome', () => {
     expect(fixtures.length).toBeGreaterThanOrEqual(9);
+    expect(fixtures.filter((f) => !OUTCOMES[f])).toEqual([]);
+    expect(Object.keys(OUTCOMES).filter((f) => !fixtures.includes(f))).toEqual([]);
   });
   for (const name of fixtures) {
-    it(`${name}: stored or refused with a clear error, within a few seconds`, async () => {
+    const outcome = OUTCOMES[name];
+    const what = !outcome ? 'its expected outcome' : 'refused' in outcome ? `refused (${outcome.refused})` : 'parsed';
+    it(`${name}: ${what}, within a few seconds`, async () => {
+      expect(outcome, `no expected outcome for ${name}`).toBeDefined();
       const raw = readFileSync(new URL(name, mimeDir));
       const started = performance.now();
-      try {
-        const m = await parseInbound(raw);
-        expect(typeof m.html).toBe('string');
-        expect(typeof m.visible_text).toBe('string');
-        expect(m.html).not.toMatch(/<script|onerror=|javascript:/i);
-        expect(m.html.length).toBeLessThanOrEqual(2 * INBOUND_LIMITS.maxBodyChars);
-      } catch (err) {
-        expect(err).toBeInstanceOf(InboundMailError);
-      }
+      const result = await parseInbound(raw).then(
+        (m) => ({ m }),
+        (err: unknown) => ({ err }),
+      );
       expect(performance.now() - started).toBeLessThan(5000);
+      if ('refused' in outcome!) {
+        expect('err' in result, 'expected a refusal, but it parsed').toBe(true);
+        const err = (result as { err: unknown }).err;
+        expect(err).toBeInstanceOf(InboundMailError);
+        expect((err as InboundMailError).code).toBe(outcome.refused);
+        return;
+      }
+      if ('err' in result) throw new Error(`expected it to parse, but it was refused: ${String(result.err)}`);
+      const { m } = result;
+      const want = outcome!.parses;
+      expect(m.from?.address ?? null).toBe(want.from);
+      expect(m.subject).toBe(want.subject);
+      expect(m.attachments.map((a) => [a.filename, a.content_type, a.size])).toEqual(want.attachments);
+      if (want.text.length === 0) expect(m.visible_text.trim()).toBe('');
+      for (const words of want.text) expect(m.visible_text).toContain(words);
+      if (want.html.length === 0) expect(m.html.trim()).toBe('');
+      for (const words of want.html) expect(m.html).toContain(words);
+      expect(m.truncated).toBe(want.truncated ?? false);
+      expect(m.report?.report_type ?? null).toBe(want.report ?? null);
+      // Whatever came in, what is stored is safe and bounded.
+      expect(m.html).not.toMatch(/<script|onerror=|javascript:/i);
+      expect(m.html.length).toBeLessThanOrEqual(2 * INBOUND_LIMITS.maxBodyChars);
     }, 10_000);
   }
 

@@ -9,6 +9,7 @@ import { loadConfig } from '../src/config.js';
 import { SCOPES } from '../src/platform/http/context.js';
 import type { ResponseViolation } from '../src/platform/http/response-check.js';
 import { createRuntime, type Runtime } from '../src/runtime.js';
+import { embeddedTemplate } from './database-template.js';
 
 export const onPostgres = Boolean(process.env.DATABASE_URL);
 
@@ -82,7 +83,10 @@ export async function startService(
   // when its test says how (another file's service once took the outbound test's retries and
   // rescheduled them by its own, minutes-long, schedule).
   const email = opts.email ?? { workers: 0 };
+  // A new embedded database starts as a copy of the run's migrated one (test/global-setup.ts).
+  const databaseTemplate = embeddedTemplate();
   const rt = await createRuntime(config, {
+    databaseTemplate,
     logger,
     checkResponses: recordResponseViolation,
     ...opts,
@@ -90,8 +94,17 @@ export async function startService(
     email,
   });
   const url = (await rt.listen()).replace('[::1]', '127.0.0.1');
-  return { rt, url, api: new Api(url), logs, stop: () => rt.stop() };
+  const stop = async () => {
+    running.delete(svc);
+    await rt.stop();
+  };
+  const svc: Service = { rt, url, api: new Api(url), logs, stop };
+  running.add(svc);
+  return svc;
 }
+
+/** Services started and not stopped yet (test/setup.ts stops what a file left running). */
+export const running = new Set<Service>();
 
 export interface Res<T = any> {
   status: number;

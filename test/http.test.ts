@@ -1,7 +1,16 @@
 // The HTTP pipeline every route shares: error bodies, 404/405, parsing limits,
 // pagination cursors, rate limits, health and readiness, request logs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isErrorBody, newApiKey, newTenant, onPostgres, type Service, startService } from './helpers.js';
+import {
+  isErrorBody,
+  newApiKey,
+  newTenant,
+  onPostgres,
+  type Res,
+  type Service,
+  startService,
+  unique,
+} from './helpers.js';
 
 let svc: Service;
 beforeAll(async () => {
@@ -171,6 +180,67 @@ describe('rate limits', () => {
       expect((await limited.api.get('/v1/workspace', { token: k2.key })).status).toBe(200);
       // Health checks are not counted.
       for (let i = 0; i < 8; i++) expect((await limited.api.get('/healthz')).status).toBe(200);
+    } finally {
+      await limited.stop();
+    }
+  });
+
+  it('gives each session its own bucket: two sign-ins, another person and an API key are not refused with it', async () => {
+    // gaps.md "Rate limits": a bucket per credential (API key, user session, visitor).
+    const limited = await startService({ RATE_LIMIT_PER_MINUTE: '10' }, { jobs: false });
+    try {
+      const api = limited.api;
+      // Unauthenticated writes count in the address's bucket, double: 6 of its 10.
+      const email = `${unique('rl')}@example.com`;
+      const password = 'correct horse battery';
+      const reg = await api.post('/v1/auth/register', { email, password, name: 'Rae Limit' });
+      expect(reg.status).toBe(201);
+      const again = await api.post('/v1/auth/login', { email, password });
+      expect(again.status).toBe(200);
+      const other = await api.post('/v1/auth/register', {
+        email: `${unique('rl')}@example.com`,
+        password,
+        name: 'Otto Other',
+      });
+      expect(other.status).toBe(201);
+      const first = reg.body.access_token as string; // the first sign-in's session
+      const second = again.body.access_token as string; // the same person's second session
+      expect(second).not.toBe(first);
+
+      // The first session: two writes (4 of its 10), then reads until refused: 6 more, then 429.
+      const ws = await api.post('/v1/workspaces', { name: 'Limits' }, { token: first });
+      expect(ws.status).toBe(201);
+      const as = { token: first, workspace: ws.body.id as string };
+      const key = await api.post('/v1/api-keys', { name: 'reader', scopes: ['settings:read'] }, as);
+      expect(key.status).toBe(201);
+      const statuses: number[] = [];
+      let refused: Res | null = null;
+      for (let i = 0; i < 7; i++) {
+        const r = await api.get('/v1/workspace', as);
+        statuses.push(r.status);
+        if (r.status === 429) refused = r;
+      }
+      expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429]);
+      expect(isErrorBody(refused!.body, 429, 'rate_limited')).toBe(true);
+      const retry = Number(refused!.headers.get('retry-after'));
+      expect(Number.isInteger(retry)).toBe(true);
+      expect(retry).toBeGreaterThan(0);
+      expect(retry).toBeLessThanOrEqual(60);
+      expect(refused!.headers.get('ratelimit-limit')).toBe('10');
+      expect(refused!.headers.get('ratelimit-remaining')).toBe('0');
+      expect(refused!.headers.get('ratelimit-reset')).toBe(String(retry));
+
+      // The same person's second session, another person, and the API key: each a full bucket.
+      const fresh = async (r: Res) => {
+        expect(r.status).toBe(200);
+        expect(r.headers.get('ratelimit-limit')).toBe('10');
+        expect(r.headers.get('ratelimit-remaining')).toBe('9');
+      };
+      await fresh(await api.get('/v1/workspace', { token: second, workspace: as.workspace }));
+      await fresh(await api.get('/v1/me', { token: other.body.access_token }));
+      await fresh(await api.get('/v1/workspace', { token: key.body.key }));
+      // And the first session is still refused.
+      expect((await api.get('/v1/workspace', as)).status).toBe(429);
     } finally {
       await limited.stop();
     }

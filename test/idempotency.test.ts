@@ -1,19 +1,65 @@
-// Idempotency-Key, rules 1-7 of interface.md "Idempotency".
+// Idempotency-Key, rules 1-7 of interface.md "Idempotency", through HTTP: what a caller sees,
+// not how the keys are stored.
+import type { LookupAddress } from 'node:dns';
 import Fastify from 'fastify';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installIdempotency } from '../src/platform/http/idempotency.js';
-import { isErrorBody, newApiKey, newTenant, type Service, startService, unique } from './helpers.js';
+import {
+  isErrorBody,
+  newApiKey,
+  newTenant,
+  type ReqOpts,
+  type Res,
+  type Service,
+  startService,
+  unique,
+} from './helpers.js';
+
+// The webhook URL check resolves the URL's name inside the request, after the request has claimed
+// its Idempotency-Key: `held.test` is answered only when the test says so (holdNext), which keeps
+// a request running for as long as the test needs. Every other name is a public address.
+const PUBLIC = '93.184.215.14';
+let holdNext = false;
+const held: Array<(address: string) => void> = [];
+async function resolve(host: string): Promise<LookupAddress[]> {
+  if (host === 'held.test' && holdNext) {
+    holdNext = false;
+    return new Promise((answer) => held.push((address) => answer([{ address, family: 4 }])));
+  }
+  return [{ address: PUBLIC, family: 4 }];
+}
 
 let svc: Service;
 beforeAll(async () => {
-  svc = await startService();
+  svc = await startService({}, { jobs: false, webhooks: { resolve } });
 });
 afterAll(async () => svc?.stop());
 
 const keyCount = async (workspaceId: string) =>
   (await svc.rt.deps.database.db.selectFrom('api_keys').select('id').where('workspace_id', '=', workspaceId).execute())
     .length;
+
+const webhooksOf = async (as: ReqOpts) => {
+  const r = await svc.api.get('/v1/webhooks', as);
+  expect(r.status).toBe(200);
+  return r.body.data as Array<{ id: string }>;
+};
+
+/**
+ * Starts a webhook create that stays running (in its URL check) until `held` is answered; its
+ * answer comes later (wrapped: an async function returning the promise would wait for it).
+ */
+async function heldCreate(as: ReqOpts, key: string): Promise<{ answer: Promise<Res> }> {
+  holdNext = true;
+  const answer = svc.api.post(
+    '/v1/webhooks',
+    { url: 'https://held.test/hook', events: ['team.created'] },
+    { ...as, headers: { 'idempotency-key': key } },
+  );
+  await expect.poll(() => held.length, { timeout: 10_000 }).toBe(1);
+  return { answer };
+}
 
 describe('Idempotency-Key', () => {
   it('1. replays the stored answer for the same key, route and body, with Idempotent-Replayed', async () => {
@@ -73,26 +119,23 @@ describe('Idempotency-Key', () => {
   it('3. answers 409 idempotency_in_progress while the first request runs', async () => {
     const t = await newTenant(svc.api);
     const key = unique('idem');
-    const body = { name: 'Slow', scopes: ['tickets:read'] };
-    // A first request that has claimed the key and not finished (as a running request leaves it).
-    const raw = JSON.stringify(body);
-    const { createHash } = await import('node:crypto');
-    await svc.rt.deps.database.db
-      .insertInto('idempotency_keys')
-      .values({
-        caller: `u:${t.owner.userId}:${t.workspaceId}`,
-        key,
-        workspace_id: t.workspaceId,
-        route: 'POST /v1/api-keys',
-        body_hash: createHash('sha256').update(`/v1/api-keys\n${raw}`).digest('base64url'),
-        state: 'running',
-        locked_until: new Date(Date.now() + 30_000),
-      })
-      .execute();
-    const r = await svc.api.req('POST', '/v1/api-keys', { ...t.as, raw, headers: { 'idempotency-key': key } });
+    const h = { ...t.as, headers: { 'idempotency-key': key } };
+    const body = { url: 'https://held.test/hook', events: ['team.created'] };
+    // A first request that has claimed the key and not finished.
+    const first = await heldCreate(t.as, key);
+    const r = await svc.api.post('/v1/webhooks', body, h);
     expect(r.status).toBe(409);
     expect(isErrorBody(r.body, 409, 'idempotency_in_progress')).toBe(true);
-    expect(await keyCount(t.workspaceId)).toBe(0);
+    expect(await webhooksOf(t.as)).toEqual([]);
+    // Once it has finished, the same request gets its answer.
+    held.shift()!(PUBLIC);
+    const done = await first.answer;
+    expect(done.status).toBe(201);
+    const replay = await svc.api.post('/v1/webhooks', body, h);
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body.id).toBe(done.body.id);
+    expect((await webhooksOf(t.as)).map((w) => w.id)).toEqual([done.body.id]);
 
     // Concurrent duplicates: exactly one creates, the others wait it out or replay.
     const key2 = unique('idem');
@@ -112,23 +155,24 @@ describe('Idempotency-Key', () => {
   it('3b. lets a retry take over the claim of a request whose process died', async () => {
     const t = await newTenant(svc.api);
     const key = unique('idem');
-    const raw = JSON.stringify({ name: 'Orphan', scopes: ['tickets:read'] });
-    const { createHash } = await import('node:crypto');
+    const body = { url: 'https://held.test/hook', events: ['team.created'] };
+    // A first request claims the key, and its process dies before answering: its claim stays
+    // until it expires. The test moves the claim's clock on, as a minute passing would.
+    const first = await heldCreate(t.as, key);
     await svc.rt.deps.database.db
-      .insertInto('idempotency_keys')
-      .values({
-        caller: `u:${t.owner.userId}:${t.workspaceId}`,
-        key,
-        workspace_id: t.workspaceId,
-        route: 'POST /v1/api-keys',
-        body_hash: createHash('sha256').update(`/v1/api-keys\n${raw}`).digest('base64url'),
-        state: 'running',
-        locked_until: new Date(Date.now() - 1000),
-      })
+      .updateTable('idempotency_keys')
+      .set({ locked_until: new Date(Date.now() - 1000) })
+      .where('key', '=', key)
       .execute();
-    const r = await svc.api.req('POST', '/v1/api-keys', { ...t.as, raw, headers: { 'idempotency-key': key } });
-    expect(r.status).toBe(201);
-    expect(await keyCount(t.workspaceId)).toBe(1);
+    const retry = await svc.api.post('/v1/webhooks', body, { ...t.as, headers: { 'idempotency-key': key } });
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
+    // The "dead" request ends without writing anything (its URL now resolves to loopback): one
+    // webhook, the retry's. (The URL check gives up on a name after 3 s and lets it through, so
+    // the steps above must take less than that.)
+    held.shift()!('127.0.0.1');
+    expect((await first.answer).status).toBe(422);
+    expect((await webhooksOf(t.as)).map((w) => w.id)).toEqual([retry.body.id]);
   });
 
   it('4. stores nothing for a 5xx, so a retry runs again', async () => {
@@ -252,6 +296,33 @@ describe('Idempotency-Key', () => {
     expect([a.status, b.status, c.status]).toEqual([201, 201, 201]);
     expect(new Set([a.body.id, b.body.id, c.body.id]).size).toBe(3);
     expect(b.headers.get('idempotent-replayed')).toBeNull();
+  });
+
+  it('6b. scopes a person’s keys per workspace: the same key in two workspaces makes two records', async () => {
+    const t = await newTenant(svc.api);
+    const other = await svc.api.post('/v1/workspaces', { name: 'Second desk' }, { token: t.owner.token });
+    expect(other.status).toBe(201);
+    const inA = t.as;
+    const inB = { token: t.owner.token, workspace: other.body.id as string };
+    const idem = unique('idem');
+    const body = { name: 'Support' };
+    const a = await svc.api.post('/v1/teams', body, { ...inA, headers: { 'idempotency-key': idem } });
+    const b = await svc.api.post('/v1/teams', body, { ...inB, headers: { 'idempotency-key': idem } });
+    expect([a.status, b.status]).toEqual([201, 201]);
+    expect(b.headers.get('idempotent-replayed')).toBeNull();
+    expect(b.body.id).not.toBe(a.body.id);
+    // Each workspace has its own team, and a retry in each gets that workspace's answer.
+    expect((await svc.api.get('/v1/teams', inA)).body.data.map((x: any) => x.id)).toEqual([a.body.id]);
+    expect((await svc.api.get('/v1/teams', inB)).body.data.map((x: any) => x.id)).toEqual([b.body.id]);
+    for (const [as, first] of [
+      [inA, a],
+      [inB, b],
+    ] as const) {
+      const again = await svc.api.post('/v1/teams', body, { ...as, headers: { 'idempotency-key': idem } });
+      expect(again.status).toBe(201);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(again.body.id).toBe(first.body.id);
+    }
   });
 
   it('7. does not apply to sign-in routes, or to PATCH and DELETE', async () => {

@@ -6,7 +6,11 @@
 // could take its jobs or mailboxes (and run them with other settings), when its own background
 // work would take other files' (a child running `npm start`), or when it makes many sign-ins.
 // On the embedded database every file already has its own.
+//
+// The new database is a copy of the run's migrated template (test/global-setup.ts), unless the
+// test asks for an empty one (to migrate it itself).
 import pg from 'pg';
+import { postgresTemplate } from './database-template.js';
 import { onPostgres } from './helpers.js';
 
 export interface OwnDatabase {
@@ -27,7 +31,7 @@ async function admin<T>(base: URL, fn: (c: pg.Client) => Promise<T>): Promise<T>
   }
 }
 
-export async function ownDatabase(tag: string): Promise<OwnDatabase> {
+export async function ownDatabase(tag: string, opts: { empty?: boolean } = {}): Promise<OwnDatabase> {
   if (!onPostgres) return { env: {}, drop: async () => {} };
   const base = new URL(process.env.DATABASE_URL!);
   const name = `${base.pathname.slice(1)}_${tag}_${process.pid}`
@@ -37,7 +41,8 @@ export async function ownDatabase(tag: string): Promise<OwnDatabase> {
   try {
     await admin(base, async (c) => {
       await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await c.query(`CREATE DATABASE "${name}"`);
+      const template = opts.empty ? null : postgresTemplate();
+      await c.query(`CREATE DATABASE "${name}"${template ? ` TEMPLATE "${template}"` : ''}`);
     });
   } catch (err) {
     // No right to create databases: share the test database after all.

@@ -6,32 +6,25 @@
 // signature test vectors of docs/webhooks.md.
 import { randomUUID } from 'node:crypto';
 import type { LookupAddress } from 'node:dns';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
 import { EVENT_TYPES } from '../src/modules/webhooks/catalog.js';
 import { secretContext } from '../src/modules/webhooks/service.js';
 import { refusedAddress } from '../src/platform/net/address.js';
 import { safePost } from '../src/platform/net/http.js';
-import { createRuntime } from '../src/runtime.js';
 import { signWebhook, verifyWebhook, webhookSignature } from '../src/webhooks.js';
 import {
-  Api,
   addMember,
   eventsAfterOf,
   isErrorBody,
   latestSeqOf,
   newApiKey,
   newTenant,
-  recordResponseViolation,
   type Service,
-  TEST_SECRET_KEY,
+  startService,
   type Tenant,
-  testLogger,
   unique,
 } from './helpers.js';
 import { type OwnDatabase, ownDatabase } from './own-database.js';
@@ -61,27 +54,9 @@ interface Started {
 /** A service on a database of its own (on PostgreSQL: no other file's job worker takes its jobs). */
 async function start(tag: string, jobs: boolean): Promise<Started> {
   const own = await ownDatabase(tag);
-  const config = loadConfig({
-    DATABASE_IN_MEMORY: 'true',
-    DATA_DIR: mkdtempSync(join(tmpdir(), 'svc-webhooks-')),
-    SECRET_KEY: TEST_SECRET_KEY,
-    INBOUND_SECRET: 'test-inbound-secret-0123456789',
-    PORT: '0',
-    RATE_LIMIT_PER_MINUTE: '100000',
-    LOG_LEVEL: 'info',
-    ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
-    ...own.env,
-  });
-  const logs: string[] = [];
-  const logger = testLogger(logs);
-  const rt = await createRuntime(config, {
-    logger,
-    jobs,
-    checkResponses: recordResponseViolation,
-    webhooks: { retryDelaysMs: [200, 200, 200, 200, 200, 200, 200], jitter: 0, timeoutMs: 2000, resolve },
-  });
-  const url = (await rt.listen()).replace('[::1]', '127.0.0.1');
-  return { svc: { rt, url, api: new Api(url), logs, stop: () => rt.stop() }, own };
+  const webhooks = { retryDelaysMs: [200, 200, 200, 200, 200, 200, 200], jitter: 0, timeoutMs: 2000, resolve };
+  // With jobs, every background worker as in production (IMAP pollers, email senders).
+  return { svc: await startService(own.env, { jobs, webhooks, imap: {}, email: {} }), own };
 }
 
 // The endpoints' API: no job worker, so nothing is ever sent from these tests (their URLs are

@@ -1,7 +1,8 @@
 // Triage settings: stored here, read by the AI issue's triage (which fields it may set on its
 // own, the confidence threshold, whether to assign afterwards). `engine` and `available`
-// describe the decision engine this instance has: the AI issue registers its own resolver;
-// until then a configured language model provider counts as the `llm` engine.
+// describe the decision engine this instance has: the AI issue registers its own resolver.
+// Until then a configured language model provider shows as the `llm` engine, configured but not
+// connected (nothing here has ever reached it), so triage is not available.
 import type { Static } from '@sinclair/typebox';
 import type { Kysely } from 'kysely';
 import type { Deps } from '../../deps.js';
@@ -24,10 +25,14 @@ export const DEFAULT_TRIAGE = {
 
 const FIELD_ORDER: Field[] = ['priority', 'severity', 'labels', 'team'];
 
-/** The engine from the configuration alone: a language model provider, or none. */
+/**
+ * The engine from the configuration alone: a language model provider, or none. `connected` says
+ * that this instance has reached the engine, and nothing here contacts it yet (docs/decisions.md
+ * "Triage engine"): false until the AI issue's resolver verifies it.
+ */
 export function configuredEngine(deps: Deps): TriageEngineView {
   const ai = deps.config.ai;
-  if (ai.provider) return { provider: 'llm', model: ai.fastModel ?? ai.model ?? '', connected: true };
+  if (ai.provider) return { provider: 'llm', model: ai.fastModel ?? ai.model ?? '', connected: false };
   return { provider: 'none', model: '', connected: false };
 }
 

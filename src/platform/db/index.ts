@@ -1,5 +1,6 @@
 // The database: Kysely over node-postgres (DATABASE_URL set) or the embedded PGlite
 // (persisted in DATA_DIR, or in memory for tests). Same SQL, same migrations.
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
@@ -28,6 +29,8 @@ export interface Database {
   autonomous: ((text: string, values: unknown[]) => Promise<{ rows: unknown[] }>) | null;
   ping(): Promise<void>;
   close(): Promise<void>;
+  /** Embedded only (null on PostgreSQL): the data directory as a tarball, for `template` (tests). */
+  dump: (() => Promise<Blob>) | null;
 }
 
 export interface DatabaseOptions {
@@ -35,6 +38,12 @@ export interface DatabaseOptions {
   dataDir: string;
   memory?: boolean;
   poolSize?: number;
+  /**
+   * Embedded only: a dumped data directory (PGlite's dumpDataDir) to start from when the
+   * database is new, instead of an empty one. The tests start each service from one migrated
+   * copy (test/database-template.ts); migrations still run after it, as on any database.
+   */
+  template?: Blob;
 }
 
 /** The longest any one statement of a request may run on PostgreSQL. */
@@ -138,14 +147,18 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
         await search.destroy();
         await side.end();
       },
+      dump: null,
     };
   }
 
   const { PGlite } = await import('@electric-sql/pglite');
   const { pg_trgm } = await import('@electric-sql/pglite/contrib/pg_trgm');
   const { btree_gin } = await import('@electric-sql/pglite/contrib/btree_gin');
+  const dir = join(opts.dataDir, 'pglite');
+  const fresh = opts.memory || !existsSync(join(dir, 'PG_VERSION'));
   const client = await PGlite.create({
-    ...(opts.memory ? {} : { dataDir: join(opts.dataDir, 'pglite') }),
+    ...(opts.memory ? {} : { dataDir: dir }),
+    ...(opts.template && fresh ? { loadDataDir: opts.template } : {}),
     extensions: { pg_trgm, btree_gin },
     parsers: { [INT8]: parseInt8 },
   });
@@ -163,5 +176,10 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     close: async () => {
       await db.destroy();
     },
+    dump: () =>
+      mutex.run(async () => {
+        await client.exec('CHECKPOINT');
+        return client.dumpDataDir('none');
+      }),
   };
 }
