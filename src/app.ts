@@ -58,6 +58,7 @@ import {
   installRequestLog,
   installTextGuard,
   installValidation,
+  sharedSerializers,
 } from './platform/http/setup.js';
 
 // The app's type and the route table's row live in platform/http/app-type.ts, so that route files
@@ -134,6 +135,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     bodyLimit: JSON_BODY_LIMIT,
     trustProxy: deps.config.trustProxy,
     routerOptions: { maxParamLength: 200 },
+    schemaController: { compilersFactory: { buildSerializer: sharedSerializers() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const routeTable: RouteEntry[] = [];

@@ -4,6 +4,8 @@ import { ConfigError, loadConfig } from './config.js';
 import { createRuntime } from './runtime.js';
 
 async function main() {
+  // Since the process started: Node's own start and loading every module this file imports.
+  const modules = performance.now();
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();
@@ -14,8 +16,10 @@ async function main() {
     }
     throw err;
   }
-  const rt = await createRuntime(config);
+  const rt = await createRuntime(config, { deferWorkers: true });
+  const listening = performance.now();
   const address = await rt.listen();
+  const listen = performance.now() - listening;
   const db = config.databaseUrl ? 'PostgreSQL' : `embedded PostgreSQL in ${config.dataDir}`;
   process.stdout.write(
     `Help desk listening on ${address} (public URL ${config.publicUrl}, ${db}, ${rt.deps.bus.kind} bus)\n` +
@@ -35,6 +39,14 @@ async function main() {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+
+  // Job workers, schedules and mailbox pollers, once the API answers (src/runtime.ts).
+  await rt.startWorkers();
+  const phases = { modules, ...rt.startup, listen };
+  rt.deps.log.debug(
+    { startup_ms: Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, Math.round(v)])) },
+    'started',
+  );
 }
 
 main().catch((err) => {

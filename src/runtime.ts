@@ -1,6 +1,6 @@
-// Wires the platform together: config → database → migrations → bus → jobs → app.
+// Wires the platform together: config → database → migrations → bus → app → jobs, then the
+// workers (main.ts: once the server listens).
 // Used by main.ts (the service), the gateway entry, and the tests (same code path).
-import { Redis } from 'ioredis';
 import pino from 'pino';
 import { type App, type AppOptions, buildApp } from './app.js';
 import type { Config } from './config.js';
@@ -50,12 +50,36 @@ export interface Runtime {
   gateway: Gateway;
   /** Listens on config.port (0 = any free port); returns the base URL. */
   listen(): Promise<string>;
+  /**
+   * Starts the job workers, schedules and mailbox pollers; createRuntime has done it already
+   * unless `deferWorkers` (main.ts: once the server listens). Once only; the same promise after.
+   */
+  startWorkers(): Promise<void>;
   /** Graceful: stop accepting, drain requests and jobs, close the database. */
   stop(): Promise<void>;
-  /** The webhook dispatcher, worker and sweeps (null when jobs do not run here). */
+  /** The webhook dispatcher, worker and sweeps (null when jobs do not run here, or not yet). */
   webhooks: WebhookWorkers | null;
-  /** The IMAP / Google / Microsoft mailbox pollers (null when jobs do not run here). */
+  /** The IMAP / Google / Microsoft mailbox pollers (null when jobs do not run here, or not yet). */
   imap: ImapPollers | null;
+  /** How long each start-up step took, in milliseconds (logged at debug level by main.ts). */
+  startup: StartupPhases;
+}
+
+/** Start-up steps in the order they run; `bench:startup` prints them. */
+export interface StartupPhases {
+  /** openDatabase: the pool, or the embedded database's own start (PGlite). */
+  database: number;
+  migrations: number;
+  /** Bus, Redis client and storage. */
+  bus: number;
+  /** buildApp and app.ready(): plugins, routes, schemas. */
+  app: number;
+  /** The gateway's subscriptions and the event publisher. */
+  gateway: number;
+  /** pg-boss start: its schema on a fresh database; from here jobs can be sent. */
+  jobs: number;
+  /** startWorkers: queues, workers, schedules, the webhook dispatcher, IMAP pollers. */
+  workers: number;
 }
 
 export const MAINTENANCE_JOB = 'maintenance.prune';
@@ -72,6 +96,12 @@ export async function createRuntime(
     checkResponses?: AppOptions['checkResponses'];
     /** Embedded database only: the data directory a new database starts from (tests). */
     databaseTemplate?: Blob;
+    /**
+     * Leave the job workers, schedules and mailbox pollers to startWorkers() (main.ts calls it once
+     * the server listens): the API answers about a second sooner. Jobs sent before then wait in
+     * their queue, as they would for a busy worker.
+     */
+    deferWorkers?: boolean;
   } = {},
 ): Promise<Runtime> {
   const log =
@@ -82,19 +112,33 @@ export async function createRuntime(
       redact: { paths: ['*.authorization', '*.password', '*.token', '*.secret'], censor: '[redacted]' },
     });
 
+  const startup: StartupPhases = { database: 0, migrations: 0, bus: 0, app: 0, gateway: 0, jobs: 0, workers: 0 };
+  let mark = performance.now();
+  const phase = (name: keyof StartupPhases) => {
+    const now = performance.now();
+    startup[name] += now - mark;
+    mark = now;
+  };
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     memory: config.memoryDatabase,
     template: opts.databaseTemplate,
   });
+  phase('database');
   const closers: Array<() => Promise<unknown>> = [() => database.close()];
   try {
     await migrateToLatest(database.db as never);
+    phase('migrations');
     const bus = await openBus(config.natsUrl);
     closers.unshift(() => bus.close());
+    // ioredis is loaded only when REDIS_URL is set.
     const redis = config.redisUrl
-      ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false })
+      ? new (await import('ioredis')).Redis(config.redisUrl, {
+          lazyConnect: false,
+          maxRetriesPerRequest: 1,
+          enableOfflineQueue: false,
+        })
       : null;
     if (redis) {
       redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
@@ -104,6 +148,7 @@ export async function createRuntime(
     const jobs = new Jobs(database, log);
     const storage = await openStorage(config);
     if (storage.close) closers.unshift(async () => storage.close?.());
+    phase('bus');
     // Workflow inside a ticket's transaction, in hook order (src/modules/tickets/hooks.ts).
     const ticketHooks = new TicketHooks();
     ticketHooks.add(automationsHook); // 10: the workspace's automations (src/modules/automations/engine.ts)
@@ -144,59 +189,82 @@ export async function createRuntime(
     const gateway = new Gateway(deps);
     registerGatewayRoutes(app, gateway);
     await app.ready();
+    phase('app');
     await gateway.start();
     gateway.attach(app.server);
     closers.unshift(() => gateway.close());
 
     publisher.start();
     closers.unshift(() => publisher.stop());
-    let webhooks: WebhookWorkers | null = null;
+    phase('gateway');
     if (opts.jobs !== false) {
       await jobs.start();
       closers.unshift(() => jobs.stop());
-      await jobs.work(MAINTENANCE_JOB, async () => {
-        const events = await pruneEvents(database, config.eventRetentionMs);
-        const keys = await pruneIdempotencyKeys(database);
-        const sessions = await pruneEndedSessions(database);
-        if (events + keys + sessions > 0) log.info({ events, idempotency_keys: keys, sessions }, 'pruned');
-      });
-      await jobs.schedule(MAINTENANCE_JOB, '17 * * * *');
-
-      await registerInvitationJobs(deps); // invitation emails (src/modules/invitations/mail.ts)
-      await registerAttachmentJobs(deps); // hourly purge of unattached uploads (src/modules/attachments/purge.ts)
-      await registerTicketJobs(deps); // snoozed tickets wake up every minute (src/modules/tickets/snooze.ts)
-      await registerSlaJobs(deps); // SLA breaches every minute and at start (src/modules/sla/breaches.ts)
-      await registerAutoCloseJob(deps); // solved tickets close after auto_close_days (src/modules/tickets/auto-close.ts)
-      await registerInboundJobs(deps); // inbound mail → tickets, and the spool sweep (src/modules/email/inbound.ts)
-      webhooks = await registerWebhooks(deps); // dispatcher, deliveries, sweeps (src/modules/webhooks/workers.ts)
-      const w = webhooks;
-      closers.unshift(() => w.stop());
-      const outbound = await registerOutbound(deps); // replies on email tickets, auto-replies (src/modules/email/outbound.ts)
-      closers.unshift(() => outbound.stop());
     }
+    phase('jobs');
 
-    let imap: ImapPollers | null = null;
-    if (opts.jobs !== false) {
-      imap = new ImapPollers(deps, opts.imap); // IMAP mailboxes' new mail (src/modules/email/imap.ts)
-      const pollers = imap;
+    // Each step's statements run on this thread on the embedded database, chained by promises that
+    // leave the event loop no turn: after each step, requests that came in meanwhile are served
+    // (main.ts starts the workers once the API listens; about 50 statements, a second or so).
+    const step = async <T>(work: Promise<T>): Promise<T> => {
+      const done = await work;
+      await new Promise((resolve) => setImmediate(resolve));
+      return done;
+    };
+    const startWorkers = async () => {
+      if (opts.jobs === false || stopped) return;
+      const started = performance.now();
+      await step(
+        jobs.work(MAINTENANCE_JOB, async () => {
+          const events = await pruneEvents(database, config.eventRetentionMs);
+          const keys = await pruneIdempotencyKeys(database);
+          const sessions = await pruneEndedSessions(database);
+          if (events + keys + sessions > 0) log.info({ events, idempotency_keys: keys, sessions }, 'pruned');
+        }),
+      );
+      await step(jobs.schedule(MAINTENANCE_JOB, '17 * * * *'));
+
+      await step(registerInvitationJobs(deps)); // invitation emails (src/modules/invitations/mail.ts)
+      await step(registerAttachmentJobs(deps)); // hourly purge of unattached uploads (src/modules/attachments/purge.ts)
+      await step(registerTicketJobs(deps)); // snoozed tickets wake up every minute (src/modules/tickets/snooze.ts)
+      await step(registerSlaJobs(deps)); // SLA breaches every minute and at start (src/modules/sla/breaches.ts)
+      await step(registerAutoCloseJob(deps)); // solved tickets close after auto_close_days (src/modules/tickets/auto-close.ts)
+      await step(registerInboundJobs(deps)); // inbound mail → tickets, and the spool sweep (src/modules/email/inbound.ts)
+      const w = await step(registerWebhooks(deps)); // dispatcher, deliveries, sweeps (src/modules/webhooks/workers.ts)
+      runtime.webhooks = w;
+      closers.unshift(() => w.stop());
+      const outbound = await step(registerOutbound(deps)); // replies on email tickets, auto-replies (src/modules/email/outbound.ts)
+      closers.unshift(() => outbound.stop());
+
+      const pollers = new ImapPollers(deps, opts.imap); // IMAP mailboxes' new mail (src/modules/email/imap.ts)
+      runtime.imap = pollers;
       pollers.start();
       closers.unshift(() => pollers.stop());
-    }
+      startup.workers = performance.now() - started;
+    };
 
     let stopped = false;
-    return {
+    let workers: Promise<void> | null = null;
+    const runtime: Runtime = {
       deps,
       app,
       gateway,
-      webhooks,
-      imap,
+      webhooks: null,
+      imap: null,
+      startup,
       async listen() {
         const address = await app.listen({ port: config.port, host: config.host });
         return address;
       },
+      startWorkers() {
+        workers ??= startWorkers();
+        return workers;
+      },
       async stop() {
         if (stopped) return;
         stopped = true;
+        // Workers still starting finish first, so that each one registered is also stopped.
+        await workers?.catch(() => {});
         // Sockets first (1001 going away): the server's close waits for every connection.
         await gateway.close();
         app.beginShutdown();
@@ -208,6 +276,8 @@ export async function createRuntime(
         for (const close of closers) await close().catch(() => {});
       },
     };
+    if (!opts.deferWorkers) await runtime.startWorkers();
+    return runtime;
   } catch (err) {
     for (const close of closers) await close().catch(() => {});
     throw err;

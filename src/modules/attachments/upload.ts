@@ -10,7 +10,6 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
-import { fileTypeFromFile } from 'file-type';
 import { ApiError, badRequest, invalid, tooLarge } from '../../platform/http/errors.js';
 
 export interface Spooled {
@@ -197,6 +196,7 @@ export async function receiveUpload(req: FastifyRequest, maxBytes: number, spool
   try {
     let contentType = 'application/octet-stream';
     if (got.size > 0) {
+      const { fileTypeFromFile } = await import('file-type'); // loaded on first upload, not at start
       const detected = await fileTypeFromFile(path);
       if (detected) contentType = detected.mime;
       else if (got.text) contentType = textType(got.head);

@@ -9,7 +9,6 @@ import { access } from '../../platform/http/context.js';
 import { ApiError, invalid } from '../../platform/http/errors.js';
 import { iso } from '../../platform/http/schemas.js';
 import { workspacesOfUser } from '../workspace/service.js';
-import { issueChallenge, registerKey } from './app-attest.js';
 import { ipBucket } from './protection.js';
 import {
   Accounts,
@@ -271,6 +270,8 @@ export default async function authRoutes(app: App, deps: Deps) {
           'ratelimit-reset': s,
         });
       }
+      // App Attest's verifier (node-app-attest, cbor) is loaded on first use, not at start.
+      const { issueChallenge } = await import('./app-attest.js');
       const c = await issueChallenge(deps);
       reply.header('cache-control', 'no-store');
       return { challenge: c.challenge, expires_at: iso(c.expiresAt)! };
@@ -292,6 +293,7 @@ export default async function authRoutes(app: App, deps: Deps) {
       },
     },
     async (req, reply) => {
+      const { registerKey } = await import('./app-attest.js');
       const k = await registerKey(deps, req.body);
       reply.code(201);
       return { key_id: k.keyId, environment: k.environment as 'production', created_at: iso(k.createdAt)! };

@@ -12,7 +12,6 @@ import type { UsersTable } from '../../platform/db/schema.js';
 import type { UserContext } from '../../platform/http/context.js';
 import { ApiError, conflict, invalid, notFound, unauthorized } from '../../platform/http/errors.js';
 import { recordAudit } from '../audit/service.js';
-import { verifyAppAttestProof } from './app-attest.js';
 import { checkMfaCode } from './mfa.js';
 import { verifyChallenge } from './protection.js';
 import { assertRoomForAccount, type IssuedSession, revokeOtherSessions, startSession } from './sessions.js';
@@ -32,6 +31,8 @@ interface ProofInput {
 async function verifyProof(deps: Deps, input: ProofInput, ip: string): Promise<void> {
   if (input.app_attest) {
     if (deps.config.challenge.kind === 'none' && !deps.config.appAttest.appId) return;
+    // App Attest's verifier (node-app-attest, cbor) is loaded on first use, not at start.
+    const { verifyAppAttestProof } = await import('./app-attest.js');
     await verifyAppAttestProof(deps, input.app_attest);
     return;
   }

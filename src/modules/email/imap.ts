@@ -19,7 +19,7 @@
 //   change to the mailbox (a new password, reconnected OAuth) restarts its poller at once.
 // - Google and Microsoft mailboxes are polled the same way over XOAUTH2 (accessTokenFor).
 import { hostname } from 'node:os';
-import { ImapFlow } from 'imapflow';
+import type { ImapFlow } from 'imapflow';
 import { type Selectable, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { randomSecret } from '../../platform/crypto/random.js';
@@ -351,8 +351,9 @@ class MailboxPoller {
     const m = await this.#load();
     const s = await this.#settings(m, secrets);
     const address = await resolveHost(s.host, this.deps.config.mailAllowPrivate);
+    const imapflow = await import('imapflow'); // loaded on first use, not at start
     if (this.#stopped) return;
-    const client = new ImapFlow({
+    const client = new imapflow.ImapFlow({
       host: address,
       port: s.port,
       secure: s.tls === 'tls',

@@ -6,7 +6,7 @@
 // Message-IDs as message-id.ts says), bounded bodies, attachments with an inline flag,
 // the parts of a delivery report that bounceOf needs, and the quote-trimmed visible body.
 import { createHash } from 'node:crypto';
-import { type AddressObject, type Attachment, type ParsedMail, type StructuredHeader, simpleParser } from 'mailparser';
+import type { AddressObject, Attachment, ParsedMail, StructuredHeader } from 'mailparser';
 import { HTML_LIMITS, htmlToText, sanitizeHtml, textToHtml } from '../../platform/html/index.js';
 import { InboundMailError } from './errors.js';
 import { firstHeader, type MailHeaders, toMailHeaders } from './headers.js';
@@ -183,6 +183,7 @@ async function reportOf(parsed: ParsedMail, attachments: readonly InboundAttachm
   if (original) {
     // Only the header block of the returned message is read.
     const head = original.content.subarray(0, headerLineEnd(original.content));
+    const { simpleParser } = await import('mailparser');
     try {
       const p = await simpleParser(Buffer.concat([head, Buffer.from('\r\n\r\n')]), { skipHtmlToText: true });
       orig = {
@@ -220,6 +221,8 @@ export async function parseInbound(raw: Buffer, opts: ParseOptions = {}): Promis
     throw new InboundMailError('too_large', `the message is ${raw.length} bytes; the limit is ${maxBytes}`);
   }
 
+  // mailparser is loaded with the first mail, not at start.
+  const { simpleParser } = await import('mailparser');
   let parsed: ParsedMail;
   try {
     parsed = await simpleParser(raw, {

@@ -10,7 +10,7 @@
 // A problem of configuration (no server, a refused address, no token, SMTP_URL unset) is a
 // TransportSetupError: permanent, the message fails with its text.
 import { isIP } from 'node:net';
-import { createTransport, type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Deps } from '../../deps.js';
 import { splitSmtpUrl } from '../../platform/mail/index.js';
 import { RefusedHostError, resolveHost, type ServerSettings, smtpSettings } from '../mailboxes/connect.js';
@@ -97,7 +97,8 @@ async function smtpTransport(
     if (err instanceof RefusedHostError) throw new TransportSetupError(err.message);
     throw err; // DNS trouble: temporary
   }
-  return createTransport({
+  const nodemailer = await import('nodemailer'); // loaded on first use, not at start
+  return nodemailer.createTransport({
     host: address,
     port: s.port,
     secure: s.tls === 'tls',
@@ -137,7 +138,8 @@ export async function transportFor(
       } catch {
         // no password in the URL
       }
-      const transport = createTransport({
+      const nodemailer = await import('nodemailer');
+      const transport = nodemailer.createTransport({
         url,
         connectionTimeout: opts.timeoutMs,
         greetingTimeout: opts.timeoutMs,

@@ -6,8 +6,6 @@
 // scrubbed from every message anyway, in case a server echoes it).
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { ImapFlow } from 'imapflow';
-import { createTransport } from 'nodemailer';
 import { splitSmtpUrl } from '../../platform/mail/index.js';
 import { isLocalName, refusedAddress } from '../../platform/net/address.js';
 import type { MailboxConfig } from './schemas.js';
@@ -169,7 +167,8 @@ async function bounded<T>(work: Promise<T>, what: string): Promise<T> {
 export async function checkSmtp(s: ServerSettings, allowPrivate: boolean): Promise<CheckResult> {
   try {
     const address = await resolveHost(s.host, allowPrivate);
-    const transport = createTransport({
+    const nodemailer = await import('nodemailer'); // loaded on first use, not at start
+    const transport = nodemailer.createTransport({
       host: address,
       port: s.port,
       secure: s.tls === 'tls',
@@ -209,7 +208,8 @@ export async function checkSystemMailer(smtpUrl: string | null): Promise<CheckRe
       return null;
     }
   })();
-  const transport = createTransport({
+  const nodemailer = await import('nodemailer');
+  const transport = nodemailer.createTransport({
     url,
     connectionTimeout: 10_000,
     greetingTimeout: 10_000,
@@ -231,7 +231,8 @@ export async function checkImap(s: ServerSettings, allowPrivate: boolean): Promi
   try {
     const address = await resolveHost(s.host, allowPrivate);
     if (!s.password && !s.accessToken) return { ok: false, error: 'no password is stored for this mailbox' };
-    const client = new ImapFlow({
+    const imapflow = await import('imapflow'); // loaded on first use, not at start
+    const client = new imapflow.ImapFlow({
       host: address,
       port: s.port,
       secure: s.tls === 'tls',

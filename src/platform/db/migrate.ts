@@ -6,11 +6,15 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
 
+// Next to this module: src/platform/db/migrations, or dist/migrations in the build, where every
+// built module sits at the top of dist/ (scripts/build.mjs).
 const dir = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
+
+const migrationFiles = async () => (await readdir(dir)).filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f)).sort();
 
 class SqlFileProvider implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {
-    const files = (await readdir(dir)).filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f)).sort();
+    const files = await migrationFiles();
     const out: Record<string, Migration> = {};
     for (const f of files) {
       const text = await readFile(join(dir, f), 'utf8');
@@ -27,7 +31,24 @@ class SqlFileProvider implements MigrationProvider {
   }
 }
 
+/**
+ * True when the applied migrations are exactly the files: the migrator would find nothing to do.
+ * Its own checks before that list every table with its columns (Kysely's introspection, twice),
+ * which took about a second of every start on an existing embedded database; two small queries
+ * answer the common case. Anything else (a fresh database, a new file, an applied migration whose
+ * file is gone) goes to the migrator as before.
+ */
+async function upToDate(db: Kysely<unknown>): Promise<boolean> {
+  const table = await sql<{ found: boolean }>`select to_regclass('kysely_migration') is not null as found`.execute(db);
+  if (!table.rows[0]?.found) return false;
+  const names = (await migrationFiles()).map((f) => f.replace(/\.sql$/, ''));
+  const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(db);
+  const applied = new Set(rows.map((r) => r.name));
+  return applied.size === names.length && names.every((n) => applied.has(n));
+}
+
 export async function migrateToLatest(db: Kysely<unknown>): Promise<string[]> {
+  if (await upToDate(db)) return [];
   // Unordered: a migration merged after a later-numbered one still applies on databases
   // that already ran the later one (each file is applied once, in name order when new).
   const migrator = new Migrator({ db, provider: new SqlFileProvider(), allowUnorderedMigrations: true });

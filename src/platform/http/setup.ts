@@ -3,7 +3,8 @@
 // JSON log line per request.
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
-import { Ajv, type ErrorObject } from 'ajv';
+import { type Serializer, type SerializerFactory, SerializerSelector } from '@fastify/fast-json-stringify-compiler';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
@@ -43,8 +44,56 @@ const coercing = ajvFor(true);
 export function installValidation(app: FastifyInstance): void {
   // Bodies are strict JSON: "5" is not a number. Query strings and params arrive as text.
   app.setValidatorCompiler(({ schema, httpPart }) =>
-    (httpPart === 'body' ? strict : coercing).compile(schema as object),
+    onFirstUse(() => (httpPart === 'body' ? strict : coercing).compile(schema as object)),
   );
+}
+
+/**
+ * A route's validator, compiled by ajv when it first validates a request rather than when the
+ * route is added: compiling the ~180 request schemas was about half a second of every start, and
+ * a process may never see a request on most routes. The same ajv and schema, so the same checks;
+ * Fastify reads `schemaEnv` (then lets ajv coerce and default a whole value) and `errors`.
+ */
+function onFirstUse(compile: () => ValidateFunction) {
+  let fn: ValidateFunction | undefined;
+  const compiled = () => {
+    fn ??= compile();
+    return fn;
+  };
+  const validate = (data: unknown, cxt?: Parameters<ValidateFunction>[1]) => compiled()(data, cxt);
+  Object.defineProperty(validate, 'schemaEnv', { get: () => compiled().schemaEnv });
+  Object.defineProperty(validate, 'errors', { get: () => fn?.errors ?? null });
+  return validate;
+}
+
+/**
+ * Fastify's own response serializers (fast-json-stringify, its options), one per schema rather
+ * than one per route and status code, compiled when it first serializes an answer rather than
+ * when its route is added. Every route answers 4XX and 5XX with the same ErrorSchema, and
+ * resources (Ticket, Contact, …) are shared by several routes: 575 compiles at start were 99
+ * schemas, and most are never used by a given process. A serializer depends on nothing but its
+ * schema and the options.
+ */
+export function sharedSerializers(): SerializerFactory {
+  const selector = SerializerSelector();
+  return (externalSchemas, options) => {
+    const compile = selector(externalSchemas, options);
+    const shared = new WeakMap<object, Serializer>();
+    return (route) => {
+      const schema = route.schema;
+      if (typeof schema !== 'object' || schema === null) return compile(route);
+      let serializer = shared.get(schema);
+      if (!serializer) {
+        let fn: Serializer | undefined;
+        serializer = (doc) => {
+          fn ??= compile(route);
+          return fn(doc);
+        };
+        shared.set(schema, serializer);
+      }
+      return serializer;
+    };
+  };
 }
 
 const UNSTORABLE = 'contains a NUL character or invalid Unicode';

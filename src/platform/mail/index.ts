@@ -6,7 +6,7 @@
 // The sender is the `from` query parameter of SMTP_URL when given
 // (`smtp://user:pass@mail.example.com:587?from=Help%20desk%20%3Chelp%40example.com%3E`),
 // otherwise `Help desk <no-reply@<host of PUBLIC_URL>>`.
-import { createTransport } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 
 export interface MailMessage {
   to: string;
@@ -66,15 +66,19 @@ export function createMailer(settings: MailSettings, log: MailLogger): Mailer {
   const { url, from: configured } = splitSmtpUrl(settings.smtpUrl);
   const from = configured ?? defaultFrom(settings.publicUrl);
   // Bounded waits: a stuck server fails the job (which retries) instead of holding it forever.
-  const transport = createTransport(
-    { url, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 },
-    { from },
-  );
+  // nodemailer is loaded with the first mail, not at start.
+  let transport: Promise<Transporter> | null = null;
   return {
     kind: 'smtp',
     from,
     async send(m) {
-      await transport.sendMail({
+      transport ??= import('nodemailer').then((nodemailer) =>
+        nodemailer.createTransport(
+          { url, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 },
+          { from },
+        ),
+      );
+      await (await transport).sendMail({
         to: m.to,
         subject: oneLine(m.subject),
         text: m.text,
