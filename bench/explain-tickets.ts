@@ -85,7 +85,7 @@ try {
   // private teams are looked up first, as for every API key).
   const ctx: RequestContext = {
     workspaceId: ws,
-    actor: { type: 'api_key', apiKeyId: '00000000-0000-7000-8000-000000000000', createdBy: null },
+    actor: { kind: 'api_key', apiKeyId: '00000000-0000-7000-8000-000000000000', createdBy: null },
     role: null,
     scopes: ['tickets:read', 'tickets:write'],
     teams: [],

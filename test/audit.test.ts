@@ -55,7 +55,7 @@ describe('GET /v1/audit-logs', () => {
       .execute((trx) =>
         recordAudit(
           trx,
-          { workspaceId: t.workspaceId, actor: { type: 'system' }, ip: null },
+          { workspaceId: t.workspaceId, actor: { kind: 'system' }, ip: null },
           { action: 'workspace.cleanup', entityType: 'workspace', entityId: null, data: { removed: 3 } },
         ),
       );

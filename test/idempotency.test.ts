@@ -216,7 +216,7 @@ describe('Idempotency-Key', () => {
     app.addHook('onRequest', async (req) => {
       req.ctx = {
         workspaceId: null as never,
-        actor: { type: 'api_key', apiKeyId: 'mini-app-key', createdBy: null },
+        actor: { kind: 'api_key', apiKeyId: 'mini-app-key', createdBy: null },
         role: null,
         scopes: [],
         teams: [],

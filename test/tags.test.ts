@@ -65,8 +65,8 @@ function ctxOf(t: Tenant, role: Role | null = 'owner', scopes: Scope[] | null = 
     workspaceId: t.workspaceId,
     actor:
       role === null
-        ? { type: 'api_key', apiKeyId: randomUUID(), createdBy: null }
-        : { type: 'user', userId: t.owner.userId, sessionId: randomUUID() },
+        ? { kind: 'api_key' as const, apiKeyId: randomUUID(), createdBy: null }
+        : { kind: 'member' as const, userId: t.owner.userId, sessionId: randomUUID() },
     role,
     scopes: role === null ? (scopes ?? []) : null,
     teams: [],

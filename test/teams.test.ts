@@ -324,7 +324,7 @@ describe('tenant isolation', () => {
 describe('canSeeTeam', () => {
   const ctx = (over: Partial<RequestContext>): RequestContext => ({
     workspaceId: randomUUID(),
-    actor: { type: 'user', userId: randomUUID(), sessionId: randomUUID() },
+    actor: { kind: 'member', userId: randomUUID(), sessionId: randomUUID() },
     role: 'agent',
     scopes: null,
     teams: [],
@@ -345,7 +345,7 @@ describe('canSeeTeam', () => {
     const key = ctx({
       role: null,
       scopes: ['tickets:read', 'realtime'],
-      actor: { type: 'api_key', apiKeyId: randomUUID(), createdBy: null },
+      actor: { kind: 'api_key', apiKeyId: randomUUID(), createdBy: null },
     });
     expect(canSeeTeam(key, team)).toBe(false);
     expect(canSeeTeam(key, null)).toBe(true);

@@ -55,7 +55,7 @@ const ctxOf = (t: Tenant, who: Member | null, role: RequestContext['role'] = 'ag
   who
     ? {
         workspaceId: t.workspaceId,
-        actor: { type: 'user', userId: who.userId, sessionId: randomUUID() },
+        actor: { kind: 'member', userId: who.userId, sessionId: randomUUID() },
         role,
         scopes: null,
         teams: [],
@@ -63,7 +63,7 @@ const ctxOf = (t: Tenant, who: Member | null, role: RequestContext['role'] = 'ag
       }
     : {
         workspaceId: t.workspaceId,
-        actor: { type: 'api_key', apiKeyId: randomUUID(), createdBy: null },
+        actor: { kind: 'api_key', apiKeyId: randomUUID(), createdBy: null },
         role: null,
         scopes: ['tickets:read'],
         teams: [],

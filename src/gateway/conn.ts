@@ -73,7 +73,7 @@ export class Conn {
 
   /** The person behind an agent socket (null for API keys and widgets). */
   get userId(): string | null {
-    return this.who.kind === 'agent' && this.who.ctx.actor.type === 'user' ? this.who.ctx.actor.userId : null;
+    return this.who.kind === 'agent' && this.who.ctx.actor.kind === 'member' ? this.who.ctx.actor.userId : null;
   }
 
   /** One message for this socket (replies, presence_state): framed by `ws`. */

@@ -344,11 +344,11 @@ export class Gateway {
         // Admins and owners see every private team (as in canSee); others their own.
         return t.wid === who.wid && (isAdmin(ctx.role) || ctx.teams.includes(t.teamId)) ? { ok: true } : no;
       case 'user':
-        return ctx.actor.type === 'user' && ctx.actor.userId === t.userId ? { ok: true } : no;
+        return ctx.actor.kind === 'member' && ctx.actor.userId === t.userId ? { ok: true } : no;
       case 'contact':
         return no;
       case 'ticket': {
-        if (t.wid !== who.wid || ctx.actor.type !== 'user') return no;
+        if (t.wid !== who.wid || ctx.actor.kind !== 'member') return no;
         const row = await this.deps.database.db
           .selectFrom('tickets as t')
           .leftJoin('teams as tm', (j) =>
@@ -523,7 +523,7 @@ export class Gateway {
       case 'sessions.revoked': {
         this.#revoked.sessions(m.user_id, m.session_ids);
         for (const c of [...(this.#byUser.get(m.user_id) ?? [])]) {
-          if (c.who.kind !== 'agent' || c.who.ctx.actor.type !== 'user') continue;
+          if (c.who.kind !== 'agent' || c.who.ctx.actor.kind !== 'member') continue;
           const sid = c.who.ctx.actor.sessionId;
           if (m.session_ids === 'all' || m.session_ids.includes(sid)) {
             this.#revoked.session(sid);
@@ -547,7 +547,7 @@ export class Gateway {
         for (const c of [...(this.#byWorkspace.get(m.workspace_id) ?? [])]) {
           if (
             c.who.kind === 'agent' &&
-            c.who.ctx.actor.type === 'api_key' &&
+            c.who.ctx.actor.kind === 'api_key' &&
             c.who.ctx.actor.apiKeyId === m.api_key_id
           ) {
             c.close(CLOSE.apiKeyDeleted, 'api_key_deleted');

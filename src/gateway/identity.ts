@@ -31,7 +31,7 @@ export async function identityOf(
       if (!isUuid(claims.sub) || typeof claims.sid !== 'string' || !ROLES.includes(role)) return null;
       ctx = {
         workspaceId: wid,
-        actor: { type: 'user', userId: claims.sub, sessionId: claims.sid },
+        actor: { kind: 'member', userId: claims.sub, sessionId: claims.sid },
         role,
         scopes: null,
         teams,
@@ -42,7 +42,7 @@ export async function identityOf(
       // A key gets a realtime token only with the `realtime` scope, which sees every event type.
       ctx = {
         workspaceId: wid,
-        actor: { type: 'api_key', apiKeyId: claims.sub, createdBy: null },
+        actor: { kind: 'api_key', apiKeyId: claims.sub, createdBy: null },
         role: null,
         scopes: ['realtime'],
         teams: [],

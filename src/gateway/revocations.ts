@@ -51,8 +51,8 @@ export class Revocations {
   refuses(who: Identity): boolean {
     const upTo = (at: number | undefined) => at !== undefined && who.iat <= at;
     if (this.#tokens.has(who.signature) || upTo(this.#workspaces.get(who.wid))) return true;
-    if (who.kind === 'agent' && who.ctx.actor.type === 'api_key') return this.#apiKeys.has(who.ctx.actor.apiKeyId);
-    if (who.kind !== 'agent' || who.ctx.actor.type !== 'user') return false;
+    if (who.kind === 'agent' && who.ctx.actor.kind === 'api_key') return this.#apiKeys.has(who.ctx.actor.apiKeyId);
+    if (who.kind !== 'agent' || who.ctx.actor.kind !== 'member') return false;
     const { userId, sessionId } = who.ctx.actor;
     const key = `${who.wid}:${userId}`;
     const changed = this.#teams.get(key);

@@ -86,7 +86,7 @@ export async function createApiKey(
   if (name === '') throw invalid('body.name', 'must not be blank');
   const secret = randomSecret('svc_live_');
   const id = newId();
-  const createdBy = ctx.actor.type === 'user' ? ctx.actor.userId : ctx.actor.createdBy;
+  const createdBy = ctx.actor.kind === 'member' ? ctx.actor.userId : ctx.actor.createdBy;
   await deps.writer.run(ctx.workspaceId, async (u) => {
     await u.trx
       .insertInto('api_keys')
@@ -178,7 +178,7 @@ export function apiKeyResolver(deps: Deps): CredentialResolver['apiKey'] {
     }
     return {
       workspaceId: k.workspaceId,
-      actor: { type: 'api_key', apiKeyId: k.id, createdBy: k.createdBy },
+      actor: { kind: 'api_key', apiKeyId: k.id, createdBy: k.createdBy },
       role: null,
       scopes: k.scopes as Scope[],
       teams: [],

@@ -11,7 +11,7 @@
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { Unit } from '../../platform/db/tx.js';
-import { SYSTEM_ACTOR } from '../tickets/activities.js';
+import { SYSTEM } from '../../platform/http/context.js';
 import type { TicketChange, TicketHook } from '../tickets/hooks.js';
 import type { TicketRow } from '../tickets/queries.js';
 import { applyPatch } from '../tickets/service.js';
@@ -129,6 +129,6 @@ export const assignmentHook: TicketHook = {
     if (plan.mode === 'none') return false;
     const chosen = await pick(u, row, plan, autoAway);
     if (chosen === null) return false;
-    return (await applyPatch(deps, u, SYSTEM_ACTOR, row, { assignee_id: chosen })).row;
+    return (await applyPatch(deps, u, SYSTEM, row, { assignee_id: chosen })).row;
   },
 };

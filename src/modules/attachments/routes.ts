@@ -135,7 +135,7 @@ export default async function attachmentRoutes(app: App, deps: Deps) {
     const ctx: RequestContext = {
       workspaceId,
       // Not a real key: the token's grant, read-only and for this one attachment.
-      actor: { type: 'api_key', apiKeyId: 'attachment-url-token', createdBy: null },
+      actor: { kind: 'api_key', apiKeyId: 'attachment-url-token', createdBy: null },
       role: null,
       scopes: ['tickets:read'],
       teams: [],

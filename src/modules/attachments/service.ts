@@ -66,8 +66,8 @@ export async function createAttachment(deps: Deps, ctx: RequestContext, upload: 
         inline: false,
         storage_key: key,
         sha256: upload.sha256,
-        uploaded_by_user_id: ctx.actor.type === 'user' ? ctx.actor.userId : null,
-        uploaded_by_api_key_id: ctx.actor.type === 'api_key' ? ctx.actor.apiKeyId : null,
+        uploaded_by_user_id: ctx.actor.kind === 'member' ? ctx.actor.userId : null,
+        uploaded_by_api_key_id: ctx.actor.kind === 'api_key' ? ctx.actor.apiKeyId : null,
       })
       .returning(VIEW_COLUMNS)
       .executeTakeFirstOrThrow();

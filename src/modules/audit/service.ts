@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.js';
 import { newId } from '../../platform/crypto/random.js';
 import { createdBefore, microsOf, pageLimit } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
-import type { RequestContext } from '../../platform/http/context.js';
+import { type Actor, type RequestContext, recordedActorType } from '../../platform/http/context.js';
 import { invalid } from '../../platform/http/errors.js';
 import type { Page } from '../../platform/http/pagination.js';
 import { iso } from '../../platform/http/schemas.js';
@@ -20,26 +20,28 @@ export interface AuditEntry {
   data?: Record<string, unknown>;
 }
 
-/** Who acted, in which workspace: a request's context, or a person/the system outside one. */
-export type AuditWho =
-  | RequestContext
-  | { workspaceId: string; actor: { type: 'system' } | { type: 'user'; userId: string }; ip: string | null };
+/** Who acted, in which workspace: a request's context, or a person or the system outside one. */
+export interface AuditContext {
+  workspaceId: string;
+  actor: Actor;
+  ip: string | null;
+}
 
-export async function recordAudit(trx: Transaction<DB>, who: AuditWho, entry: AuditEntry): Promise<void> {
-  const actor = who.actor;
+export async function recordAudit(trx: Transaction<DB>, ctx: AuditContext, entry: AuditEntry): Promise<void> {
+  const { actor } = ctx;
   await trx
     .insertInto('audit_logs')
     .values({
-      workspace_id: who.workspaceId,
+      workspace_id: ctx.workspaceId,
       id: newId(),
-      actor_type: actor.type,
-      actor_user_id: actor.type === 'user' ? actor.userId : null,
-      actor_api_key_id: actor.type === 'api_key' ? actor.apiKeyId : null,
+      actor_type: recordedActorType(actor),
+      actor_user_id: actor.kind === 'member' ? actor.userId : null,
+      actor_api_key_id: actor.kind === 'api_key' ? actor.apiKeyId : null,
       action: entry.action,
       entity_type: entry.entityType,
       entity_id: entry.entityId,
       data: JSON.stringify(entry.data ?? {}),
-      ip: who.ip,
+      ip: ctx.ip,
     })
     .execute();
 }

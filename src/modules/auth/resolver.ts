@@ -55,7 +55,7 @@ export function userResolver(deps: Deps): CredentialResolver['accessToken'] {
         role && workspaceId
           ? {
               workspaceId,
-              actor: { type: 'user', userId: row.user_id, sessionId: claims.sid },
+              actor: { kind: 'member', userId: row.user_id, sessionId: claims.sid },
               role,
               scopes: null,
               teams: row.teams ?? [],

@@ -55,7 +55,7 @@ function auditSignInFailed(deps: Deps, userId: string, ip: string, reason: 'pass
       for (const m of memberships) {
         await recordAudit(
           trx,
-          { workspaceId: m.workspace_id, actor: { type: 'user', userId }, ip },
+          { workspaceId: m.workspace_id, actor: { kind: 'member', userId, sessionId: null }, ip },
           { action: 'user.sign_in_failed', entityType: 'user', entityId: userId, data: { reason } },
         );
       }

@@ -11,16 +11,17 @@
 // An action that cannot apply (a deleted team or label, a member who is no longer an agent, an
 // archived field) is skipped: every such refusal is an ApiError thrown by the tickets module's
 // checks before it writes anything, so the change that triggered the run never fails for it.
+
 import type { Static } from '@sinclair/typebox';
 import { type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { pageLimit } from '../../platform/db/keyset.js';
 import type { Unit } from '../../platform/db/tx.js';
+import { asAutomation, type ServiceContext } from '../../platform/http/context.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { predicate } from '../custom-fields/filters.js';
 import type { FieldEntity } from '../custom-fields/schemas.js';
 import { type FieldDef, unitFieldDefs } from '../custom-fields/service.js';
-import type { AutomationActor } from '../tickets/activities.js';
 import type { TicketChange, TicketHook } from '../tickets/hooks.js';
 import { cleanBody, insertMessage } from '../tickets/outbound-message.js';
 import { presentTicket, type TicketRow } from '../tickets/queries.js';
@@ -126,7 +127,8 @@ export async function runAutomations(
 /** What an automation's actions do, before anything is written. */
 interface Plan {
   automation: AutomationRow;
-  actor: AutomationActor;
+  /** The automation as the actor of what it does. */
+  ctx: ServiceContext;
   /** Replies and notes, in order (they go in first). */
   messages: Array<{ kind: 'reply' | 'note'; html: string }>;
   /** The ticket changes, one per action (tags merged into one add and one remove). */
@@ -354,7 +356,7 @@ class Run {
   async plan(a: AutomationRow): Promise<Plan> {
     const plan: Plan = {
       automation: a,
-      actor: { automation: { id: a.id, name: a.name } },
+      ctx: asAutomation(a),
       messages: [],
       parts: [],
       writes: new Set(),
@@ -426,11 +428,11 @@ class Run {
     if (plans.length === 0) return;
     if (plans.length === 1) return this.applyOne(plans[0]!);
     const combined = combine(plans.flatMap((p) => p.parts));
-    const actorOf = (change: string) => plans.find((p) => p.writes.has(change))?.actor;
+    const actorOf = (change: string) => (plans.find((p) => p.writes.has(change)) ?? plans[0]!).ctx.actor;
     try {
-      const { row } = await applyPatch(this.deps, this.u, plans[0]!.actor, await this.current(), combined, {
+      const { row } = await applyPatch(this.deps, this.u, plans[0]!.ctx, await this.current(), combined, {
         at: 'automation',
-        actorOf: actorOf as (change: string) => AutomationActor,
+        actorOf,
       });
       this.ticket = row;
       this.dirty = false;
@@ -449,7 +451,7 @@ class Run {
    * is tried on its own and the ones that cannot apply are skipped.
    */
   async applyOne(plan: Plan): Promise<void> {
-    const { actor, parts } = plan;
+    const { ctx, parts } = plan;
     let wrote = false;
     const ticket = await this.current();
     for (const m of plan.messages) {
@@ -463,7 +465,7 @@ class Run {
         throw err;
       }
       const row = wrote ? await reload(this.u, ticket.id) : ticket;
-      const { event } = await insertMessage(this.deps, this.u, actor, row, { kind: m.kind, body });
+      const { event } = await insertMessage(this.deps, this.u, ctx.actor, row, { kind: m.kind, body });
       this.u.emit(event);
       wrote = true;
       this.dirty = true;
@@ -476,7 +478,7 @@ class Run {
         const before = wrote ? await reload(this.u, ticket.id) : ticket;
         // applyPatch answers the ticket as it is after the change (and the hooks it ran): the next
         // automation starts from it without reading it again.
-        const { row } = await applyPatch(this.deps, this.u, actor, before, combined, {
+        const { row } = await applyPatch(this.deps, this.u, ctx, before, combined, {
           at: 'automation',
           extraChanges: extra,
         });
@@ -497,7 +499,7 @@ class Run {
         );
         for (const p of single) {
           try {
-            await applyPatch(this.deps, this.u, actor, await reload(this.u, ticket.id), p, {
+            await applyPatch(this.deps, this.u, ctx, await reload(this.u, ticket.id), p, {
               at: 'automation',
               extraChanges: extra,
             });
@@ -511,7 +513,7 @@ class Run {
           await applyPatch(
             this.deps,
             this.u,
-            actor,
+            ctx,
             await reload(this.u, ticket.id),
             {},
             {
@@ -525,7 +527,7 @@ class Run {
     if (handler) {
       this.dirty = true;
       await handler(this.deps, this.u, {
-        automation: actor.automation,
+        automation: { id: plan.automation.id, name: plan.automation.name },
         ticket: await reload(this.u, ticket.id),
         message: this.change.message,
       });

@@ -161,7 +161,7 @@ export async function fieldFilterPredicates(
 ): Promise<RawBuilder<SqlBool>[]> {
   if (filters.length === 0) return [];
   const known = defs ?? (await fieldDefs(db, ctx.workspaceId, entity));
-  const me = ctx.actor.type === 'user' ? ctx.actor.userId : null;
+  const me = ctx.actor.kind === 'member' ? ctx.actor.userId : null;
   return filters.map((f) => {
     const def = known.get(f.key);
     if (!def) throw invalid(f.location, `${f.key} is not a ${entity} field of this workspace`);

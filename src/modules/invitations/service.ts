@@ -102,7 +102,7 @@ export async function createInvitation(
   const email = input.email.trim();
   const token = randomSecret(INVITATION_TOKEN_PREFIX);
   const id = newId();
-  const invitedBy = ctx.actor.type === 'user' ? ctx.actor.userId : null;
+  const invitedBy = ctx.actor.kind === 'member' ? ctx.actor.userId : null;
   try {
     await deps.writer.run(ctx.workspaceId, async (u) => {
       const member = await u.trx
@@ -268,7 +268,7 @@ export async function acceptInvitation(
     u.emit({ type: 'member.added', topics: [`user:${user.userId}`], data: { member } });
     await recordAudit(
       u.trx,
-      { workspaceId, actor: { type: 'user', userId: user.userId }, ip: user.ip },
+      { workspaceId, actor: { kind: 'member', userId: user.userId, sessionId: user.sessionId }, ip: user.ip },
       {
         action: 'invitation.accepted',
         entityType: 'invitation',

@@ -103,7 +103,7 @@ export async function startOAuth(
   input: StartInput,
 ): Promise<{ url: string; verifier: string }> {
   const p = providerConfig(deps, provider);
-  if (ctx.actor.type !== 'user') throw invalid('credential', 'an admin signs in to connect a mailbox');
+  if (ctx.actor.kind !== 'member') throw invalid('credential', 'an admin signs in to connect a mailbox');
   const name = input.name.trim();
   if (name === '') throw invalid('body.name', 'must not be blank');
   const email = input.email === undefined ? null : input.email.trim().toLowerCase();
@@ -302,7 +302,7 @@ export async function finishOAuth(
   const account = await accountEmail(p, provider, tokens);
   const ctx: RequestContext = {
     workspaceId: claims.wid,
-    actor: { type: 'user', userId: claims.sub, sessionId: claims.sid },
+    actor: { kind: 'member', userId: claims.sub, sessionId: claims.sid },
     role: session.role,
     scopes: null,
     teams: [],

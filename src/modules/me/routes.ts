@@ -38,7 +38,7 @@ export default async function meRoutes(app: App, deps: Deps) {
     },
     async (req) => {
       const actor = req.ctx?.actor;
-      if (actor?.type === 'api_key') {
+      if (actor?.kind === 'api_key') {
         const { ctx } = req;
         const row = await deps.database.db
           .selectFrom('api_keys as k')

@@ -39,7 +39,7 @@ export async function updateMe(deps: Deps, user: UserContext, input: Static<type
       u.emitIn(workspaceId, { type: 'member.updated', topics: [`user:${user.userId}`], data: { member } });
       await recordAudit(
         u.trx,
-        { workspaceId, actor: { type: 'user', userId: user.userId }, ip: user.ip },
+        { workspaceId, actor: { kind: 'member', userId: user.userId, sessionId: user.sessionId }, ip: user.ip },
         { action: 'user.updated', entityType: 'user', entityId: user.userId, data: { changes } },
       );
     }

@@ -33,7 +33,7 @@ export const PatchAvailabilityBody = Type.Object(
 /** A heartbeat writes last_seen_at at most this often per member (the rest are no-ops). */
 export const HEARTBEAT_WRITE_SECONDS = 30;
 
-const isAdmin = (ctx: RequestContext) => ctx.actor.type === 'api_key' || ctx.role === 'admin' || ctx.role === 'owner';
+const isAdmin = (ctx: RequestContext) => ctx.actor.kind === 'api_key' || ctx.role === 'admin' || ctx.role === 'owner';
 
 export async function updateAvailability(
   deps: Deps,
@@ -42,7 +42,7 @@ export async function updateAvailability(
   input: { availability?: AvailabilityValue; max_open_tickets?: number | null },
 ): Promise<MemberView> {
   const userId = targetId(ctx, param);
-  const self = ctx.actor.type === 'user' && ctx.actor.userId === userId;
+  const self = ctx.actor.kind === 'member' && ctx.actor.userId === userId;
   const admin = isAdmin(ctx);
   if (!self && !admin) throw forbidden("Only admins change another member's availability.");
   if (input.max_open_tickets !== undefined && !admin) throw forbidden('Only admins set max_open_tickets.');
@@ -96,7 +96,7 @@ export async function updateAvailability(
  * member back from auto-away, member.updated tells the others.
  */
 export async function heartbeat(deps: Deps, ctx: RequestContext): Promise<void> {
-  if (ctx.actor.type !== 'user') return;
+  if (ctx.actor.kind !== 'member') return;
   const userId = ctx.actor.userId;
   const r = await sql<{ old: Date | null; availability: AvailabilityValue; away: number }>`
     UPDATE members m SET last_seen_at = now()

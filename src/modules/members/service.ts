@@ -113,7 +113,7 @@ export async function listMembers(
 
 /** `me` means the caller (people only); anything that is not a UUID is simply not found. */
 export function targetId(ctx: RequestContext, param: string): string {
-  if (param === 'me' && ctx.actor.type === 'user') return ctx.actor.userId;
+  if (param === 'me' && ctx.actor.kind === 'member') return ctx.actor.userId;
   if (!isUuid(param)) throw notFound('Member not found.');
   return param.toLowerCase();
 }
@@ -144,7 +144,7 @@ async function lockTarget(
     .executeTakeFirst();
   if (!target) throw notFound('Member not found.');
   // The caller's ownership as of now, under the lock (not as of authentication).
-  const me = ctx.actor.type === 'user' ? ctx.actor.userId : null;
+  const me = ctx.actor.kind === 'member' ? ctx.actor.userId : null;
   return {
     role: target.role as Role,
     owners: owners.length,

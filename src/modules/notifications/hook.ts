@@ -13,15 +13,14 @@ import type { Kysely } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { Unit } from '../../platform/db/tx.js';
-import { actorColumns, isRequest, type TicketActor, userRefOf } from '../tickets/activities.js';
+import { actingUserId } from '../../platform/http/context.js';
+import { actorColumns, userRefOf } from '../tickets/activities.js';
 import type { TicketChange, TicketHook } from '../tickets/hooks.js';
 import type { TicketRow } from '../tickets/queries.js';
 import { reload } from '../tickets/service.js';
 import { notify } from './service.js';
 
 const ticketRef = (t: TicketRow) => ({ id: t.id, number: t.number, subject: t.subject });
-
-const actingUser = (a: TicketActor): string | null => (isRequest(a) && a.actor.type === 'user' ? a.actor.userId : null);
 
 const excerpt = (text: string) => text.replace(/\s+/g, ' ').trim().slice(0, 200);
 
@@ -77,19 +76,19 @@ async function teamMemberIds(db: Kysely<DB>, workspaceId: string, teamId: string
 }
 
 async function onAssigned(u: Unit, change: TicketChange, to: string, from: string | null): Promise<void> {
-  if (to === actingUser(change.actor)) return;
+  if (to === actingUserId(change.ctx.actor)) return;
   await notify(u, {
     userId: to,
     type: 'assigned',
     ticket: ticketRef(change.ticket),
-    data: { by: await userRefOf(u.trx, change.actor), actor_type: actorColumns(change.actor).actor_type, from },
+    data: { by: await userRefOf(u.trx, change.ctx.actor), actor_type: actorColumns(change.ctx.actor).actor_type, from },
   });
 }
 
 async function onNote(u: Unit, change: TicketChange): Promise<void> {
   const m = change.message;
   if (m?.kind !== 'note') return;
-  const author = actingUser(change.actor);
+  const author = actingUserId(change.ctx.actor);
   let mentioned = await mentionedMembers(u.trx, u.workspaceId, m.body_html, m.body_text);
   mentioned = mentioned.filter((x) => x.user_id !== author);
   if (mentioned.length === 0) return;
@@ -98,7 +97,7 @@ async function onNote(u: Unit, change: TicketChange): Promise<void> {
     const team = await teamMemberIds(u.trx, u.workspaceId, t.private_team_id);
     mentioned = mentioned.filter((x) => x.role === 'admin' || x.role === 'owner' || team.has(x.user_id));
   }
-  const by = await userRefOf(u.trx, change.actor);
+  const by = await userRefOf(u.trx, change.ctx.actor);
   for (const x of mentioned) {
     await notify(u, {
       userId: x.user_id,

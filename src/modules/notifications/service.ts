@@ -125,7 +125,7 @@ async function unreadCount(db: Kysely<DB>, workspaceId: string, userId: string):
 }
 
 function userOf(ctx: RequestContext): string {
-  if (ctx.actor.type !== 'user') throw forbidden('Notifications belong to people; API keys have none.');
+  if (ctx.actor.kind !== 'member') throw forbidden('Notifications belong to people; API keys have none.');
   return ctx.actor.userId;
 }
 

@@ -125,7 +125,7 @@ async function triageOn(db: Kysely<DB>, workspaceId: string): Promise<boolean> {
 }
 
 function userOf(ctx: RequestContext): string {
-  if (ctx.actor.type !== 'user' || ctx.role === null)
+  if (ctx.actor.kind !== 'member' || ctx.role === null)
     throw forbidden('This route is for signed-in people, not API keys.');
   return ctx.actor.userId;
 }

@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../deps.js';
 import type { App } from '../../platform/http/app-type.js';
-import { access } from '../../platform/http/context.js';
+import { access, recordedActorType } from '../../platform/http/context.js';
 import { Timestamp } from '../../platform/http/schemas.js';
 
 /** The gateway's address as clients see it: PUBLIC_URL with ws(s). */
@@ -24,9 +24,9 @@ export default async function realtimeRoutes(app: App, deps: Deps) {
       const actor = ctx.actor;
       const { token, expiresAt } = await deps.tokens.sign({
         purpose: 'ws',
-        sub: actor.type === 'user' ? actor.userId : actor.apiKeyId,
-        kind: actor.type,
-        ...(actor.type === 'user' ? { sid: actor.sessionId } : {}),
+        sub: actor.kind === 'member' ? actor.userId : actor.apiKeyId,
+        kind: recordedActorType(actor),
+        ...(actor.kind === 'member' ? { sid: actor.sessionId } : {}),
         wid: ctx.workspaceId,
         role: ctx.role,
         teams: ctx.teams,

@@ -10,8 +10,9 @@
 import { type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { pageLimit } from '../../platform/db/keyset.js';
+import { SYSTEM_ACTOR } from '../../platform/http/context.js';
 import { notify } from '../notifications/service.js';
-import { addActivity, SYSTEM_ACTOR } from '../tickets/activities.js';
+import { addActivity } from '../tickets/activities.js';
 import { emitUpdated, reload } from '../tickets/service.js';
 import { breachSla, parseSla } from './engine.js';
 import { clockOf, clockQuery, writeSla } from './hook.js';

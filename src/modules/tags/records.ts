@@ -7,10 +7,9 @@ import { type Kysely, sql } from 'kysely';
 import { isUuid, newId } from '../../platform/crypto/random.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { Unit } from '../../platform/db/tx.js';
-import type { RequestContext } from '../../platform/http/context.js';
+import { type ActingContext, isCaller, type RequestContext } from '../../platform/http/context.js';
 import { ApiError, conflict, invalid, notFound } from '../../platform/http/errors.js';
 import { recordAudit } from '../audit/service.js';
-import { isRequest, type TicketActor } from '../tickets/activities.js';
 import { KINDS, type TagEntity } from './kinds.js';
 import { type LabelColorName, TAG_KINDS, type TagRef } from './schemas.js';
 import {
@@ -164,7 +163,7 @@ export interface ApplyTagsOptions {
 
 export async function applyTags(
   u: Unit,
-  actor: TicketActor,
+  ctx: ActingContext,
   record: { entity: TagEntity; id: string },
   input: { tags?: string[]; add_tags?: string[]; remove_tags?: string[] },
   known: ApplyTagsOptions = {},
@@ -200,8 +199,7 @@ export async function applyTags(
   if (missing.length > 0) {
     // Only people and keys create labels by naming them; an automation or the system names
     // labels that exist (a label deleted since is refused here and skipped by the caller).
-    const ctx = isRequest(actor) ? actor : null;
-    if (ctx === null || !(await mayCreateLabels(u, ctx))) {
+    if (!isCaller(ctx) || !(await mayCreateLabels(u, ctx))) {
       const message = `no label named ${shown(missing[0]!)}; only admins may create labels in this workspace`;
       throw new ApiError('unknown_label', `${location}: ${message}`, [{ location, message }]);
     }

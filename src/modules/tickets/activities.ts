@@ -6,7 +6,7 @@ import type { Kysely } from 'kysely';
 import { newId } from '../../platform/crypto/random.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { Unit } from '../../platform/db/tx.js';
-import type { RequestContext } from '../../platform/http/context.js';
+import { type Actor, recordedActorType } from '../../platform/http/context.js';
 import { iso } from '../../platform/http/schemas.js';
 import type { Activity, ActivityActor } from './schemas.js';
 
@@ -14,56 +14,31 @@ export type ActivityView = Static<typeof Activity>;
 type ActorView = Static<typeof ActivityActor>;
 type UserRefView = NonNullable<ActorView['user']>;
 
-/**
- * Who acts: a request's caller, the system (merges of other tickets, snooze wake-ups, SLA
- * timers, auto-assignment), or an automation (its actions, src/modules/automations).
- */
-export type TicketActor = RequestContext | SystemActor | AutomationActor;
-export type SystemActor = { system: true };
-export type AutomationActor = { automation: { id: string; name: string } };
-
-export const SYSTEM_ACTOR: SystemActor = { system: true };
-
-const isSystem = (a: TicketActor): a is SystemActor => 'system' in a;
-export const isAutomation = (a: TicketActor): a is AutomationActor => 'automation' in a;
-/** A person or an API key (not the system, not an automation). */
-export const isRequest = (a: TicketActor): a is RequestContext => 'actor' in a;
-
-export function actorColumns(a: TicketActor) {
-  if (isSystem(a))
-    return { actor_type: 'system' as const, actor_user_id: null, actor_api_key_id: null, actor_automation_id: null };
-  if (isAutomation(a))
-    return {
-      actor_type: 'automation' as const,
-      actor_user_id: null,
-      actor_api_key_id: null,
-      actor_automation_id: a.automation.id,
-    };
-  return a.actor.type === 'user'
-    ? { actor_type: 'user' as const, actor_user_id: a.actor.userId, actor_api_key_id: null, actor_automation_id: null }
-    : {
-        actor_type: 'api_key' as const,
-        actor_user_id: null,
-        actor_api_key_id: a.actor.apiKeyId,
-        actor_automation_id: null,
-      };
+/** The activity's actor columns (`actor_type` as the API names it: a member is a `user`). */
+export function actorColumns(actor: Actor) {
+  return {
+    actor_type: recordedActorType(actor),
+    actor_user_id: actor.kind === 'member' ? actor.userId : null,
+    actor_api_key_id: actor.kind === 'api_key' ? actor.apiKeyId : null,
+    actor_automation_id: actor.kind === 'automation' ? actor.automationId : null,
+  };
 }
 
 const userRefs = new WeakMap<object, Promise<UserRefView | null>>();
 
-/** The acting person's UserRef, read once per request. */
-export function userRefOf(db: Kysely<DB>, a: TicketActor): Promise<UserRefView | null> {
-  if (!isRequest(a) || a.actor.type !== 'user') return Promise.resolve(null);
-  let ref = userRefs.get(a);
+/** The acting person's UserRef, read once per request (per actor object). */
+export function userRefOf(db: Kysely<DB>, actor: Actor): Promise<UserRefView | null> {
+  if (actor.kind !== 'member') return Promise.resolve(null);
+  let ref = userRefs.get(actor);
   if (!ref) {
-    const userId = a.actor.userId;
+    const userId = actor.userId;
     ref = db
       .selectFrom('users')
       .select(['id', 'name', 'email', 'avatar_url'])
       .where('id', '=', userId)
       .executeTakeFirst()
       .then((r) => r ?? null);
-    userRefs.set(a, ref);
+    userRefs.set(actor, ref);
   }
   return ref;
 }
@@ -77,7 +52,7 @@ export interface TicketEventTarget {
 /** Writes one activity and its activity.created event. */
 export async function addActivity(
   u: Unit,
-  actor: TicketActor,
+  actor: Actor,
   ticket: TicketEventTarget,
   type: string,
   data: Record<string, unknown>,
@@ -89,7 +64,7 @@ export async function addActivity(
 export async function addActivities(
   u: Unit,
   ticket: TicketEventTarget,
-  items: Array<{ actor: TicketActor; type: string; data: Record<string, unknown> }>,
+  items: Array<{ actor: Actor; type: string; data: Record<string, unknown> }>,
 ): Promise<ActivityView[]> {
   if (items.length === 0) return [];
   const rows = items.map((it) => ({

@@ -12,8 +12,9 @@
 // (SKIP LOCKED) and closed on a later run.
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.js';
+import { SYSTEM_ACTOR } from '../../platform/http/context.js';
 import { DEFAULT_SETTINGS } from '../workspace/service.js';
-import { addActivity, SYSTEM_ACTOR } from './activities.js';
+import { addActivity } from './activities.js';
 import { ticketQuery } from './queries.js';
 import { emitUpdated } from './service.js';
 

@@ -1,7 +1,7 @@
 // A change to a ticket as the workflow hooks see it (src/modules/tickets/hooks.ts). Apart from
 // the hooks so that deps.ts can name the hook runner's interface without importing the hooks,
 // which take Deps: this file imports no Deps, directly or through another file.
-import type { TicketActor } from './activities.js';
+import type { ActingContext } from '../../platform/http/context.js';
 import type { TicketRow } from './queries.js';
 
 export type TicketTrigger = 'ticket_created' | 'customer_replied' | 'agent_replied' | 'ticket_updated' | 'note_added';
@@ -31,7 +31,7 @@ export interface TicketChange {
   /** The message of the event: the first message on creation (if any), the reply or the note. */
   message: TicketHookMessage | null;
   /** Who made the change: a request's caller, the system, or an automation. */
-  actor: TicketActor;
+  ctx: ActingContext;
 }
 
 /** What a new ticket is before its INSERT: what the hooks' prepareCreated read. */

@@ -15,7 +15,7 @@ import { ACTIVE_STATUSES } from './status.js';
 export async function ticketCounts(deps: Deps, ctx: RequestContext): Promise<Static<typeof TicketCounts>> {
   const db = deps.database.db;
   const hidden = await hiddenTeamIds(db, ctx);
-  const me = ctx.actor.type === 'user' ? ctx.actor.userId : null;
+  const me = ctx.actor.kind === 'member' ? ctx.actor.userId : null;
   const active = sql.join(ACTIVE_STATUSES.map((s) => sql`${s}`));
   const views = await viewCounts(deps, ctx, hidden);
   const row = await db

@@ -15,14 +15,13 @@ import { newId } from '../../platform/crypto/random.js';
 import type { Unit } from '../../platform/db/tx.js';
 import type { EventDraft } from '../../platform/events/envelope.js';
 import { preview } from '../../platform/html/index.js';
+import { SYSTEM, SYSTEM_ACTOR } from '../../platform/http/context.js';
 import { addActivity } from './activities.js';
 import { hookMessage } from './hooks.js';
 import { loadMessageView, type MessageView } from './messages.js';
 import { takeTicketNumber } from './numbers.js';
 import { presentTicket, type TicketRow, ticketQuery } from './queries.js';
 import { emitUpdated, reload } from './service.js';
-
-const SYSTEM = { system: true } as const;
 
 /** An attachment whose bytes are already in storage, to be recorded with the message. */
 export interface InboundFile {
@@ -242,7 +241,7 @@ export async function createInboundTicket(
     before: null,
     changes: [],
     message: hookMessage(first.message),
-    actor: SYSTEM,
+    ctx: SYSTEM,
   });
   return { ticket: after ?? row, message: first.message };
 }
@@ -272,9 +271,9 @@ export async function appendInboundMessage(
       .execute();
     changes.push('status');
     if (ticket.snoozed_until !== null) changes.push('snoozed_until');
-    await addActivity(u, SYSTEM, target, 'status_changed', { from: ticket.status, to: 'open' });
+    await addActivity(u, SYSTEM_ACTOR, target, 'status_changed', { from: ticket.status, to: 'open' });
   } else if (mode === 'unverified') {
-    await addActivity(u, SYSTEM, target, 'status_changed', {
+    await addActivity(u, SYSTEM_ACTOR, target, 'status_changed', {
       from: ticket.status,
       to: ticket.status,
       reason: 'sender_unverified',
@@ -290,7 +289,7 @@ export async function appendInboundMessage(
       before: ticket,
       changes,
       message: hookMessage(message),
-      actor: SYSTEM,
+      ctx: SYSTEM,
     });
     row = after ?? row;
   }

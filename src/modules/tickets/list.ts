@@ -177,7 +177,7 @@ function filters(ctx: RequestContext, q: Query, tagId: string | null, search: Te
   if (q.assignee !== undefined) {
     if (q.assignee === 'none') out.push((eb) => eb('t.assignee_id', 'is', null));
     else if (q.assignee === 'me') {
-      if (ctx.actor.type !== 'user') throw invalid(`${at}.assignee`, 'me needs a signed-in person, not an API key');
+      if (ctx.actor.kind !== 'member') throw invalid(`${at}.assignee`, 'me needs a signed-in person, not an API key');
       const me = ctx.actor.userId;
       out.push((eb) => eb('t.assignee_id', '=', me));
     } else {
@@ -261,7 +261,7 @@ function plan(deps: Deps, ctx: RequestContext, q: Query, defs: Map<string, Field
   }
   const dir = q.order ?? spec.dir;
   const { cursor: _c, limit: _l, ...shape } = q;
-  const me = ctx.actor.type === 'user' ? ctx.actor.userId : null;
+  const me = ctx.actor.kind === 'member' ? ctx.actor.userId : null;
   const list = `tickets:${JSON.stringify([ctx.workspaceId, me, relevance ? 'relevance' : sortName, dir, shape])}`;
   const after = deps.pager.decode(list, q.cursor, spec.keys.length);
   return { relevance, spec, dir, list, after };
@@ -370,7 +370,7 @@ function memoKey(ctx: RequestContext, q: Query, search: TextSearch | null): stri
     fieldParams(q).length > 0 ||
     (q.q !== undefined && search === null);
   if (lookedUp) return null;
-  const actor = ctx.actor.type === 'user' ? `user:${ctx.actor.userId}` : 'key';
+  const actor = ctx.actor.kind === 'member' ? `user:${ctx.actor.userId}` : 'key';
   return JSON.stringify([ctx.workspaceId, actor, ctx.role, ctx.teams, q, search]);
 }
 

@@ -33,7 +33,7 @@ export async function createMessage(
   const body = cleanBody(input.body_html, (input.attachment_ids?.length ?? 0) > 0);
   return deps.writer.run(ctx.workspaceId, async (u) => {
     const ticket = await lockVisibleTicket(u, ctx, param);
-    const { message, event } = await insertMessage(deps, u, ctx, ticket, { ...input, body });
+    const { message, event } = await insertMessage(deps, u, ctx.actor, ticket, { ...input, body });
     u.emit(event);
     const after = await reload(u, ticket.id);
     const changes = [...STAT_CHANGES];
@@ -47,7 +47,7 @@ export async function createMessage(
       before: null,
       changes: [],
       message: hookMessage(message),
-      actor: ctx,
+      ctx,
     });
     return message;
   });

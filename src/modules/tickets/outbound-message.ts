@@ -9,10 +9,11 @@ import { newId } from '../../platform/crypto/random.js';
 import type { Unit } from '../../platform/db/tx.js';
 import type { EventDraft } from '../../platform/events/envelope.js';
 import { htmlToText, preview, sanitizeHtml } from '../../platform/html/index.js';
+import type { Actor } from '../../platform/http/context.js';
 import { invalid } from '../../platform/http/errors.js';
 import { type AttachmentView, claimAttachments } from '../attachments/service.js';
 import { queueOutbound } from '../email/outbound-queue.js';
-import { isRequest, type TicketActor, userRefOf } from './activities.js';
+import { userRefOf } from './activities.js';
 import type { TicketRow } from './queries.js';
 import type { Message } from './schemas.js';
 
@@ -46,11 +47,10 @@ export function cleanBody(html: string, hasAttachments: boolean, location = 'bod
 }
 
 /** Who wrote an outbound message: a person, a key, or (automations, the system) nobody named. */
-function authorOf(actor: TicketActor) {
-  if (!isRequest(actor)) return { type: 'system' as const, userId: null, apiKeyId: null };
-  return actor.actor.type === 'user'
-    ? { type: 'user' as const, userId: actor.actor.userId, apiKeyId: null }
-    : { type: 'api' as const, userId: null, apiKeyId: actor.actor.apiKeyId };
+function authorOf(actor: Actor) {
+  if (actor.kind === 'member') return { type: 'user' as const, userId: actor.userId, apiKeyId: null };
+  if (actor.kind === 'api_key') return { type: 'api' as const, userId: null, apiKeyId: actor.apiKeyId };
+  return { type: 'system' as const, userId: null, apiKeyId: null };
 }
 
 /**
@@ -58,13 +58,13 @@ function authorOf(actor: TicketActor) {
  * (an automation's reply is no first response). A new ticket's INSERT starts with them.
  */
 export function outboundMessageStats(
-  ctx: TicketActor,
+  actor: Actor,
   kind: 'reply' | 'note',
   text: string,
   now: Date,
   firstRespondedAt: Date | null,
 ): { last_message_at: Date; last_message_preview: string; first_responded_at: Date | null } {
-  const responds = kind === 'reply' && authorOf(ctx).type !== 'system' && firstRespondedAt === null;
+  const responds = kind === 'reply' && authorOf(actor).type !== 'system' && firstRespondedAt === null;
   return {
     last_message_at: now,
     last_message_preview: preview(text),
@@ -81,7 +81,7 @@ export function outboundMessageStats(
 export async function insertMessage(
   deps: Deps,
   u: Unit,
-  ctx: TicketActor,
+  actor: Actor,
   ticket: TicketRow,
   input: NewMessage,
   statsWritten?: { now: Date },
@@ -91,8 +91,8 @@ export async function insertMessage(
   if (input.kind === 'note' && ((input.cc?.length ?? 0) > 0 || (input.bcc?.length ?? 0) > 0)) {
     throw invalid(input.cc?.length ? 'body.cc' : 'body.bcc', 'notes are never sent, so they take no recipients');
   }
-  const user = await userRefOf(u.trx, ctx);
-  const author = authorOf(ctx);
+  const user = await userRefOf(u.trx, actor);
+  const author = authorOf(actor);
   const isReply = input.kind === 'reply';
   const id = newId();
   const now = statsWritten?.now ?? new Date();
@@ -131,7 +131,7 @@ export async function insertMessage(
       .updateTable('tickets')
       .set((eb) => ({
         message_count: eb('message_count', '+', 1),
-        ...outboundMessageStats(ctx, input.kind, text, now, ticket.first_responded_at),
+        ...outboundMessageStats(actor, input.kind, text, now, ticket.first_responded_at),
         updated_at: now,
       }))
       .where('workspace_id', '=', u.workspaceId)

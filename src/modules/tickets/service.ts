@@ -7,7 +7,13 @@ import type { Deps } from '../../deps.js';
 import { newId } from '../../platform/crypto/random.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { Unit } from '../../platform/db/tx.js';
-import { type RequestContext, type Role, roleAtLeast } from '../../platform/http/context.js';
+import {
+  type ActingContext,
+  type Actor,
+  type RequestContext,
+  type Role,
+  roleAtLeast,
+} from '../../platform/http/context.js';
 import { invalid, notFound } from '../../platform/http/errors.js';
 import type { JsonText } from '../../platform/http/json.js';
 import { mergeCustom } from '../../platform/http/values.js';
@@ -16,7 +22,7 @@ import { findOrCreateContactByEmail } from '../contacts/service.js';
 import { applyFieldValues } from '../custom-fields/values.js';
 import { loadMailbox } from '../mailboxes/service.js';
 import { applyTags } from '../tags/records.js';
-import { addActivities, addActivity, isAutomation, type TicketActor } from './activities.js';
+import { addActivities, addActivity } from './activities.js';
 import { hookMessage } from './hooks.js';
 import { takeTicketNumber } from './numbers.js';
 import { cleanBody, insertMessage, outboundMessageStats } from './outbound-message.js';
@@ -171,7 +177,7 @@ export async function createTicket(
     const priority = input.priority ?? 'normal';
     const kind = input.kind ?? 'reply';
     // The first message's statistics and the hooks' columns (SLA due dates) go in the INSERT.
-    const stats = body === null ? null : outboundMessageStats(ctx, kind, body.text, now, null);
+    const stats = body === null ? null : outboundMessageStats(ctx.actor, kind, body.text, now, null);
     const hooked = await deps.ticketHooks.prepareCreated(deps, u, {
       priority,
       status,
@@ -195,7 +201,7 @@ export async function createTicket(
     if (input.tags !== undefined)
       await applyTags(u, ctx, { entity: 'ticket', id }, { tags: input.tags }, { locked: true, current: [] });
     const row = await reload(u, id);
-    const first = body === null ? null : await insertMessage(deps, u, ctx, row, { kind, body }, { now });
+    const first = body === null ? null : await insertMessage(deps, u, ctx.actor, row, { kind, body }, { now });
     // ticket.created comes before its first message's message.created, and both before what
     // the workflow hooks (automations, assignment) change next.
     u.emit({ type: 'ticket.created', data: { ticket: presentTicket(row) }, teamId: row.private_team_id });
@@ -206,7 +212,7 @@ export async function createTicket(
       before: null,
       changes: [],
       message: first ? hookMessage(first.message) : null,
-      actor: ctx,
+      ctx,
     });
     return presentTicket(after ?? row);
   });
@@ -238,7 +244,7 @@ export interface PatchOptions {
   /** Changes made before the patch in the same transaction, listed in ticket.updated too. */
   extraChanges?: string[];
   /** Who made each change, when several actors' changes apply as one (an event's automations). */
-  actorOf?: (change: string) => TicketActor;
+  actorOf?: (change: string) => Actor;
 }
 
 /**
@@ -249,7 +255,7 @@ export interface PatchOptions {
 export async function applyPatch(
   deps: Deps,
   u: Unit,
-  ctx: TicketActor,
+  ctx: ActingContext,
   before: TicketRow,
   patch: PatchInput,
   { at = 'body', extraChanges = [], actorOf }: PatchOptions = {},
@@ -278,7 +284,7 @@ export async function applyPatch(
   }
   if (patch.status !== undefined && patch.status !== before.status) {
     // An automation's status change does not enforce required fields (status.ts).
-    if (!isAutomation(ctx)) await checkRequiredFields(u.trx, u.workspaceId, patch.status, fields);
+    if (ctx.actor.kind !== 'automation') await checkRequiredFields(u.trx, u.workspaceId, patch.status, fields);
     set.status = patch.status;
     if (patch.status === 'solved') set.solved_at = new Date();
     else if (patch.status === 'closed') set.solved_at = before.solved_at ?? new Date();
@@ -367,7 +373,7 @@ export async function applyPatch(
   await addActivities(
     u,
     target(row),
-    activities.map(([type, data]) => ({ actor: actorOf?.(CHANGE_OF_ACTIVITY[type] ?? type) ?? ctx, type, data })),
+    activities.map(([type, data]) => ({ actor: actorOf?.(CHANGE_OF_ACTIVITY[type] ?? type) ?? ctx.actor, type, data })),
   );
   emitUpdated(u, row, changes, newAssignee);
   // The workflow sees what this patch changed (not the stat columns a reply passes along).
@@ -379,7 +385,7 @@ export async function applyPatch(
       before,
       changes: own,
       message: null,
-      actor: ctx,
+      ctx,
     });
     row = after ?? row;
   }
@@ -545,9 +551,9 @@ export async function mergeTicket(
       .execute();
     const sourceAfter = await reload(u, source.id);
     if (source.status !== 'closed') {
-      await addActivity(u, ctx, target(sourceAfter), 'status_changed', { from: source.status, to: 'closed' });
+      await addActivity(u, ctx.actor, target(sourceAfter), 'status_changed', { from: source.status, to: 'closed' });
     }
-    await addActivity(u, ctx, target(sourceAfter), 'merged', { into: into.id });
+    await addActivity(u, ctx.actor, target(sourceAfter), 'merged', { into: into.id });
     emitUpdated(u, sourceAfter, [
       ...(source.status !== 'closed' ? ['status'] : []),
       'custom',

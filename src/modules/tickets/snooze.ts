@@ -5,6 +5,7 @@
 // LOCKED) and woken on the next run.
 import type { Deps } from '../../deps.js';
 import { pageLimit } from '../../platform/db/keyset.js';
+import { SYSTEM_ACTOR } from '../../platform/http/context.js';
 import { addActivity } from './activities.js';
 import { ticketQuery } from './queries.js';
 import { emitUpdated } from './service.js';
@@ -44,7 +45,7 @@ export async function wakeSnoozedTickets(deps: Deps, now = new Date(), batch = 5
         .execute();
       const row = await ticketQuery(u.trx, d.workspace_id).where('t.id', '=', d.id).executeTakeFirstOrThrow();
       const target = { id: row.id, privateTeamId: row.private_team_id };
-      if (reopen) await addActivity(u, { system: true }, target, 'status_changed', { from: locked.status, to: 'open' });
+      if (reopen) await addActivity(u, SYSTEM_ACTOR, target, 'status_changed', { from: locked.status, to: 'open' });
       emitUpdated(u, row, reopen ? ['snoozed_until', 'status'] : ['snoozed_until']);
       return true;
     });

@@ -34,7 +34,7 @@ type ViewsEB = ExpressionBuilder<DB & { v: DB['views'] }, 'v'>;
 
 /** The views the caller may see: shared ones, plus their own personal ones (people only). */
 const visibleTo = (ctx: RequestContext) => (eb: ViewsEB) =>
-  ctx.actor.type === 'user'
+  ctx.actor.kind === 'member'
     ? eb.or([eb('v.shared', '=', true), eb('v.owner_id', '=', ctx.actor.userId)])
     : eb('v.shared', '=', true);
 
@@ -62,7 +62,7 @@ const topicsOf = (r: { shared: boolean; owner_id: string | null }): Pick<EventDr
   !r.shared && r.owner_id ? { topics: [`user:${r.owner_id}`] } : {};
 
 const mayManageShared = (ctx: RequestContext) =>
-  ctx.actor.type === 'api_key' || ctx.role === 'admin' || ctx.role === 'owner';
+  ctx.actor.kind === 'api_key' || ctx.role === 'admin' || ctx.role === 'owner';
 
 const sharedForbidden = () => forbidden('Only admins and keys with settings:write create or change shared views.');
 
@@ -219,10 +219,10 @@ export async function createView(
   input: Static<typeof CreateViewBody>,
 ): Promise<ViewView> {
   const name = cleanName(input.name);
-  const shared = input.shared ?? ctx.actor.type === 'api_key';
-  if (!shared && ctx.actor.type !== 'user') throw keysAreNoPerson();
+  const shared = input.shared ?? ctx.actor.kind === 'api_key';
+  if (!shared && ctx.actor.kind !== 'member') throw keysAreNoPerson();
   if (shared && !mayManageShared(ctx)) throw sharedForbidden();
-  const ownerId = shared || ctx.actor.type !== 'user' ? null : ctx.actor.userId;
+  const ownerId = shared || ctx.actor.kind !== 'member' ? null : ctx.actor.userId;
   const id = newId();
   return deps.writer.run(ctx.workspaceId, async (u) => {
     const filters = await cleanFilters(u.trx, ctx.workspaceId, input.filters ?? {});
@@ -286,7 +286,7 @@ export async function updateView(
         ownerId = null;
       } else {
         // Unsharing makes the view the caller's own (callers here may manage shared views).
-        if (ctx.actor.type !== 'user') throw keysAreNoPerson();
+        if (ctx.actor.kind !== 'member') throw keysAreNoPerson();
         ownerId = ctx.actor.userId;
       }
     }

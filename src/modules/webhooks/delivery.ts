@@ -63,7 +63,7 @@ interface EndpointTarget {
 function webhookContext(ep: EndpointTarget): RequestContext {
   return {
     workspaceId: ep.workspace_id,
-    actor: { type: 'api_key', apiKeyId: `webhook:${ep.id}`, createdBy: null },
+    actor: { kind: 'api_key', apiKeyId: `webhook:${ep.id}`, createdBy: null },
     role: null,
     scopes: ['realtime'],
     teams: ep.team_ids,
@@ -458,7 +458,7 @@ export async function disableFailingEndpoint(
     u.emit({ type: 'webhook.updated', data: { webhook: view, changes: ['enabled'] } });
     await recordAudit(
       u.trx,
-      { workspaceId, actor: { type: 'system' }, ip: null },
+      { workspaceId, actor: { kind: 'system' }, ip: null },
       {
         action: 'webhook.disabled',
         entityType: 'webhook',

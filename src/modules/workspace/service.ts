@@ -182,7 +182,7 @@ const RECENT_SIGN_IN_MS = 10 * 60 * 1000;
  * minutes, and the workspace's exact name typed as confirmation.
  */
 export async function deleteWorkspace(deps: Deps, ctx: RequestContext, confirmName: string): Promise<void> {
-  if (ctx.actor.type !== 'user' || ctx.role !== 'owner') throw forbidden('Only an owner can delete the workspace.');
+  if (ctx.actor.kind !== 'member' || ctx.role !== 'owner') throw forbidden('Only an owner can delete the workspace.');
   const { userId, sessionId } = ctx.actor;
   const session = await deps.database.db
     .selectFrom('sessions as s')
@@ -219,7 +219,7 @@ export async function transferOwnership(
   ctx: RequestContext,
   input: { user_id: string; code: string },
 ): Promise<{ owner: MemberView; previous_owner: MemberView }> {
-  if (ctx.actor.type !== 'user' || ctx.role !== 'owner') throw forbidden('Only an owner can transfer ownership.');
+  if (ctx.actor.kind !== 'member' || ctx.role !== 'owner') throw forbidden('Only an owner can transfer ownership.');
   const me = ctx.actor.userId;
   if (!(await hasMfa(deps, me))) throw forbidden('Turn on two-factor authentication to transfer ownership.');
   if (!isUuid(input.user_id)) throw notFound('Member not found.');

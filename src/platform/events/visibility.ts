@@ -25,7 +25,7 @@ export function canSee(ctx: RequestContext, e: EventEnvelope): boolean {
   const addressed =
     PERSONAL_WHEN_ADDRESSED.some((p) => e.type.startsWith(p)) && e.topics.some((t) => t.startsWith('user:'));
   if (PERSONAL.has(e.type) || addressed) {
-    return ctx.actor.type === 'user' && e.topics.includes(`user:${ctx.actor.userId}`);
+    return ctx.actor.kind === 'member' && e.topics.includes(`user:${ctx.actor.userId}`);
   }
   if (ctx.scopes) {
     if (ctx.scopes.includes('realtime')) return true;

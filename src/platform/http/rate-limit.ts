@@ -17,7 +17,7 @@ const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 function bucketOf(req: FastifyRequest): string {
   const a = req.auth;
-  if (a?.kind === 'key') return `k:${a.ctx.actor.type === 'api_key' ? a.ctx.actor.apiKeyId : ''}`;
+  if (a?.kind === 'key') return `k:${a.ctx.actor.kind === 'api_key' ? a.ctx.actor.apiKeyId : ''}`;
   if (a?.kind === 'user') return `s:${a.user.sessionId}`;
   return `ip:${req.ip}`;
 }
