@@ -13,8 +13,8 @@ import type { Deps } from '../../deps.js';
 import type { Unit } from '../../platform/db/tx.js';
 import { SYSTEM } from '../../platform/http/context.js';
 import type { TicketChange, TicketHook } from '../tickets/hooks.js';
+import { applyPatch } from '../tickets/patch.js';
 import type { TicketRow } from '../tickets/queries.js';
-import { applyPatch } from '../tickets/service.js';
 import { loadAssignmentConfig, type Mode } from './service.js';
 
 const OPEN_STATUSES = ['open', 'pending', 'on_hold'];

@@ -24,9 +24,9 @@ import type { FieldEntity } from '../custom-fields/schemas.js';
 import { type FieldDef, unitFieldDefs } from '../custom-fields/service.js';
 import type { TicketChange, TicketHook } from '../tickets/hooks.js';
 import { cleanBody, insertMessage } from '../tickets/outbound-message.js';
-import { presentTicket, type TicketRow } from '../tickets/queries.js';
+import { applyPatch } from '../tickets/patch.js';
+import { presentTicket, reload, type TicketRow } from '../tickets/queries.js';
 import type { PatchTicketBody } from '../tickets/schemas.js';
-import { applyPatch, reload } from '../tickets/service.js';
 import type { Trigger } from './schemas.js';
 import {
   customFieldOf,

@@ -17,7 +17,7 @@ import { actingUserId } from '../../platform/http/context.js';
 import { actorColumns, userRefOf } from '../tickets/activities.js';
 import type { TicketChange, TicketHook } from '../tickets/hooks.js';
 import type { TicketRow } from '../tickets/queries.js';
-import { reload } from '../tickets/service.js';
+import { reload } from '../tickets/queries.js';
 import { notify } from './service.js';
 
 const ticketRef = (t: TicketRow) => ({ id: t.id, number: t.number, subject: t.subject });

@@ -13,7 +13,8 @@ import { pageLimit } from '../../platform/db/keyset.js';
 import { SYSTEM_ACTOR } from '../../platform/http/context.js';
 import { notify } from '../notifications/service.js';
 import { addActivity } from '../tickets/activities.js';
-import { emitUpdated, reload } from '../tickets/service.js';
+import { emitUpdated } from '../tickets/patch.js';
+import { reload } from '../tickets/queries.js';
 import { breachSla, parseSla } from './engine.js';
 import { clockOf, clockQuery, writeSla } from './hook.js';
 

@@ -14,7 +14,8 @@ import type { Unit } from '../../platform/db/tx.js';
 import type { CalendarInput } from '../business-hours/calendar.js';
 import { calendarOf } from '../business-hours/service.js';
 import type { TicketChange, TicketHook } from '../tickets/hooks.js';
-import { emitUpdated, reload } from '../tickets/service.js';
+import { emitUpdated } from '../tickets/patch.js';
+import { reload } from '../tickets/queries.js';
 import {
   type ClockState,
   type DueFn,

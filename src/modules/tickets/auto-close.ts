@@ -15,8 +15,8 @@ import type { Deps } from '../../deps.js';
 import { SYSTEM_ACTOR } from '../../platform/http/context.js';
 import { DEFAULT_SETTINGS } from '../workspace/service.js';
 import { addActivity } from './activities.js';
+import { emitUpdated } from './patch.js';
 import { ticketQuery } from './queries.js';
-import { emitUpdated } from './service.js';
 
 export const AUTO_CLOSE_JOB = 'tickets.auto-close';
 

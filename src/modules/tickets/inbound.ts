@@ -20,8 +20,8 @@ import { addActivity } from './activities.js';
 import { hookMessage } from './hooks.js';
 import { loadMessageView, type MessageView } from './messages.js';
 import { takeTicketNumber } from './numbers.js';
-import { presentTicket, type TicketRow, ticketQuery } from './queries.js';
-import { emitUpdated, reload } from './service.js';
+import { emitUpdated } from './patch.js';
+import { presentTicket, reload, type TicketRow, ticketQuery } from './queries.js';
 
 /** An attachment whose bytes are already in storage, to be recorded with the message. */
 export interface InboundFile {

@@ -15,8 +15,10 @@ import { withFreshInlineUrls } from '../attachments/inline.js';
 import { type AttachmentView, attachmentsOfMessages } from '../attachments/service.js';
 import { hookMessage } from './hooks.js';
 import { cleanBody, insertMessage, type MessageView } from './outbound-message.js';
+import { applyPatch } from './patch.js';
+import { reload } from './queries.js';
 import type { CreateMessageBody, MessageOriginal } from './schemas.js';
-import { applyPatch, findVisibleTicket, lockVisibleTicket, reload } from './service.js';
+import { findVisibleTicket, lockVisibleTicket } from './service.js';
 
 export type { MessageView } from './outbound-message.js';
 

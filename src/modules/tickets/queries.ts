@@ -4,6 +4,7 @@ import type { Static } from '@sinclair/typebox';
 import { type Kysely, sql } from 'kysely';
 import { isUuid } from '../../platform/crypto/random.js';
 import type { DB } from '../../platform/db/schema.js';
+import type { Unit } from '../../platform/db/tx.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { tagRefsJson } from '../tags/sql.js';
 import type { Ticket } from './schemas.js';
@@ -169,4 +170,9 @@ export async function openTicketsOfAssignees(
     .execute();
   for (const r of rows) out.set(r.assignee_id!, Number(r.n));
   return out;
+}
+
+/** A ticket as it is now inside the unit's transaction. */
+export async function reload(u: Unit, id: string): Promise<TicketRow> {
+  return ticketQuery(u.trx, u.workspaceId).where('t.id', '=', id).executeTakeFirstOrThrow();
 }

@@ -7,13 +7,7 @@ import type { Deps } from '../../deps.js';
 import { newId } from '../../platform/crypto/random.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { Unit } from '../../platform/db/tx.js';
-import {
-  type ActingContext,
-  type Actor,
-  type RequestContext,
-  type Role,
-  roleAtLeast,
-} from '../../platform/http/context.js';
+import type { RequestContext } from '../../platform/http/context.js';
 import { invalid, notFound } from '../../platform/http/errors.js';
 import type { JsonText } from '../../platform/http/json.js';
 import { mergeCustom } from '../../platform/http/values.js';
@@ -22,24 +16,25 @@ import { findOrCreateContactByEmail } from '../contacts/service.js';
 import { applyFieldValues } from '../custom-fields/values.js';
 import { loadMailbox } from '../mailboxes/service.js';
 import { applyTags } from '../tags/records.js';
-import { addActivities, addActivity } from './activities.js';
+import { addActivity } from './activities.js';
 import { hookMessage } from './hooks.js';
 import { takeTicketNumber } from './numbers.js';
 import { cleanBody, insertMessage, outboundMessageStats } from './outbound-message.js';
+import { applyPatch, emitUpdated, type PatchInput } from './patch.js';
 import {
   parseTicketRef,
   presentTicket,
+  reload,
   type TicketRef,
   type TicketRow,
   type TicketView,
   ticketQuery,
 } from './queries.js';
-import type { BulkBody, CreateTicketBody, MergeBody, PatchTicketBody } from './schemas.js';
+import { checkAssignee, checkContact, checkTeam } from './references.js';
+import type { BulkBody, CreateTicketBody, MergeBody } from './schemas.js';
 import { checkRequiredFields, isDone } from './status.js';
 
 export type { TicketView } from './queries.js';
-
-type PatchInput = Static<typeof PatchTicketBody>;
 
 const NOT_FOUND = 'Ticket not found.';
 
@@ -74,61 +69,9 @@ export async function lockVisibleTicket(u: Unit, ctx: RequestContext, param: str
   return row;
 }
 
-/** A ticket as it is now inside the unit's transaction. */
-export async function reload(u: Unit, id: string): Promise<TicketRow> {
-  return ticketQuery(u.trx, u.workspaceId).where('t.id', '=', id).executeTakeFirstOrThrow();
-}
-
 /** The ticket as JSON text, as PostgreSQL built it. */
 export async function getTicket(deps: Deps, ctx: RequestContext, param: string): Promise<JsonText> {
   return (await findVisibleTicket(deps.database.db, ctx, param)).json as JsonText;
-}
-
-// ---------------------------------------------------------------------------------------------
-// References a write names: assignee, team, contact, mailbox.
-
-/** An assignee must be a member who can work tickets (agent or above). */
-async function checkAssignee(u: Unit, userId: string, location: string): Promise<void> {
-  const m = await u.trx
-    .selectFrom('members')
-    .select('role')
-    .where('workspace_id', '=', u.workspaceId)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
-  if (!m) throw invalid(location, 'is not a member of this workspace');
-  if (!roleAtLeast(m.role as Role, 'agent')) throw invalid(location, 'is a viewer; viewers cannot be assigned tickets');
-}
-
-/** A team of this workspace; its private flag. */
-async function checkTeam(u: Unit, teamId: string, location: string): Promise<{ private: boolean }> {
-  const t = await u.trx
-    .selectFrom('teams')
-    .select('private')
-    .where('workspace_id', '=', u.workspaceId)
-    .where('id', '=', teamId)
-    .forShare()
-    .executeTakeFirst();
-  if (!t) throw invalid(location, 'no such team in this workspace');
-  return t;
-}
-
-async function checkContact(u: Unit, contactId: string, location: string): Promise<void> {
-  const c = await u.trx
-    .selectFrom('contacts')
-    .select('id')
-    .where('workspace_id', '=', u.workspaceId)
-    .where('id', '=', contactId)
-    .forShare()
-    .executeTakeFirst();
-  if (!c) throw invalid(location, 'no such contact in this workspace');
-}
-
-function checkSnooze(value: string | null, location: string): Date | null {
-  if (value === null) return null;
-  const at = new Date(value);
-  if (Number.isNaN(at.getTime())) throw invalid(location, 'must be a date-time');
-  if (at.getTime() <= Date.now()) throw invalid(location, 'must be in the future (null wakes the ticket)');
-  return at;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -220,187 +163,6 @@ export async function createTicket(
 
 // ---------------------------------------------------------------------------------------------
 // Update (PATCH, bulk, a reply carrying status)
-
-/** The change (a key of ticket.updated's `changes`) each activity of applyPatch records. */
-const CHANGE_OF_ACTIVITY: Record<string, string> = {
-  field_changed: 'fields',
-  status_changed: 'status',
-  priority_changed: 'priority',
-  severity_changed: 'severity',
-  assigned: 'assignee_id',
-  team_changed: 'team_id',
-  tagged: 'tags',
-  untagged: 'tags',
-};
-
-export interface Applied {
-  row: TicketRow;
-  changes: string[];
-}
-
-export interface PatchOptions {
-  /** Where errors point: `body` (PATCH, the default), `body.patch` (bulk), `automation`. */
-  at?: string;
-  /** Changes made before the patch in the same transaction, listed in ticket.updated too. */
-  extraChanges?: string[];
-  /** Who made each change, when several actors' changes apply as one (an event's automations). */
-  actorOf?: (change: string) => Actor;
-}
-
-/**
- * Applies a patch to a locked ticket: checks references and the status rules, updates the
- * row, writes an activity per tracked change and the ticket.updated event. Returns the row as
- * it is now.
- */
-export async function applyPatch(
-  deps: Deps,
-  u: Unit,
-  ctx: ActingContext,
-  before: TicketRow,
-  patch: PatchInput,
-  { at = 'body', extraChanges = [], actorOf }: PatchOptions = {},
-): Promise<Applied> {
-  const set: Record<string, unknown> = {};
-  const changes: string[] = [...extraChanges];
-  const activities: Array<[string, Record<string, unknown>]> = [];
-
-  if (patch.subject !== undefined) {
-    const subject = patch.subject.trim();
-    if (subject === '') throw invalid(`${at}.subject`, 'must not be blank');
-    if (subject !== before.subject) {
-      set.subject = subject;
-      changes.push('subject');
-    }
-  }
-  let fields = before.fields ?? {};
-  if (patch.fields !== undefined) {
-    const applied = await applyFieldValues(u, 'ticket', fields, patch.fields, `${at}.fields`);
-    if (applied.changes.length > 0) {
-      fields = applied.fields;
-      set.fields = JSON.stringify(fields);
-      changes.push('fields');
-      for (const c of applied.changes) activities.push(['field_changed', { key: c.key, from: c.from, to: c.to }]);
-    }
-  }
-  if (patch.status !== undefined && patch.status !== before.status) {
-    // An automation's status change does not enforce required fields (status.ts).
-    if (ctx.actor.kind !== 'automation') await checkRequiredFields(u.trx, u.workspaceId, patch.status, fields);
-    set.status = patch.status;
-    if (patch.status === 'solved') set.solved_at = new Date();
-    else if (patch.status === 'closed') set.solved_at = before.solved_at ?? new Date();
-    else set.solved_at = null;
-    if (isDone(patch.status) && before.snoozed_until !== null && patch.snoozed_until === undefined) {
-      set.snoozed_until = null;
-      changes.push('snoozed_until');
-    }
-    changes.push('status');
-    activities.push(['status_changed', { from: before.status, to: patch.status }]);
-  }
-  if (patch.priority !== undefined && patch.priority !== before.priority) {
-    set.priority = patch.priority;
-    changes.push('priority');
-    activities.push(['priority_changed', { from: before.priority, to: patch.priority }]);
-  }
-  if (patch.severity !== undefined && patch.severity !== before.severity) {
-    set.severity = patch.severity;
-    changes.push('severity');
-    activities.push(['severity_changed', { from: before.severity, to: patch.severity }]);
-  }
-  let newAssignee: string | null | undefined;
-  if (patch.assignee_id !== undefined) {
-    const to = patch.assignee_id?.toLowerCase() ?? null;
-    if (to !== before.assignee_id) {
-      if (to !== null) await checkAssignee(u, to, `${at}.assignee_id`);
-      set.assignee_id = to;
-      newAssignee = to;
-      changes.push('assignee_id');
-      activities.push(['assigned', { from: before.assignee_id, to }]);
-    }
-  }
-  if (patch.team_id !== undefined) {
-    const to = patch.team_id?.toLowerCase() ?? null;
-    if (to !== before.team_id) {
-      if (to !== null) await checkTeam(u, to, `${at}.team_id`);
-      set.team_id = to;
-      changes.push('team_id');
-      activities.push(['team_changed', { from: before.team_id, to }]);
-    }
-  }
-  if (patch.snoozed_until !== undefined) {
-    const to = checkSnooze(patch.snoozed_until, `${at}.snoozed_until`);
-    if ((to?.getTime() ?? null) !== (before.snoozed_until?.getTime() ?? null)) {
-      set.snoozed_until = to;
-      if (!changes.includes('snoozed_until')) changes.push('snoozed_until');
-    }
-  }
-  if (patch.tags !== undefined || patch.add_tags !== undefined || patch.remove_tags !== undefined) {
-    const { added, removed } = await applyTags(
-      u,
-      ctx,
-      { entity: 'ticket', id: before.id },
-      { tags: patch.tags, add_tags: patch.add_tags, remove_tags: patch.remove_tags },
-      // applyPatch's ticket is locked by its caller, who read it under that lock.
-      { at, locked: true, current: presentTicket(before).tags },
-    );
-    if (added.length + removed.length > 0) changes.push('tags');
-    for (const tag of added) activities.push(['tagged', { tag }]);
-    for (const tag of removed) activities.push(['untagged', { tag }]);
-  }
-  if (patch.spam !== undefined && patch.spam !== before.spam) {
-    set.spam = patch.spam;
-    changes.push('spam');
-  }
-  if (patch.custom !== undefined) {
-    const custom = mergeCustom(before.custom ?? {}, patch.custom, `${at}.custom`);
-    if (JSON.stringify(custom) !== JSON.stringify(before.custom ?? {})) {
-      set.custom = JSON.stringify(custom);
-      changes.push('custom');
-    }
-  }
-  if (changes.length === 0) return { row: before, changes };
-
-  const writes = Object.keys(set).length > 0 || changes.includes('tags');
-  if (writes) {
-    await u.trx
-      .updateTable('tickets')
-      .set({ ...set, updated_at: new Date() })
-      .where('workspace_id', '=', u.workspaceId)
-      .where('id', '=', before.id)
-      .execute();
-  }
-  // Only the extra changes (a message's statistics, which the caller read `before` after): as is.
-  let row = writes ? await reload(u, before.id) : before;
-  await addActivities(
-    u,
-    target(row),
-    activities.map(([type, data]) => ({ actor: actorOf?.(CHANGE_OF_ACTIVITY[type] ?? type) ?? ctx.actor, type, data })),
-  );
-  emitUpdated(u, row, changes, newAssignee);
-  // The workflow sees what this patch changed (not the stat columns a reply passes along).
-  const own = changes.filter((c) => !extraChanges.includes(c));
-  if (own.length > 0) {
-    const after = await deps.ticketHooks.run(deps, u, {
-      trigger: 'ticket_updated',
-      ticket: row,
-      before,
-      changes: own,
-      message: null,
-      ctx,
-    });
-    row = after ?? row;
-  }
-  return { row, changes };
-}
-
-/** ticket.updated, also on the new assignee's user topic when the assignee changed. */
-export function emitUpdated(u: Unit, row: TicketRow, changes: string[], newAssignee?: string | null): void {
-  u.emit({
-    type: 'ticket.updated',
-    data: { ticket: presentTicket(row), changes },
-    teamId: row.private_team_id,
-    ...(newAssignee ? { topics: [`user:${newAssignee}`] } : {}),
-  });
-}
 
 export async function updateTicket(
   deps: Deps,

@@ -7,8 +7,8 @@ import type { Deps } from '../../deps.js';
 import { pageLimit } from '../../platform/db/keyset.js';
 import { SYSTEM_ACTOR } from '../../platform/http/context.js';
 import { addActivity } from './activities.js';
+import { emitUpdated } from './patch.js';
 import { ticketQuery } from './queries.js';
-import { emitUpdated } from './service.js';
 
 export const WAKE_SNOOZED_JOB = 'tickets.wake-snoozed';
 
