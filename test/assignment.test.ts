@@ -6,6 +6,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeTicket } from './builders.js';
 import {
   addMember,
   eventsAfterOf,
@@ -60,11 +61,8 @@ async function setMode(t: Tenant, body: Record<string, unknown>, s: Service = sv
   return r.body;
 }
 
-async function newTicket(t: Tenant, extra: Record<string, unknown> = {}, s: Service = svc) {
-  const r = await s.api.post('/v1/tickets', { subject: unique('Help'), ...extra }, t.as);
-  expect(r.status, r.text).toBe(201);
-  return r.body;
-}
+const newTicket = (t: Tenant, extra: Record<string, unknown> = {}, s: Service = svc) =>
+  makeTicket(s.api, t, { subject: unique('Help'), ...extra });
 
 const assigneeOf = (ticket: any): string | null => ticket.assignee?.id ?? null;
 

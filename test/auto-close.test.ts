@@ -4,6 +4,7 @@
 // directly with a chosen "now".
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { autoCloseSolved } from '../src/modules/tickets/auto-close.js';
+import { makeTicket } from './builders.js';
 import { eventsAfterOf, latestSeqOf, newTenant, type Service, startService, type Tenant } from './helpers.js';
 import { type OwnDatabase, ownDatabase } from './own-database.js';
 
@@ -31,15 +32,14 @@ async function solved(
   t: Tenant,
   set: { solved_at: Date; last_customer_message_at?: Date | null; status?: string; deleted_at?: Date },
 ): Promise<string> {
-  const r = await svc.api.post('/v1/tickets', { subject: 'Thanks, all good' }, t.as);
-  if (r.status !== 201) throw new Error(`ticket: ${r.status} ${r.text}`);
+  const { id } = await makeTicket(svc.api, t, { subject: 'Thanks, all good' });
   await db()
     .updateTable('tickets')
     .set({ status: 'solved', created_at: ago(30), ...set })
     .where('workspace_id', '=', t.workspaceId)
-    .where('id', '=', r.body.id)
+    .where('id', '=', id)
     .execute();
-  return r.body.id;
+  return id;
 }
 
 const statusOf = async (t: Tenant, id: string) => (await svc.api.get(`/v1/tickets/${id}`, t.as)).body.status;

@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { DecisionEngine, TriageHandler } from '../src/modules/automations/decide.js';
 import { RunCounts } from '../src/modules/automations/run-counts.js';
 import { appendInboundMessage, type InboundMessage, lockTicketById } from '../src/modules/tickets/inbound.js';
+import { makeMessage, makeTicket } from './builders.js';
 import {
   addMember,
   eventsAfterOf,
@@ -45,11 +46,8 @@ async function automation(t: Tenant, body: Body) {
   return r.body;
 }
 
-async function ticket(t: Tenant, body: Body = {}) {
-  const r = await svc.api.post('/v1/tickets', { subject: 'Hello', body_html: '<p>Hi there</p>', ...body }, t.as);
-  expect(r.status, r.text).toBe(201);
-  return r.body;
-}
+const ticket = (t: Tenant, body: Body = {}) =>
+  makeTicket(svc.api, t, { subject: 'Hello', body_html: '<p>Hi there</p>', ...body });
 
 const getTicket = async (t: Tenant, id: string) => (await svc.api.get(`/v1/tickets/${id}`, t.as)).body;
 const tagNames = (tk: any) => tk.tags.map((g: any) => g.name).sort();
@@ -190,9 +188,9 @@ describe('triggers', () => {
     });
     const tk = await ticket(t, { body_html: '<p>please escalate</p>' });
     expect(tk.priority).toBe('normal'); // ticket_created is another trigger
-    await svc.api.post(`/v1/tickets/${tk.id}/messages`, { kind: 'note', body_html: 'Escalate this' }, t.as);
+    await makeMessage(svc.api, t, tk.id, { kind: 'note', body_html: 'Escalate this' });
     expect((await getTicket(t, tk.id)).priority).toBe('normal');
-    await svc.api.post(`/v1/tickets/${tk.id}/messages`, { kind: 'reply', body_html: 'We are on it' }, t.as);
+    await makeMessage(svc.api, t, tk.id, { kind: 'reply', body_html: 'We are on it' });
     expect((await getTicket(t, tk.id)).priority).toBe('normal');
     const r = await svc.api.post(
       `/v1/tickets/${tk.id}/messages`,
@@ -397,14 +395,14 @@ describe('conditions', () => {
       actions: [{ type: 'add_tag', value: 'Smoke' }],
     });
     const tk = await ticket(t, { body_html: '<p>All fine</p>' });
-    await svc.api.post(`/v1/tickets/${tk.id}/messages`, { kind: 'reply', body_html: 'Is there smoke?' }, t.as);
-    await svc.api.post(`/v1/tickets/${tk.id}/messages`, { kind: 'note', body_html: 'no smoke here' }, t.as);
+    await makeMessage(svc.api, t, tk.id, { kind: 'reply', body_html: 'Is there smoke?' });
+    await makeMessage(svc.api, t, tk.id, { kind: 'note', body_html: 'no smoke here' });
     const r = await svc.api.patch(`/v1/tickets/${tk.id}`, { custom: { ai_sentiment: 'frustrated' } }, t.as);
     expect(r.status, r.text).toBe(200);
     expect(tagNames(r.body)).toEqual(['Smoke', 'Unhappy']);
 
     const calm = await ticket(t, { body_html: '<p>smoke</p>' });
-    await svc.api.post(`/v1/tickets/${calm.id}/messages`, { kind: 'reply', body_html: 'Solved it' }, t.as);
+    await makeMessage(svc.api, t, calm.id, { kind: 'reply', body_html: 'Solved it' });
     const r2 = await svc.api.patch(`/v1/tickets/${calm.id}`, { custom: { ai_sentiment: 'positive' } }, t.as);
     expect(r2.body.tags).toEqual([]);
   });

@@ -3,6 +3,7 @@
 // stay, without a company), filters and pages, events, access, other workspaces' records.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeCompany, makeContact } from './builders.js';
 import {
   addMember,
   eventsAfterOf,
@@ -28,16 +29,9 @@ const join = async (t: Tenant, role: 'admin' | 'agent' | 'viewer'): Promise<ReqO
 const latestSeq = (t: Tenant) => latestSeqOf(svc, t);
 const eventsAfter = (t: Tenant, since: number) => eventsAfterOf(svc, t, since);
 const domain = () => `${unique('d')}.example.com`.toLowerCase();
-async function company(t: Tenant, body: Record<string, unknown> = {}) {
-  const r = await svc.api.post('/v1/companies', { name: 'Initech', domain: domain(), ...body }, t.as);
-  expect(r.status, r.text).toBe(201);
-  return r.body;
-}
-async function contact(t: Tenant, body: Record<string, unknown> = {}) {
-  const r = await svc.api.post('/v1/contacts', { email: `${unique('c')}@example.com`, ...body }, t.as);
-  expect(r.status, r.text).toBe(201);
-  return r.body;
-}
+const company = (t: Tenant, body: Record<string, unknown> = {}) =>
+  makeCompany(svc.api, t, { domain: domain(), ...body });
+const contact = (t: Tenant, body: Record<string, unknown> = {}) => makeContact(svc.api, t, body);
 
 describe('creating and reading companies', () => {
   it('creates a company (201) with company.created; the domain is stored lower-case', async () => {

@@ -3,6 +3,7 @@
 // link, custom merging, events, who may read and write, and other workspaces' records.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeCompany, makeContact } from './builders.js';
 import {
   addMember,
   eventsAfterOf,
@@ -28,20 +29,9 @@ const join = async (t: Tenant, role: 'admin' | 'agent' | 'viewer'): Promise<ReqO
 const latestSeq = (t: Tenant) => latestSeqOf(svc, t);
 const eventsAfter = (t: Tenant, since: number) => eventsAfterOf(svc, t, since);
 const email = () => `${unique('c')}@example.com`;
-async function contact(t: Tenant, body: Record<string, unknown> = {}) {
-  const r = await svc.api.post('/v1/contacts', { email: email(), ...body }, t.as);
-  expect(r.status, r.text).toBe(201);
-  return r.body;
-}
-async function company(t: Tenant, body: Record<string, unknown> = {}) {
-  const r = await svc.api.post(
-    '/v1/companies',
-    { name: 'Initech', domain: `${unique('d')}.example.com`, ...body },
-    t.as,
-  );
-  expect(r.status, r.text).toBe(201);
-  return r.body;
-}
+const contact = (t: Tenant, body: Record<string, unknown> = {}) => makeContact(svc.api, t, body);
+const company = (t: Tenant, body: Record<string, unknown> = {}) =>
+  makeCompany(svc.api, t, { domain: `${unique('d')}.example.com`, ...body });
 /** Every page of a list, following next_cursor. */
 async function allPages(path: string, as: ReqOpts, limit: number) {
   const pages: any[][] = [];

@@ -2,13 +2,14 @@
 // workspace's record with 404, exactly like a record that does not exist, and changes
 // nothing. A new route with an id parameter must add its record factory here.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeCompany, makeContact, makeTicket } from './builders.js';
 import {
   ALL_SCOPES,
   type Api,
+  addMember,
   newApiKey,
   newTenant,
   type Service,
-  signUp,
   startService,
   type Tenant,
   unique,
@@ -25,14 +26,7 @@ type Factory = (api: Api, owner: Tenant) => Promise<string>;
 /** How to make a record of each kind in a workspace; keyed by the route's URL pattern. */
 const FACTORIES: Record<string, Factory> = {
   '/v1/api-keys/:id': async (api, t) => (await newApiKey(api, t, ['kb:read'])).id,
-  '/v1/members/:user_id': async (_api, t) => {
-    const p = await signUp(svc.api, 'Member Of A');
-    await svc.rt.deps.database.db
-      .insertInto('members')
-      .values({ workspace_id: t.workspaceId, user_id: p.userId, role: 'agent' })
-      .execute();
-    return p.userId;
-  },
+  '/v1/members/:user_id': async (_api, t) => (await addMember(svc, t, 'agent', 'Member Of A')).userId,
   '/v1/members/:user_id/availability': async (api, t) => FACTORIES['/v1/members/:user_id']!(api, t),
   '/v1/invitations/:id': async (api, t) => {
     const r = await api.post('/v1/invitations', { email: `${unique('inv')}@example.com`, role: 'agent' }, t.as);
@@ -44,11 +38,7 @@ const FACTORIES: Record<string, Factory> = {
     if (r.status !== 201) throw new Error(`team: ${r.status} ${r.text}`);
     return r.body.id;
   },
-  '/v1/contacts/:id': async (api, t) => {
-    const r = await api.post('/v1/contacts', { email: `${unique('contact')}@example.com`, name: 'Cora' }, t.as);
-    if (r.status !== 201) throw new Error(`contact: ${r.status} ${r.text}`);
-    return r.body.id;
-  },
+  '/v1/contacts/:id': async (api, t) => (await makeContact(api, t, { name: 'Cora' })).id,
   '/v1/contacts/:id/tickets': async (api, t) => FACTORIES['/v1/contacts/:id']!(api, t),
   '/v1/attachments/:id': async (api, t) => {
     const form = new FormData();
@@ -58,16 +48,8 @@ const FACTORIES: Record<string, Factory> = {
     if (r.status !== 201) throw new Error(`attachment: ${r.status} ${await r.text()}`);
     return ((await r.json()) as { id: string }).id;
   },
-  '/v1/companies/:id': async (api, t) => {
-    const r = await api.post('/v1/companies', { name: 'Initech', domain: `${unique('co')}.example.com` }, t.as);
-    if (r.status !== 201) throw new Error(`company: ${r.status} ${r.text}`);
-    return r.body.id;
-  },
-  '/v1/tickets/:id': async (api, t) => {
-    const r = await api.post('/v1/tickets', { subject: 'Hello', body_html: '<p>first</p>' }, t.as);
-    if (r.status !== 201) throw new Error(`ticket: ${r.status} ${r.text}`);
-    return r.body.id;
-  },
+  '/v1/companies/:id': async (api, t) => (await makeCompany(api, t, { domain: `${unique('co')}.example.com` })).id,
+  '/v1/tickets/:id': async (api, t) => (await makeTicket(api, t, { subject: 'Hello', body_html: '<p>first</p>' })).id,
   '/v1/tickets/:id/messages': async (api, t) => FACTORIES['/v1/tickets/:id']!(api, t),
   '/v1/tickets/:id/activities': async (api, t) => FACTORIES['/v1/tickets/:id']!(api, t),
   '/v1/tickets/:id/merge': async (api, t) => FACTORIES['/v1/tickets/:id']!(api, t),

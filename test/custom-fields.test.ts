@@ -5,6 +5,7 @@
 // reply-with-status (not on merge), and the field filters and sorts of the three lists.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeTicket } from './builders.js';
 import {
   addMember,
   eventsAfterOf,
@@ -29,11 +30,8 @@ async function field(t: Tenant, body: Record<string, unknown>) {
   expect(r.status, r.text).toBe(201);
   return r.body;
 }
-async function ticket(t: Tenant, body: Record<string, unknown> = {}) {
-  const r = await api().post('/v1/tickets', { subject: 'Order problem', ...body }, t.as);
-  expect(r.status, r.text).toBe(201);
-  return r.body;
-}
+const ticket = (t: Tenant, body: Record<string, unknown> = {}) =>
+  makeTicket(api(), t, { subject: 'Order problem', ...body });
 const ids = (r: any) => r.body.data.map((x: any) => x.number ?? x.id);
 
 describe('definitions', () => {

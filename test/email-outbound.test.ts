@@ -17,6 +17,7 @@ import { autoReplyToDelivered, maybeAutoReply } from '../src/modules/email/auto-
 import { parseInbound } from '../src/modules/email/parse.js';
 import { ticketTokenFor } from '../src/modules/email/ticket-token.js';
 import { newId } from '../src/platform/crypto/random.js';
+import { makeTicket } from './builders.js';
 import { eventsAfterOf, latestSeqOf, newTenant, type Service, startService, type Tenant } from './helpers.js';
 import { type OwnDatabase, ownDatabase } from './own-database.js';
 
@@ -166,21 +167,13 @@ async function mailbox(t: Tenant, body: Record<string, unknown> = {}) {
   return r.body as { id: string; email: string; forwarding_address: string };
 }
 
-async function emailTicket(t: Tenant, mailboxId: string, body: Record<string, unknown> = {}) {
-  const r = await api().post(
-    '/v1/tickets',
-    {
-      subject: 'Printer on fire',
-      channel: 'email',
-      mailbox_id: mailboxId,
-      contact: { email: `cust-${randomUUID().slice(0, 8)}@customer.test`, name: 'Casey Customer' },
-      ...body,
-    },
-    t.as,
-  );
-  expect(r.status, r.text).toBe(201);
-  return r.body;
-}
+const emailTicket = (t: Tenant, mailboxId: string, body: Record<string, unknown> = {}) =>
+  makeTicket(api(), t, {
+    channel: 'email',
+    mailbox_id: mailboxId,
+    contact: { email: `cust-${randomUUID().slice(0, 8)}@customer.test`, name: 'Casey Customer' },
+    ...body,
+  });
 
 /** The customer's mail on the ticket, as the inbound job stores it. */
 async function customerMail(t: Tenant, tk: any, mailboxId: string, sentId: string, references: string[] = []) {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventEnvelope } from '../src/platform/events/envelope.js';
 import { EventPublisher } from '../src/platform/events/publisher.js';
 import { pruneEvents } from '../src/platform/events/retention.js';
-import { isErrorBody, newApiKey, newTenant, onPostgres, type Service, signUp, startService } from './helpers.js';
+import { addMember, isErrorBody, newApiKey, newTenant, onPostgres, type Service, startService } from './helpers.js';
 
 let svc: Service;
 beforeAll(async () => {
@@ -155,11 +155,7 @@ describe('GET /v1/events', () => {
 
   it('returns stand-ins for events the caller may not see, keeping seq gapless', async () => {
     const t = await newTenant(svc.api);
-    const agent = await signUp(svc.api, 'Agent Private');
-    await svc.rt.deps.database.db
-      .insertInto('members')
-      .values({ workspace_id: t.workspaceId, user_id: agent.userId, role: 'agent' })
-      .execute();
+    const agent = await addMember(svc, t, 'agent', 'Agent Private');
     const teamId = '0193c6a0-0000-7000-8000-00000000beef';
     await svc.rt.deps.writer.run(t.workspaceId, async (u) => {
       u.emit({

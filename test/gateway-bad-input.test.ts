@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { DEFAULT_LIMITS } from '../src/gateway/index.js';
 import { appendEvents } from '../src/platform/events/outbox.js';
+import { makeTicket } from './builders.js';
 import { type Client, collect, connect, join, realtimeToken, sleep, widgetToken, wsBase } from './gateway-client.js';
 import { latestSeqOf, newTenant, type Service, startService, type Tenant } from './helpers.js';
 
@@ -17,8 +18,7 @@ let contactId: string;
 beforeAll(async () => {
   svc = await startService({ CHECK_ORIGINS: `${ALLOWED}, https://agents.example.com` }, { jobs: false });
   t = await newTenant(svc.api);
-  const r = await svc.api.post('/v1/tickets', { subject: 'Hi', contact: { email: 'v@example.com' } }, t.as);
-  contactId = r.body.contact.id;
+  contactId = (await makeTicket(svc.api, t, { subject: 'Hi', contact: { email: 'v@example.com' } })).contact.id;
 });
 afterAll(async () => svc?.stop());
 
@@ -99,7 +99,7 @@ async function stillServing() {
   const ch = c.socket.channel(`workspace:${t.workspaceId}`);
   const got = collect(ch);
   expect((await join(ch)).status).toBe('ok');
-  await svc.api.post('/v1/tickets', { subject: 'Still here' }, t.as);
+  await makeTicket(svc.api, t, { subject: 'Still here' });
   await expect.poll(() => got.length).toBeGreaterThan(0);
 }
 
@@ -254,7 +254,7 @@ describe('frames', () => {
     expect(raw.ws.readyState).toBe(WebSocket.OPEN);
     // And events still arrive, once.
     const seq = await latestSeqOf(svc, t);
-    await svc.api.post('/v1/tickets', { subject: 'After the noise' }, t.as);
+    await makeTicket(svc.api, t, { subject: 'After the noise' });
     await expect.poll(() => raw.frames.filter((f) => f[3] === 'event' && f[4].seq > seq).length).toBe(1);
   });
 });

@@ -5,6 +5,7 @@
 import { Presence } from 'phoenix';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { appendEvents } from '../src/platform/events/outbox.js';
+import { makeTicket } from './builders.js';
 import {
   type Client,
   collect,
@@ -76,11 +77,8 @@ async function heartbeat(socket: { ping(callback: (rtt: number) => void): boolea
 /** Waits a moment so that anything wrongly sent would have arrived. */
 const quiet = () => sleep(300);
 
-async function ticket(t: Tenant, extra: Record<string, unknown> = {}) {
-  const r = await svc.api.post('/v1/tickets', { subject: 'Printer on fire', ...extra }, t.as);
-  expect(r.status, r.text).toBe(201);
-  return r.body as { id: string; contact: { id: string } | null; team_id: string | null };
-}
+const ticket = (t: Tenant, extra: Record<string, unknown> = {}) =>
+  makeTicket(svc.api, t, extra) as Promise<{ id: string; contact: { id: string } | null; team_id: string | null }>;
 
 async function privateTeam(t: Tenant, members: string[]) {
   const r = await svc.api.post(

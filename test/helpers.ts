@@ -192,14 +192,17 @@ export async function newApiKey(api: Api, t: Tenant, scopes: string[], extra: Re
 
 export type Member = Person & { as: ReqOpts };
 
-/** A new person who is a member of the tenant's workspace with this role (inserted directly). */
+/**
+ * A member of the tenant's workspace with this role (the membership inserted directly): a new
+ * person with this name, or a person who already exists (a member elsewhere, say).
+ */
 export async function addMember(
   svc: Service,
   t: Tenant,
   role: 'owner' | 'admin' | 'agent' | 'viewer',
-  name = `Pat ${role}`,
+  who: string | Person = `Pat ${role}`,
 ): Promise<Member> {
-  const p = await signUp(svc.api, name);
+  const p = typeof who === 'string' ? await signUp(svc.api, who) : who;
   await svc.rt.deps.database.db
     .insertInto('members')
     .values({ workspace_id: t.workspaceId, user_id: p.userId, role })

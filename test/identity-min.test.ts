@@ -6,6 +6,7 @@ import { KnownKeys } from '../src/modules/api-keys/known-keys.js';
 import { TokenSigner } from '../src/platform/crypto/tokens.js';
 import {
   ALL_SCOPES,
+  addMember,
   isErrorBody,
   newApiKey,
   newTenant,
@@ -274,11 +275,7 @@ describe('API keys', () => {
 
   it('is admin-only for people and records last use', async () => {
     const t = await newTenant(svc.api);
-    const agent = await signUp(svc.api, 'Andy Agent');
-    await svc.rt.deps.database.db
-      .insertInto('members')
-      .values({ workspace_id: t.workspaceId, user_id: agent.userId, role: 'agent' })
-      .execute();
+    const agent = await addMember(svc, t, 'agent', 'Andy Agent');
     const r = await svc.api.get('/v1/api-keys', { token: agent.token, workspace: t.workspaceId });
     expect(r.status).toBe(403);
     const k = await newApiKey(svc.api, t, ['settings:read']);

@@ -3,6 +3,7 @@
 // changes, exclusive groups, label_creation for admins only (422 unknown_label), applies_to,
 // the `tag` list filters; and saved views on the ticket list (view_id) and in the counts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeContact, makeTicket } from './builders.js';
 import {
   addMember,
   eventsAfterOf,
@@ -21,11 +22,7 @@ beforeAll(async () => {
 afterAll(async () => svc?.stop());
 
 const api = () => svc.api;
-async function ticket(t: Tenant, body: Record<string, unknown> = {}) {
-  const r = await api().post('/v1/tickets', { subject: 'Help', ...body }, t.as);
-  expect(r.status, r.text).toBe(201);
-  return r.body;
-}
+const ticket = (t: Tenant, body: Record<string, unknown> = {}) => makeTicket(api(), t, { subject: 'Help', ...body });
 const names = (x: any) => x.tags.map((g: any) => g.name);
 
 describe('labels on tickets', () => {
@@ -109,7 +106,7 @@ describe('labels on contacts and companies', () => {
     const c = await api().post('/v1/contacts', { email: `${unique('c')}@example.com`, tags: ['VIP'] }, t.as);
     expect(c.status, c.text).toBe(201);
     expect(names(c.body)).toEqual(['VIP']);
-    await api().post('/v1/contacts', { email: `${unique('c')}@example.com` }, t.as);
+    await makeContact(api(), t);
     const seq = await latestSeqOf(svc, t);
     const p = await api().patch(`/v1/contacts/${c.body.id}`, { add_tags: ['Churn risk'] }, t.as);
     expect(names(p.body)).toEqual(['Churn risk', 'VIP']);

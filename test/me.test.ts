@@ -24,10 +24,7 @@ describe('PATCH /v1/me', () => {
     const a = await newTenant(svc.api, 'First Co');
     const b = await newTenant(svc.api, 'Second Co');
     // The owner of a joins b as an agent.
-    await svc.rt.deps.database.db
-      .insertInto('members')
-      .values({ workspace_id: b.workspaceId, user_id: a.owner.userId, role: 'agent' })
-      .execute();
+    await addMember(svc, b, 'agent', a.owner);
     const seqA = await latestSeqOf(svc, a);
     const seqB = await latestSeqOf(svc, b);
 

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeTicket, uniqueEmail } from './builders.js';
 import {
   addMember,
   eventsAfterOf,
@@ -14,7 +15,6 @@ import {
   type Service,
   startService,
   type Tenant,
-  unique,
 } from './helpers.js';
 
 let svc: Service;
@@ -24,15 +24,8 @@ beforeAll(async () => {
 afterAll(async () => svc?.stop());
 
 const api = () => svc.api;
-async function ticket(t: Tenant, body: Record<string, unknown> = {}) {
-  const r = await api().post(
-    '/v1/tickets',
-    { subject: 'Cannot log in', contact: { email: `${unique('c')}@example.com`, name: 'Cy' }, ...body },
-    t.as,
-  );
-  expect(r.status, r.text).toBe(201);
-  return r.body;
-}
+const ticket = (t: Tenant, body: Record<string, unknown> = {}) =>
+  makeTicket(api(), t, { subject: 'Cannot log in', contact: { email: uniqueEmail(), name: 'Cy' }, ...body });
 const post = (t: Tenant, id: string, body: Record<string, unknown>) =>
   api().post(`/v1/tickets/${id}/messages`, body, t.as);
 

@@ -7,6 +7,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processInbound } from '../src/modules/email/inbound.js';
 import { notify } from '../src/modules/notifications/service.js';
+import { makeTicket } from './builders.js';
 import {
   addMember,
   isErrorBody,
@@ -40,11 +41,8 @@ async function eventsAs(as: ReqOpts, since: number): Promise<any[]> {
   return r.body.data;
 }
 
-async function newTicket(as: ReqOpts, extra: Record<string, unknown> = {}) {
-  const r = await svc.api.post('/v1/tickets', { subject: unique('Printer on fire'), ...extra }, as);
-  expect(r.status, r.text).toBe(201);
-  return r.body;
-}
+const newTicket = (as: ReqOpts, extra: Record<string, unknown> = {}) =>
+  makeTicket(svc.api, as, { subject: unique('Printer on fire'), ...extra });
 
 const ref = (p: Member | Tenant['owner'], name: string) => ({
   id: p.userId,
@@ -358,10 +356,7 @@ describe('GET /v1/notifications and POST /v1/notifications/read', () => {
 
     // The same person in another workspace sees none of these, and cannot mark them read there.
     const other2 = await newTenant(svc.api);
-    await svc.rt.deps.database.db
-      .insertInto('members')
-      .values({ workspace_id: other2.workspaceId, user_id: ann.userId, role: 'agent' })
-      .execute();
+    await addMember(svc, other2, 'agent', ann);
     const there = { token: ann.token, workspace: other2.workspaceId };
     expect(await listOf(there)).toEqual({ data: [], next_cursor: null, unread_count: 0 });
     expect((await svc.api.post('/v1/notifications/read', { ids: [id] }, there)).body).toEqual({

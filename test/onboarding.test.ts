@@ -176,10 +176,7 @@ describe('dismissing', () => {
     expect((await onboarding(agent.as)).dismissed).toBe(true);
     // The same person in another workspace still has it.
     const other = await newTenant(svc.api);
-    await db()
-      .insertInto('members')
-      .values({ workspace_id: other.workspaceId, user_id: agent.userId, role: 'agent' })
-      .execute();
+    await addMember(svc, other, 'agent', agent);
     expect((await onboarding({ token: agent.token, workspace: other.workspaceId })).dismissed).toBe(false);
   });
 });

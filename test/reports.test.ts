@@ -3,6 +3,7 @@
 // and other workspaces' tickets left out, by_day in the workspace's time zone across midnight,
 // private teams, range rules (422 with the location) and who may read it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeTicket } from './builders.js';
 import {
   addMember,
   isErrorBody,
@@ -24,8 +25,7 @@ const db = () => svc.rt.deps.database.db;
 
 /** A ticket created through the API, then given known values in the database. */
 async function ticket(t: Tenant, body: Record<string, unknown>, set: Record<string, unknown> = {}): Promise<string> {
-  const r = await svc.api.post('/v1/tickets', { subject: 'Report me', ...body }, t.as);
-  if (r.status !== 201) throw new Error(`ticket: ${r.status} ${r.text}`);
+  const { id } = await makeTicket(svc.api, t, { subject: 'Report me', ...body });
   const values: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(set)) {
     values[k] = k === 'csat' || k === 'sla' ? (v === null ? null : JSON.stringify(v)) : v;
@@ -35,10 +35,10 @@ async function ticket(t: Tenant, body: Record<string, unknown>, set: Record<stri
       .updateTable('tickets')
       .set(values as never)
       .where('workspace_id', '=', t.workspaceId)
-      .where('id', '=', r.body.id)
+      .where('id', '=', id)
       .execute();
   }
-  return r.body.id;
+  return id;
 }
 
 const at = (s: string) => new Date(s);

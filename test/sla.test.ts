@@ -11,6 +11,7 @@ import { addOpenMinutes, compileCalendar } from '../src/modules/business-hours/c
 import { sweepSlaBreaches } from '../src/modules/sla/breaches.js';
 import { parseSla, slaColumns } from '../src/modules/sla/engine.js';
 import { openDatabase } from '../src/platform/db/index.js';
+import { makeMessage, makeTicket } from './builders.js';
 import {
   addMember,
   eventsAfterOf,
@@ -45,11 +46,7 @@ async function policy(t: Tenant, body: Record<string, unknown>) {
   return r.body;
 }
 
-async function ticket(t: Tenant, body: Record<string, unknown> = {}) {
-  const r = await svc.api.post('/v1/tickets', { subject: 'Printer on fire', ...body }, t.as);
-  if (r.status !== 201) throw new Error(`ticket: ${r.status} ${r.text}`);
-  return r.body;
-}
+const ticket = (t: Tenant, body: Record<string, unknown> = {}) => makeTicket(svc.api, t, body);
 
 const getTicket = async (t: Tenant, id: string) => (await svc.api.get(`/v1/tickets/${id}`, t.as)).body;
 const plus = (iso: string, minutes: number) => new Date(new Date(iso).getTime() + minutes * MIN).toISOString();
@@ -622,7 +619,7 @@ describe('the breach sweep', () => {
     // Answered: the first-response due date is past in the stored SLA (as if the clock had not
     // been stopped), but the ticket has its first reply.
     const answered = await ticket(t, { contact: { email: 'cy@example.com' } });
-    await svc.api.post(`/v1/tickets/${answered.id}/messages`, { kind: 'reply', body_html: 'Hi' }, t.as);
+    await makeMessage(svc.api, t, answered.id, { kind: 'reply', body_html: 'Hi' });
     await moveClock(svc, answered.id, { first_response: 5 });
     const seq = await latestSeqOf(svc, t);
     expect(await sweepSlaBreaches(svc.rt.deps)).toBe(0);

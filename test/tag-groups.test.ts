@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeTicket } from './builders.js';
 import {
   addMember,
   eventsAfterOf,
@@ -160,10 +161,10 @@ describe('label groups', () => {
     const a = await tag(t, { name: 'A', group_id: g.id });
     const b = await tag(t, { name: 'B', group_id: g.id });
     const c = await tag(t, { name: 'C', group_id: keep.id });
-    const tk = await svc.api.post('/v1/tickets', { subject: 'Hi', body_html: '<p>x</p>' }, t.as);
+    const tk = await makeTicket(svc.api, t, { subject: 'Hi', body_html: '<p>x</p>' });
     await svc.rt.deps.database.db
       .insertInto('ticket_tags')
-      .values({ workspace_id: t.workspaceId, ticket_id: tk.body.id, tag_id: a.id })
+      .values({ workspace_id: t.workspaceId, ticket_id: tk.id, tag_id: a.id })
       .execute();
     const seq = await latestSeqOf(svc, t);
     const r = await svc.api.delete(`/v1/tag-groups/${g.id}`, t.as);

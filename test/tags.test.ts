@@ -11,6 +11,7 @@ import { applyTags, tagIdsByName, tagRefsOf } from '../src/modules/tags/records.
 import { defaultTagColor } from '../src/modules/tags/service.js';
 import type { RequestContext, Role, Scope } from '../src/platform/http/context.js';
 import { ApiError } from '../src/platform/http/errors.js';
+import { makeCompany, makeContact, makeTicket } from './builders.js';
 import {
   addMember,
   eventsAfterOf,
@@ -44,19 +45,13 @@ async function group(t: Tenant, body: Record<string, unknown>) {
   return r.body;
 }
 async function ticket(t: Tenant): Promise<string> {
-  const r = await svc.api.post('/v1/tickets', { subject: 'Hello', body_html: '<p>hi</p>' }, t.as);
-  if (r.status !== 201) throw new Error(`ticket: ${r.status} ${r.text}`);
-  return r.body.id;
+  return (await makeTicket(svc.api, t, { subject: 'Hello', body_html: '<p>hi</p>' })).id;
 }
 async function contact(t: Tenant): Promise<string> {
-  const r = await svc.api.post('/v1/contacts', { email: `${randomUUID()}@example.com`, name: 'Cora' }, t.as);
-  if (r.status !== 201) throw new Error(`contact: ${r.status} ${r.text}`);
-  return r.body.id;
+  return (await makeContact(svc.api, t, { name: 'Cora' })).id;
 }
 async function company(t: Tenant): Promise<string> {
-  const r = await svc.api.post('/v1/companies', { name: 'Initech' }, t.as);
-  if (r.status !== 201) throw new Error(`company: ${r.status} ${r.text}`);
-  return r.body.id;
+  return (await makeCompany(svc.api, t)).id;
 }
 
 /** A request context as a route would build it. */

@@ -6,6 +6,7 @@
 // its JSON afresh.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ticketJsonCache } from '../src/modules/tickets/json-cache.js';
+import { makeTicket, uniqueEmail } from './builders.js';
 import {
   addMember,
   newApiKey,
@@ -32,14 +33,13 @@ beforeAll(async () => {
     { tags: ['billing'] },
     {},
   ].entries()) {
-    const r = await svc.api.post(
-      '/v1/tickets',
-      { subject: `Quartzite order ${i}`, contact: { email, name: 'Jane Doe' }, ...extra },
-      t.as,
-    );
-    expect(r.status, r.text).toBe(201);
-    ids.push(r.body.id);
-    contactId = r.body.contact.id;
+    const tk = await makeTicket(svc.api, t, {
+      subject: `Quartzite order ${i}`,
+      contact: { email, name: 'Jane Doe' },
+      ...extra,
+    });
+    ids.push(tk.id);
+    contactId = tk.contact.id;
   }
   const list = await svc.api.get('/v1/tags', t.as);
   tags = Object.fromEntries(list.body.data.map((g: { name: string; id: string }) => [g.name, g.id]));
@@ -153,11 +153,8 @@ describe('lists asked for again', () => {
       w.as,
     );
     expect(team.status, team.text).toBe(201);
-    const create = async (body: Record<string, unknown>) => {
-      const r = await svc.api.post('/v1/tickets', { contact: { email: `${unique('c')}@example.com` }, ...body }, w.as);
-      expect(r.status, r.text).toBe(201);
-      return r.body.id as string;
-    };
+    const create = async (body: Record<string, unknown>) =>
+      (await makeTicket(svc.api, w, { contact: { email: uniqueEmail() }, ...body })).id as string;
     const secret = await create({ subject: 'Basaltic vault', team_id: team.body.id });
     const open = await create({ subject: 'Basaltic lobby', assignee_id: outsider.userId, tags: ['granite'] });
     const mine = await create({ subject: 'Pumice desk', assignee_id: insider.userId });

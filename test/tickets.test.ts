@@ -7,6 +7,7 @@ import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ticket } from '../src/modules/tickets/schemas.js';
+import { makeContact, makeMessage, makeTicket } from './builders.js';
 import {
   addMember,
   eventsAfterOf,
@@ -28,12 +29,7 @@ beforeAll(async () => {
 afterAll(async () => svc?.stop());
 
 const api = () => svc.api;
-async function ticket(t: Tenant | ReqOpts, body: Record<string, unknown> = {}) {
-  const as = 'as' in t ? t.as : t;
-  const r = await api().post('/v1/tickets', { subject: 'Printer on fire', ...body }, as);
-  expect(r.status, r.text).toBe(201);
-  return r.body;
-}
+const ticket = (t: Tenant | ReqOpts, body: Record<string, unknown> = {}) => makeTicket(api(), t, body);
 const email = () => `${unique('c')}@example.com`;
 
 describe('creating and reading tickets', () => {
@@ -378,7 +374,7 @@ describe('merge', () => {
   it('moves messages to the target, closes the source with a merged activity', async () => {
     const t = await newTenant(api());
     const source = await ticket(t, { body_html: '<p>first</p>' });
-    await api().post(`/v1/tickets/${source.id}/messages`, { kind: 'note', body_html: '<p>second</p>' }, t.as);
+    await makeMessage(api(), t, source.id, { kind: 'note', body_html: '<p>second</p>' });
     const into = await ticket(t, { body_html: '<p>target</p>' });
     const r = await api().post(`/v1/tickets/${source.id}/merge`, { into_id: String(into.number) }, t.as);
     expect(r.status, r.text).toBe(200);
@@ -601,8 +597,8 @@ describe('search', () => {
   it('GET /v1/search: up to five tickets and contacts each, best first; keys see only their kinds', async () => {
     const t = await newTenant(api());
     for (let i = 0; i < 7; i++) await ticket(t, { subject: `Refund request ${i}` });
-    await api().post('/v1/contacts', { email: 'refundo.fan@example.com', name: 'Refundo Fan' }, t.as);
-    await api().post('/v1/contacts', { email: 'other@example.com', name: 'Other' }, t.as);
+    await makeContact(api(), t, { email: 'refundo.fan@example.com', name: 'Refundo Fan' });
+    await makeContact(api(), t, { email: 'other@example.com', name: 'Other' });
     const r = await api().get('/v1/search?q=refund', t.as);
     expect(r.status, r.text).toBe(200);
     expect(r.body.tickets).toHaveLength(5);

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { widgetSecret } from '../src/modules/workspace/service.js';
-import { newApiKey, newTenant, type Service, signUp, startService, unique } from './helpers.js';
+import { addMember, newApiKey, newTenant, type Service, signUp, startService, unique } from './helpers.js';
 
 let svc: Service;
 beforeAll(async () => {
@@ -83,11 +83,7 @@ describe('workspace', () => {
 
   it('lets only admins change the workspace', async () => {
     const t = await newTenant(svc.api);
-    const viewer = await signUp(svc.api, 'Vera Viewer');
-    await svc.rt.deps.database.db
-      .insertInto('members')
-      .values({ workspace_id: t.workspaceId, user_id: viewer.userId, role: 'viewer' })
-      .execute();
+    const viewer = await addMember(svc, t, 'viewer', 'Vera Viewer');
     const as = { token: viewer.token, workspace: t.workspaceId };
     expect((await svc.api.get('/v1/workspace', as)).status).toBe(200);
     const r = await svc.api.patch('/v1/workspace', { name: 'Mine now' }, as);
@@ -178,11 +174,7 @@ describe('deleting a workspace', () => {
     expect(stale.status).toBe(403);
     expect(stale.body.detail).toMatch(/sign in again/i);
 
-    const admin = await signUp(svc.api, 'Adam Admin');
-    await svc.rt.deps.database.db
-      .insertInto('members')
-      .values({ workspace_id: t.workspaceId, user_id: admin.userId, role: 'admin' })
-      .execute();
+    const admin = await addMember(svc, t, 'admin', 'Adam Admin');
     await enableMfa(admin.userId);
     const asAdmin = await svc.api.req('DELETE', '/v1/workspace', {
       token: admin.token,
@@ -236,11 +228,7 @@ describe('ownership transfer', () => {
 
   it('makes another member the owner and the caller an admin, with a valid two-factor code', async () => {
     const t = await newTenant(svc.api, 'Handover');
-    const heir = await signUp(svc.api, 'Hector Heir');
-    await svc.rt.deps.database.db
-      .insertInto('members')
-      .values({ workspace_id: t.workspaceId, user_id: heir.userId, role: 'agent' })
-      .execute();
+    const heir = await addMember(svc, t, 'agent', 'Hector Heir');
     const body = { user_id: heir.userId, code: '000000' };
 
     const noMfa = await svc.api.post('/v1/workspace/transfer', body, t.as);
@@ -282,11 +270,7 @@ describe('ownership transfer', () => {
 
   it('is for owners only: an admin with two-factor gets 403 and nothing changes', async () => {
     const t = await newTenant(svc.api, 'Guarded');
-    const admin = await signUp(svc.api, 'Ada Admin');
-    await svc.rt.deps.database.db
-      .insertInto('members')
-      .values({ workspace_id: t.workspaceId, user_id: admin.userId, role: 'admin' })
-      .execute();
+    const admin = await addMember(svc, t, 'admin', 'Ada Admin');
     const { secret } = await enrol(admin.token);
     const r = await svc.api.post(
       '/v1/workspace/transfer',
