@@ -1,9 +1,10 @@
-// The real service in a child process (`node --import tsx src/main.ts`, what `npm start` runs),
-// for tests that stop it the hard way or need several processes: start it, wait until it
-// answers, pick a port for it.
+// The real service in a child process (`node dist/main.js`, what `npm start` runs; the test run's
+// global setup builds dist/ first when a source is newer), for tests that start it with no
+// settings, stop it the hard way or need several processes: start it, wait until it answers, pick
+// a port for it.
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { expect } from 'vitest';
+import { type ExpectStatic, expect as globalExpect } from 'vitest';
 
 export interface ChildService {
   child: ReturnType<typeof spawn>;
@@ -12,8 +13,12 @@ export interface ChildService {
   err(): string;
 }
 
-export function startProcess(env: Record<string, string>, args = ['src/main.ts']): ChildService {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+/** `npm start` (main), `npm run migrate` (migrate) or `npm run gateway` (gateway-main), built. */
+export function startProcess(
+  env: Record<string, string>,
+  entry: 'main' | 'migrate' | 'gateway-main' = 'main',
+): ChildService {
+  const child = spawn(process.execPath, [`dist/${entry}.js`], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -29,8 +34,11 @@ export function startProcess(env: Record<string, string>, args = ['src/main.ts']
   return { child, exited, out: () => out, err: () => err };
 }
 
-/** Waits until the process on this port answers /healthz (a fresh start compiles and migrates). */
-export const healthy = (port: number) =>
+/**
+ * Waits until the process on this port answers /healthz (a fresh start migrates). The wait is long
+ * because CI runs three test files beside the children on two cores; a start takes seconds.
+ */
+export const healthy = (port: number, expect: ExpectStatic = globalExpect) =>
   expect
     .poll(
       () =>
@@ -38,7 +46,7 @@ export const healthy = (port: number) =>
           (r) => r.status,
           () => 0,
         ),
-      { timeout: 60_000, interval: 250 },
+      { timeout: 150_000, interval: 250 },
     )
     .toBe(200);
 
@@ -47,14 +55,19 @@ export const healthy = (port: number) =>
  * Linux): the other test files' servers listen on such ports, and a port taken by one of them
  * would answer healthy() for the child (their /healthz says ok too) while the child cannot listen.
  */
+const handedOut = new Set<number>();
 export async function freePort(): Promise<number> {
   for (;;) {
     const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (handedOut.has(port)) continue; // tests of one file may run at the same time
     const free = await new Promise<boolean>((resolve) => {
       const s = createServer();
       s.once('error', () => resolve(false));
       s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
     });
-    if (free) return port;
+    if (free) {
+      handedOut.add(port);
+      return port;
+    }
   }
 }

@@ -9,6 +9,7 @@
 // Every service still runs the migrator on start (it finds nothing to do), and the real
 // migrations run from an empty database at least once per run: test/platform.test.ts migrates
 // an empty database in process and starts `npm start` on an empty data directory.
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,6 +40,8 @@ async function admin(base: string, fn: (c: pg.Client) => Promise<unknown>): Prom
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // The child-process tests run dist/ as npm start does: built again when a source is newer.
+  execFileSync(process.execPath, ['scripts/build.mjs', '--if-stale'], { stdio: 'inherit' });
   const base = process.env.DATABASE_URL;
   if (!base) {
     const dir = mkdtempSync(join(tmpdir(), 'svc-template-'));

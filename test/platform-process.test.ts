@@ -1,71 +1,19 @@
-// The real process: npm start with no settings, a bad setting, graceful shutdown on SIGTERM, and
-// npm run migrate. Apart from test/platform.test.ts so that these child processes (each one
-// compiles, imports and starts the service: seconds) run beside the other files.
-import { type ChildProcess, spawn } from 'node:child_process';
+// The real process, built as npm start runs it: no settings, a bad setting, graceful shutdown on
+// SIGTERM, and npm run migrate. Apart from test/platform.test.ts so that these child processes
+// (each one imports and starts the service: seconds) run beside the other files.
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, type ExpectStatic, it } from 'vitest';
+import { afterAll, describe, it } from 'vitest';
+import { freePort, healthy, startProcess } from './child-process.js';
 import { type OwnDatabase, ownDatabase } from './own-database.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'svc-platform-'));
 
-function startProcess(env: Record<string, string>, args = ['src/main.ts']) {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (d) => {
-    out += d;
-  });
-  child.stderr!.on('data', (d) => {
-    err += d;
-  });
-  const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
-  return { child, exited, out: () => out, err: () => err };
-}
-
-/** Waits until the process on this port answers /healthz (a fresh start compiles and migrates). */
-const healthy = (port: number, expect: ExpectStatic) =>
-  expect
-    .poll(
-      () =>
-        fetch(`http://127.0.0.1:${port}/healthz`).then(
-          (r) => r.status,
-          () => 0,
-        ),
-      { timeout: 60_000, interval: 250 },
-    )
-    .toBe(200);
-
-/**
- * A port free on 127.0.0.1, below the range the system hands out for port 0 (32768 and up on
- * Linux): the other test files' servers listen on such ports, and a port taken by one of them
- * would answer healthy() for the child (their /healthz says ok too) while the child cannot listen.
- */
-const handedOut = new Set<number>();
-async function freePort(): Promise<number> {
-  for (;;) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000);
-    if (handedOut.has(port)) continue; // this file's tests run at the same time
-    const free = await new Promise<boolean>((resolve) => {
-      const s = createServer();
-      s.once('error', () => resolve(false));
-      s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-    });
-    if (free) {
-      handedOut.add(port);
-      return port;
-    }
-  }
-}
-
 // The tests run at the same time (describe.concurrent): each waits seconds for its child to
-// compile, import and start, and they share nothing but the machine. Each uses the `expect` of
+// import and start, and they share nothing but the machine. Each uses the `expect` of
 // its own test context.
 describe.concurrent('the process', () => {
   const children: ChildProcess[] = [];
@@ -135,7 +83,8 @@ describe.concurrent('the process', () => {
     const db = await ownDatabase('platform_inflight');
     databases.push(db);
     const databaseUrl = db.env.DATABASE_URL ?? process.env.DATABASE_URL ?? '';
-    const p = startProcess({ DATA_DIR: tmp(), PORT: String(port), DATABASE_URL: databaseUrl });
+    // At info level the service logs when the signal lands ('shutting down').
+    const p = startProcess({ DATA_DIR: tmp(), PORT: String(port), DATABASE_URL: databaseUrl, LOG_LEVEL: 'info' });
     children.push(p.child);
     await healthy(port, expect);
     // A request whose headers have arrived and whose body is still coming when SIGTERM lands.
@@ -161,7 +110,8 @@ describe.concurrent('the process', () => {
     req.write(body.slice(0, 10));
     await new Promise((r) => setTimeout(r, 300));
     p.child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 300));
+    // The rest of the body goes once the service has begun to shut down, whatever the load.
+    await expect.poll(() => p.out().includes('shutting down'), { timeout: 30_000 }).toBe(true);
     req.end(body.slice(10));
     expect(await answer).toBe(201);
     expect(await p.exited).toBe(0);
@@ -169,7 +119,7 @@ describe.concurrent('the process', () => {
 
   it('runs as npm run migrate', async ({ expect }) => {
     const dir = tmp();
-    const p = startProcess({ DATA_DIR: dir, DATABASE_URL: process.env.DATABASE_URL ?? '' }, ['src/migrate.ts']);
+    const p = startProcess({ DATA_DIR: dir, DATABASE_URL: process.env.DATABASE_URL ?? '' }, 'migrate');
     expect(await p.exited).toBe(0);
     expect(p.out()).toMatch(/applied: 0001_foundation|database is up to date/);
   }, 60_000);
