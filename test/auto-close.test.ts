@@ -1,4 +1,4 @@
-// Auto-close of solved tickets (gaps.md): after the workspace's auto_close_days (default 4, 0 =
+// Auto-close of solved tickets: after the workspace's auto_close_days (default 4, 0 =
 // never) without customer activity a solved ticket becomes closed, with a status_changed activity
 // by the system and ticket.updated; required fields are not enforced. The sweep is called
 // directly with a chosen "now".

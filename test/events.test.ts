@@ -1,4 +1,4 @@
-// The outbox of interface.md "Events": seq gapless per workspace under concurrent writers,
+// The outbox (docs/api.md "Events"): seq gapless per workspace under concurrent writers,
 // replay by GET /v1/events filtered by what the caller may see, publish after commit,
 // the sweeper, retention.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -186,7 +186,7 @@ describe('rate limits', () => {
   });
 
   it('gives each session its own bucket: two sign-ins, another person and an API key are not refused with it', async () => {
-    // gaps.md "Rate limits": a bucket per credential (API key, user session, visitor).
+    // Rate limits: a bucket per credential (API key, user session, visitor).
     const limited = await startService({ RATE_LIMIT_PER_MINUTE: '10' }, { jobs: false });
     try {
       const api = limited.api;

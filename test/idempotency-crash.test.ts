@@ -1,4 +1,4 @@
-// Idempotency-Key across crashes (interface.md "Idempotency", rules 1 and 3): a retry after the
+// Idempotency-Key across crashes (docs/api.md "Idempotency", rules 1 and 3): a retry after the
 // service died, at any point of a keyed create, returns the first result (or 409 while the first
 // is still in flight) and never writes twice. The key is bound to the writes in their own
 // transaction (src/platform/http/idempotency.ts).

@@ -1,4 +1,4 @@
-// Idempotency-Key, rules 1-7 of interface.md "Idempotency", through HTTP: what a caller sees,
+// Idempotency-Key, rules 1-7 of docs/api.md "Idempotency", through HTTP: what a caller sees,
 // not how the keys are stored.
 import type { LookupAddress } from 'node:dns';
 import Fastify from 'fastify';

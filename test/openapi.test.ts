@@ -278,7 +278,7 @@ describe('the webhook catalog (top-level webhooks)', () => {
       expect(body.properties.occurred_at.format, type).toBe('date-time');
       expect(body.properties.data.type, type).toBe('object');
     }
-    // The catalog's data keys (interface.md "Catalog"), a few of each kind.
+    // The catalog's data keys (docs/webhooks.md), a few of each kind.
     const keys = (type: string) => Object.keys(bodyOf(type).properties.data.properties).sort();
     expect(keys('ticket.created')).toEqual(['ticket']);
     expect(keys('ticket.updated')).toEqual(['changes', 'ticket']);

@@ -25,7 +25,7 @@ function withoutOwnDatabase(own: OwnDatabase, what: string): void {
 }
 
 describe('configuration', () => {
-  it('has the defaults of gaps.md "Running it" and generates secrets once', () => {
+  it('has the documented defaults (README "Configuration") and generates secrets once', () => {
     const dir = tmp();
     const c = loadConfig({ DATA_DIR: dir });
     expect(c).toMatchObject({

@@ -102,7 +102,7 @@ async function waitFor<T>(what: string, probe: () => Promise<T | null | undefine
 }
 
 describe('webhook endpoints', () => {
-  it('creates an endpoint: the object of gaps.md, the secret only in this response and stored sealed', async () => {
+  it('creates an endpoint: the documented object, the secret only in this response and stored sealed', async () => {
     const t = await newTenant(svc.api);
     const since = await latestSeqOf(svc, t);
     const r = await svc.api.post(
