@@ -433,6 +433,12 @@ describe('lists and search', () => {
     // Filters apply to q too; nothing found is an empty page.
     expect((await svc.api.get('/v1/kb/articles?q=invoice&status=published', t.as)).body.data).toEqual([]);
     expect((await svc.api.get('/v1/kb/articles?q=zebra', t.as)).body).toEqual({ data: [], next_cursor: null });
+    // Words that are no words (stop words, punctuation, query syntax) find nothing, never a 500.
+    for (const q of ['the', '!!!', "'", 'a:*', '"unclosed', '-', 'or or', '<mark>']) {
+      const r2 = await svc.api.get(`/v1/kb/articles?q=${encodeURIComponent(q)}`, t.as);
+      expect(r2.status, q).toBe(200);
+      expect(r2.body.data, q).toEqual([]);
+    }
   });
 
   it('q ranks title matches first and pages through the ranking', async () => {
