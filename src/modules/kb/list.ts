@@ -55,15 +55,8 @@ function filtered(deps: Deps, ctx: RequestContext, f: Filters) {
   return query;
 }
 
-/** Articles matching q, best first; `after`: the position [rank, created_us, id] of a cursor. */
-async function matching(
-  deps: Deps,
-  ctx: RequestContext,
-  f: Filters,
-  q: string,
-  limit: number,
-  after: unknown[] | null,
-) {
+/** Up to `rows` articles matching q, best first; `after`: the position [rank, created_us, id] of a cursor. */
+async function matching(deps: Deps, ctx: RequestContext, f: Filters, q: string, rows: number, after: unknown[] | null) {
   let query = filtered(deps, ctx, f)
     .select([rankOf(q).as('rank'), headline(q).as('headline')])
     .where(sql<boolean>`a.search @@ ${tsquery(q)}`);
@@ -80,7 +73,7 @@ async function matching(
     .orderBy(sql`${rankOf(q)}`, 'desc')
     .orderBy('a.created_at', 'desc')
     .orderBy('a.id', 'desc')
-    .limit(pageLimit(limit + 1))
+    .limit(pageLimit(rows))
     .execute();
 }
 
@@ -94,7 +87,7 @@ export async function listArticles(
   const list = `kb-articles:${JSON.stringify([ctx.workspaceId, q.collection_id ?? null, q.status ?? null, q.q ?? null])}`;
   if (q.q !== undefined) {
     const after = deps.pager.decode(list, q.cursor, 3);
-    const rows = await matching(deps, ctx, f, q.q, limit, after);
+    const rows = await matching(deps, ctx, f, q.q, limit + 1, after);
     return deps.pager.page(
       list,
       rows,
@@ -121,8 +114,8 @@ export async function searchArticles(
   q: string,
   limit: number,
 ): Promise<Array<Pick<KbArticleView, 'id' | 'title' | 'slug' | 'excerpt' | 'status'> & { snippet: string }>> {
-  const rows = await matching(deps, ctx, {}, q, limit - 1, null);
-  return rows.slice(0, limit).map((r) => ({
+  const rows = await matching(deps, ctx, {}, q, limit, null);
+  return rows.map((r) => ({
     id: r.id,
     title: r.title,
     slug: r.slug,
