@@ -20,6 +20,7 @@ import customFieldRoutes from './modules/custom-fields/routes.js';
 import inboundEmailRoutes from './modules/email/inbound-route.js';
 import eventRoutes from './modules/events/routes.js';
 import invitationRoutes from './modules/invitations/routes.js';
+import kbRoutes from './modules/kb/routes.js';
 import mailboxRoutes from './modules/mailboxes/routes.js';
 import meRoutes from './modules/me/routes.js';
 import memberRoutes from './modules/members/routes.js';
@@ -90,6 +91,7 @@ const MODULES: Array<(app: App, deps: Deps) => Promise<void>> = [
   savedReplyRoutes,
   automationRoutes,
   slaPolicyRoutes,
+  kbRoutes,
   searchRoutes,
   reportRoutes,
   customFieldRoutes,

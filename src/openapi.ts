@@ -33,7 +33,11 @@ const TAGS: Array<{ name: string; description: string }> = [
   { name: 'saved-replies', description: 'Reusable reply texts.' },
   { name: 'automations', description: 'Rules that act on tickets when they are created, updated or replied to.' },
   { name: 'sla-policies', description: 'Response and resolution targets.' },
-  { name: 'search', description: 'Full-text search across tickets, messages, contacts and companies.' },
+  {
+    name: 'knowledge-base',
+    description: 'Help center collections and articles (drafts included), slugs, and article search by language.',
+  },
+  { name: 'search', description: 'Full-text search across tickets, messages, contacts and knowledge base articles.' },
   { name: 'reports', description: 'Counts and timings over a period.' },
   { name: 'custom-fields', description: 'Custom fields of tickets, contacts and companies.' },
   { name: 'webhooks', description: 'Webhook endpoints, their deliveries, test events and redelivery.' },

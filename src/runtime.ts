@@ -20,6 +20,7 @@ import { registerInboundJobs } from './modules/email/inbound.js';
 import { registerOutbound } from './modules/email/outbound.js';
 import { DEFAULT_OUTBOUND_OPTIONS, type OutboundOptions } from './modules/email/outbound-options.js';
 import { registerInvitationJobs } from './modules/invitations/mail.js';
+import { hasPublishedArticle } from './modules/kb/articles.js';
 import { notificationsHook } from './modules/notifications/hook.js';
 import { registerSlaJobs } from './modules/sla/breaches.js';
 import { slaHook } from './modules/sla/hook.js';
@@ -180,7 +181,8 @@ export async function createRuntime(
       runCounts: new RunCounts(database, log), // automations' run_count, written every second
       // Nothing plugs into the AI seams yet (src/deps.ts AiSeams).
       ai: { decide: null, triage: null, triageEngine: configuredEngine },
-      onboardingChecks: new Map(),
+      // The knowledge base's check of publish_article: a published article (src/modules/kb/articles.ts).
+      onboardingChecks: new Map([['publish_article', (db, workspaceId) => hasPublishedArticle(db, workspaceId)]]),
     };
     const runCounts = deps.runCounts;
     closers.unshift(() => runCounts.stop());

@@ -79,6 +79,16 @@ const FACTORIES: Record<string, Factory> = {
     if (r.status !== 201) throw new Error(`view: ${r.status} ${r.text}`);
     return r.body.id;
   },
+  '/v1/kb/collections/:id': async (api, t) => {
+    const r = await api.post('/v1/kb/collections', { name: unique('Collection') }, t.as);
+    if (r.status !== 201) throw new Error(`kb collection: ${r.status} ${r.text}`);
+    return r.body.id;
+  },
+  '/v1/kb/articles/:id': async (api, t) => {
+    const r = await api.post('/v1/kb/articles', { title: unique('Article') }, t.as);
+    if (r.status !== 201) throw new Error(`kb article: ${r.status} ${r.text}`);
+    return r.body.id;
+  },
   '/v1/saved-replies/:id': async (api, t) => {
     const r = await api.post('/v1/saved-replies', { title: unique('Reply'), body_html: '<p>Thanks!</p>' }, t.as);
     if (r.status !== 201) throw new Error(`saved reply: ${r.status} ${r.text}`);
@@ -129,6 +139,8 @@ const BODIES: Record<string, unknown> = {
   'PATCH /v1/tickets/:id': { priority: 'high' },
   'PATCH /v1/views/:id': { name: 'Renamed' },
   'PATCH /v1/saved-replies/:id': { title: 'Renamed' },
+  'PATCH /v1/kb/collections/:id': { name: 'Renamed' },
+  'PATCH /v1/kb/articles/:id': { title: 'Renamed' },
   'PATCH /v1/automations/:id': { name: 'Renamed' },
   'PATCH /v1/sla-policies/:id': { name: 'Renamed' },
   'PATCH /v1/custom-fields/:id': { name: 'Renamed' },

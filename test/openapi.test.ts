@@ -291,8 +291,10 @@ describe('the webhook catalog (top-level webhooks)', () => {
     expect(keys(TEST_EVENT)).toEqual(['url', 'webhook_id']);
     expect(bodyOf('ticket.created').properties.data.properties.ticket).toEqual({ $ref: '#/components/schemas/Ticket' });
     expect(fixedValues(bodyOf('message.created').properties.visibility).sort()).toEqual(['agents', 'public']);
+    expect(keys('kb_article.created')).toEqual(['kb_article']);
+    expect(keys('kb_collection.deleted')).toEqual(['kb_collection_id']);
     // Rows whose modules do not exist yet say so.
-    expect(doc.webhooks['kb_article.created'].post.description).toMatch(/Not emitted/);
+    expect(doc.webhooks['billing.updated'].post.description).toMatch(/Not emitted/);
   });
 
   it('gives each the signature headers SVC-Signature, SVC-Event-Id and SVC-Event-Type', () => {
@@ -377,6 +379,8 @@ describe('the webhook catalog (top-level webhooks)', () => {
       return made;
     };
     await crud('/v1/saved-replies', { title: 'Thanks', body_html: '<p>Thanks!</p>' }, { title: 'Thank you' });
+    await crud('/v1/kb/collections', { name: 'Guides' }, { name: 'How-to guides' });
+    await crud('/v1/kb/articles', { title: 'Getting started', body_html: '<p>Hi</p>' }, { status: 'published' });
     await crud('/v1/views', { name: 'Open', shared: true, filters: { status: ['open'] } }, { name: 'Still open' });
     await crud(
       '/v1/automations',
@@ -426,12 +430,6 @@ describe('the webhook catalog (top-level webhooks)', () => {
       [
         // Not emitted by this version (no module), personal (never delivered), or not reached above.
         'billing.updated',
-        'kb_article.created',
-        'kb_article.deleted',
-        'kb_article.updated',
-        'kb_collection.created',
-        'kb_collection.deleted',
-        'kb_collection.updated',
         'message.updated',
         'notification.created',
       ].sort(),

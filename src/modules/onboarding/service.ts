@@ -142,7 +142,7 @@ export async function getOnboarding(deps: Deps, ctx: RequestContext): Promise<On
     upload_photo: () => f.upload_photo,
     // No widget yet: a chat ticket shows the widget is installed and used.
     install_widget: () => f.install_widget,
-    // No knowledge base yet: nothing can be published.
+    // Replaced by the knowledge base's own check (runtime.ts); without it, nothing is published.
     publish_article: () => false,
     setup_triage: () => (f.has_triage ? triageOn(db, ctx.workspaceId) : false),
     create_label: () => f.create_label,

@@ -1,4 +1,4 @@
-// /v1/search: tickets, contacts (and knowledge base articles once they exist), five of each.
+// /v1/search: tickets, contacts and knowledge base articles, five of each.
 
 import type { Deps } from '../../deps.js';
 import type { App } from '../../platform/http/app-type.js';
@@ -11,11 +11,19 @@ export default async function searchRoutes(app: App, deps: Deps) {
     '/v1/search',
     {
       config: {
-        access: access.member('viewer', 'tickets:read', 'tickets:write', 'contacts:read', 'contacts:write'),
+        access: access.member(
+          'viewer',
+          'tickets:read',
+          'tickets:write',
+          'contacts:read',
+          'contacts:write',
+          'kb:read',
+          'kb:write',
+        ),
       },
       schema: {
         tags: ['search'],
-        summary: 'Search tickets and contacts: up to five of each, best match first',
+        summary: 'Search tickets, contacts and knowledge base articles: up to five of each, best match first',
         querystring: SearchQuery,
         response: { 200: SearchResult },
       },

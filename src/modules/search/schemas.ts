@@ -12,8 +12,22 @@ export const SearchResult = Type.Object(
     tickets: Type.Array(Ticket, { maxItems: 5 }),
     contacts: Type.Array(Contact, { maxItems: 5 }),
     articles: Type.Array(
-      Type.Object({ id: Type.String(), title: Type.String(), slug: Type.String(), excerpt: Type.String() }),
-      { maxItems: 5, description: 'Knowledge base articles (none until the knowledge base exists).' },
+      Type.Object({
+        id: Type.String(),
+        title: Type.String(),
+        slug: Type.String(),
+        excerpt: Type.String(),
+        status: Type.Union([Type.Literal('draft'), Type.Literal('published')]),
+        snippet: Type.String({
+          description: 'HTML: the passages of the article’s text where q matched, escaped, the words in <mark>.',
+        }),
+      }),
+      {
+        maxItems: 5,
+        description:
+          'Knowledge base articles, drafts included, each searched in its own language, best match first ' +
+          '(as GET /v1/kb/articles?q=).',
+      },
     ),
   },
   { title: 'SearchResult' },

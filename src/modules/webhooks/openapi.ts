@@ -12,6 +12,7 @@ import { Automation } from '../automations/schemas.js';
 import { Company } from '../companies/schemas.js';
 import { Contact } from '../contacts/schemas.js';
 import { CustomField, Entity } from '../custom-fields/schemas.js';
+import { KbArticle, KbCollection } from '../kb/schemas.js';
 import { Mailbox } from '../mailboxes/schemas.js';
 import { Member } from '../members/schemas.js';
 import { Notification } from '../notifications/schemas.js';
@@ -44,6 +45,8 @@ const RESOURCES = {
   View,
   Automation,
   SlaPolicy,
+  KbArticle,
+  KbCollection,
   Team,
   Webhook,
 } satisfies Record<string, TSchema>;
@@ -182,14 +185,14 @@ const SCHEMA_OF: Record<string, ResourceName> = {
   view: 'View',
   automation: 'Automation',
   sla_policy: 'SlaPolicy',
+  kb_article: 'KbArticle',
+  kb_collection: 'KbCollection',
   team: 'Team',
   webhook: 'Webhook',
 };
 
-/** Catalog rows whose modules do not exist yet (knowledge base, billing). */
+/** Catalog rows whose modules do not exist yet (billing). */
 const NOT_EMITTED: Record<string, string> = {
-  kb_article: 'The KbArticle on create and update, `kb_article_id` on delete',
-  kb_collection: 'The KbCollection on create and update, `kb_collection_id` on delete',
   billing: 'Billing (hosted offering only)',
 };
 

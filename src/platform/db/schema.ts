@@ -27,6 +27,7 @@ import type {
   WorkspaceCountersTable,
   WorkspacesTable,
 } from './tables-identity.js';
+import type { KbArticleSlugsTable, KbArticlesTable, KbCollectionsTable } from './tables-kb.js';
 import type {
   AttachmentsTable,
   CompaniesTable,
@@ -60,6 +61,7 @@ import type {
 export type * from './columns.js';
 export type * from './tables-channels.js';
 export type * from './tables-identity.js';
+export type * from './tables-kb.js';
 export type * from './tables-records.js';
 export type * from './tables-workflow.js';
 
@@ -94,6 +96,9 @@ export interface DB {
   custom_fields: CustomFieldsTable;
   views: ViewsTable;
   saved_replies: SavedRepliesTable;
+  kb_collections: KbCollectionsTable;
+  kb_articles: KbArticlesTable;
+  kb_article_slugs: KbArticleSlugsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   mailboxes: MailboxesTable;

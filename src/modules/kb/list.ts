@@ -1,0 +1,126 @@
+// GET /v1/kb/articles: newest first, filtered by collection and status; with q, the articles
+// whose title or body holds q's words, each article searched in its own language (its stemmer:
+// "Rechnungen" finds "Rechnung" in a German article), best match first (ts_rank_cd, the title
+// weighing more than the body), each with a snippet: the passages of its text where the words
+// are, HTML-escaped, the words in <mark>.
+//
+// The words are matched per article (websearch_to_tsquery with the article's configuration), so
+// the workspace's articles are read by workspace rather than through a GIN index: a knowledge
+// base holds hundreds to a few thousand articles, not the millions of messages tickets search.
+import type { Static } from '@sinclair/typebox';
+import { type RawBuilder, sql } from 'kysely';
+import type { Deps } from '../../deps.js';
+import { isUuid } from '../../platform/crypto/random.js';
+import { createdBefore, fromMicros, pageLimit } from '../../platform/db/keyset.js';
+import type { RequestContext } from '../../platform/http/context.js';
+import { invalid } from '../../platform/http/errors.js';
+import type { Page } from '../../platform/http/pagination.js';
+import { type ArticleRow, articleQuery, excerptOf, type KbArticleView, presentArticle } from './articles.js';
+import type { KbArticleHit, ListKbArticlesQuery } from './schemas.js';
+
+export type KbArticleHitView = Static<typeof KbArticleHit>;
+
+// Marks around the matched words in ts_headline's output: private-use characters, removed from
+// the text first, so that the text can be escaped and the marks then become <mark> tags.
+const START = '\uE000';
+const STOP = '\uE001';
+const HEADLINE_OPTIONS = `StartSel=${START}, StopSel=${STOP}, MaxWords=30, MinWords=12, MaxFragments=2, FragmentDelimiter=" … "`;
+
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+/** ts_headline's text as safe HTML: escaped, the marked words in <mark>. */
+export const snippetHtml = (headline: string): string =>
+  escapeHtml(headline).replaceAll(START, '<mark>').replaceAll(STOP, '</mark>');
+
+const config = sql`kb_search_config(a.language)`;
+const tsquery = (q: string) => sql`websearch_to_tsquery(${config}, ${q})`;
+const rankOf = (q: string): RawBuilder<number> => sql<number>`ts_rank_cd(a.search, ${tsquery(q)})::float8`;
+const headline = (q: string) =>
+  sql<string>`ts_headline(${config}, translate(left(a.body_text, 20000), ${`${START}${STOP}`}, ''), ${tsquery(q)}, ${HEADLINE_OPTIONS})`;
+
+interface Filters {
+  collection_id?: string | undefined;
+  status?: 'draft' | 'published' | undefined;
+}
+
+function filtered(deps: Deps, ctx: RequestContext, f: Filters) {
+  let query = articleQuery(deps.database.db, ctx.workspaceId);
+  if (f.collection_id !== undefined) {
+    if (f.collection_id === 'none') query = query.where('a.collection_id', 'is', null);
+    else if (isUuid(f.collection_id)) query = query.where('a.collection_id', '=', f.collection_id.toLowerCase());
+    else throw invalid('query.collection_id', 'must be a collection id or none');
+  }
+  if (f.status !== undefined) query = query.where('a.status', '=', f.status);
+  return query;
+}
+
+/** Up to `rows` articles matching q, best first; `after`: the position [rank, created_us, id] of a cursor. */
+async function matching(deps: Deps, ctx: RequestContext, f: Filters, q: string, rows: number, after: unknown[] | null) {
+  let query = filtered(deps, ctx, f)
+    .select([rankOf(q).as('rank'), headline(q).as('headline')])
+    .where(sql<boolean>`a.search @@ ${tsquery(q)}`);
+  if (after) {
+    const [rank, us, id] = after;
+    if (typeof rank !== 'number' || typeof us !== 'number' || typeof id !== 'string' || !isUuid(id)) {
+      throw invalid('query.cursor', 'is not a cursor of this list; start again without one');
+    }
+    query = query.where(
+      sql<boolean>`(${rankOf(q)}, a.created_at, a.id) < (${rank}::float8, ${fromMicros(us)}, ${id}::uuid)`,
+    );
+  }
+  return query
+    .orderBy(sql`${rankOf(q)}`, 'desc')
+    .orderBy('a.created_at', 'desc')
+    .orderBy('a.id', 'desc')
+    .limit(pageLimit(rows))
+    .execute();
+}
+
+export async function listArticles(
+  deps: Deps,
+  ctx: RequestContext,
+  q: Static<typeof ListKbArticlesQuery>,
+): Promise<Page<KbArticleHitView>> {
+  const limit = q.limit ?? 50;
+  const f: Filters = { collection_id: q.collection_id, status: q.status };
+  const list = `kb-articles:${JSON.stringify([ctx.workspaceId, q.collection_id ?? null, q.status ?? null, q.q ?? null])}`;
+  if (q.q !== undefined) {
+    const after = deps.pager.decode(list, q.cursor, 3);
+    const rows = await matching(deps, ctx, f, q.q, limit + 1, after);
+    return deps.pager.page(
+      list,
+      rows,
+      limit,
+      (r) => [Number(r.rank), r.created_us, r.id],
+      (r) => ({ ...presentArticle(r), snippet: snippetHtml(r.headline) }),
+    );
+  }
+  const after = deps.pager.decode(list, q.cursor, 2);
+  let query = filtered(deps, ctx, f);
+  if (after) query = query.where(createdBefore('a', after));
+  const rows = await query
+    .orderBy('a.created_at', 'desc')
+    .orderBy('a.id', 'desc')
+    .limit(pageLimit(limit + 1))
+    .execute();
+  return deps.pager.page(list, rows, limit, (r: ArticleRow) => [Number(r.created_us), r.id], presentArticle);
+}
+
+/** GET /v1/search's articles: the best `limit` matches of q, drafts included (kb:read sees them). */
+export async function searchArticles(
+  deps: Deps,
+  ctx: RequestContext,
+  q: string,
+  limit: number,
+): Promise<Array<Pick<KbArticleView, 'id' | 'title' | 'slug' | 'excerpt' | 'status'> & { snippet: string }>> {
+  const rows = await matching(deps, ctx, {}, q, limit, null);
+  return rows.map((r) => ({
+    id: r.id,
+    title: r.title,
+    slug: r.slug,
+    excerpt: excerptOf(r.excerpt, r.body_text),
+    status: r.status as KbArticleView['status'],
+    snippet: snippetHtml(r.headline),
+  }));
+}

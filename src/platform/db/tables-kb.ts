@@ -1,0 +1,42 @@
+// Row types: the knowledge base (0029, src/modules/kb).
+import type { Generated, GeneratedAlways } from 'kysely';
+import type { DefaultTimestamp, NullableTimestamp } from './columns.js';
+
+export interface KbCollectionsTable {
+  workspace_id: string;
+  id: string;
+  name: string;
+  slug: string;
+  description: string | null;
+  position: Generated<number>;
+  created_at: DefaultTimestamp;
+  updated_at: DefaultTimestamp;
+}
+
+export interface KbArticlesTable {
+  workspace_id: string;
+  id: string;
+  collection_id: string | null;
+  title: string;
+  slug: string;
+  /** The excerpt given; NULL: derived from body_text when read. */
+  excerpt: string | null;
+  body_html: Generated<string>;
+  body_text: Generated<string>;
+  status: Generated<string>;
+  /** A language code (kb_search_config maps it to a text search configuration). */
+  language: Generated<string>;
+  author_id: string | null;
+  views: Generated<number>;
+  published_at: NullableTimestamp;
+  created_at: DefaultTimestamp;
+  updated_at: DefaultTimestamp;
+  search: GeneratedAlways<string>;
+}
+
+export interface KbArticleSlugsTable {
+  workspace_id: string;
+  slug: string;
+  article_id: string;
+  created_at: DefaultTimestamp;
+}
