@@ -7,7 +7,7 @@
 // the parts of a delivery report that bounceOf needs, and the quote-trimmed visible body.
 import { createHash } from 'node:crypto';
 import type { AddressObject, Attachment, ParsedMail, StructuredHeader } from 'mailparser';
-import { HTML_LIMITS, htmlToText, sanitizeHtml, textToHtml } from '../../platform/html/index.js';
+import { escapeHtml, HTML_LIMITS, htmlToText, sanitizeHtml, textToHtml } from '../../platform/html/index.js';
 import { InboundMailError } from './errors.js';
 import { firstHeader, type MailHeaders, toMailHeaders } from './headers.js';
 import { messageIdsOf, normaliseMessageId } from './message-id.js';
@@ -300,9 +300,6 @@ export async function parseInbound(raw: Buffer, opts: ParseOptions = {}): Promis
   };
 }
 
-const escapeAttr = (s: string): string =>
-  s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-
 /**
  * Replaces cid: image sources with URLs: `map` is Content-ID (as in InboundAttachment.content_id;
  * matched case-insensitively, percent-decoded) → URL. Meant for the sanitized HTML this module
@@ -317,7 +314,7 @@ export function rewriteCids(html: string, map: ReadonlyMap<string, string> | Rec
   return html.replace(/<img\b[^>]*>/gi, (tag) =>
     tag.replace(/(\ssrc=")cid:([^"]*)"/i, (whole, prefix: string, id: string) => {
       const url = lookup.get(decodeCid(id.replace(/&amp;/g, '&')).toLowerCase());
-      return url === undefined ? whole : `${prefix}${escapeAttr(url)}"`;
+      return url === undefined ? whole : `${prefix}${escapeHtml(url)}"`;
     }),
   );
 }

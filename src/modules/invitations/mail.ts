@@ -2,6 +2,7 @@
 // system mailer (SMTP_URL, or logged without the link when unset). An invitation that was
 // revoked, accepted or has expired by the time the job runs is not sent.
 import type { Deps } from '../../deps.js';
+import { escapeHtml } from '../../platform/html/index.js';
 import { type MailMessage, systemMailer } from '../../platform/mail/index.js';
 import { acceptUrl, INVITATION_MAIL_JOB, tokenSealContext } from './service.js';
 
@@ -10,9 +11,6 @@ interface InvitationMailJob {
   invitation_id: string;
   sealed_token: string;
 }
-
-const escapeHtml = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 const ARTICLE: Record<string, string> = { admin: 'an admin', agent: 'an agent', viewer: 'a viewer' };
 

@@ -12,6 +12,7 @@ import { type RawBuilder, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { isUuid } from '../../platform/crypto/random.js';
 import { createdBefore, fromMicros, pageLimit } from '../../platform/db/keyset.js';
+import { escapeHtml } from '../../platform/html/index.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { invalid } from '../../platform/http/errors.js';
 import type { Page } from '../../platform/http/pagination.js';
@@ -25,9 +26,6 @@ export type KbArticleHitView = Static<typeof KbArticleHit>;
 const START = '\uE000';
 const STOP = '\uE001';
 const HEADLINE_OPTIONS = `StartSel=${START}, StopSel=${STOP}, MaxWords=30, MinWords=12, MaxFragments=2, FragmentDelimiter=" … "`;
-
-const escapeHtml = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /** ts_headline's text as safe HTML: escaped, the marked words in <mark>. */
 export const snippetHtml = (headline: string): string =>
