@@ -16,6 +16,7 @@ import automationRoutes from './modules/automations/routes.js';
 import businessHoursRoutes from './modules/business-hours/routes.js';
 import companyRoutes from './modules/companies/routes.js';
 import contactRoutes from './modules/contacts/routes.js';
+import csatRoutes from './modules/csat/routes.js';
 import customFieldRoutes from './modules/custom-fields/routes.js';
 import inboundEmailRoutes from './modules/email/inbound-route.js';
 import eventRoutes from './modules/events/routes.js';
@@ -94,6 +95,7 @@ const MODULES: Array<(app: App, deps: Deps) => Promise<void>> = [
   kbRoutes,
   searchRoutes,
   reportRoutes,
+  csatRoutes,
   customFieldRoutes,
   webhookRoutes,
   mailboxRoutes,
@@ -136,7 +138,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     clientErrorHandler,
     bodyLimit: JSON_BODY_LIMIT,
     trustProxy: deps.config.trustProxy,
-    routerOptions: { maxParamLength: 200 },
+    // A path parameter up to 512 characters: ids are 36, a rating link's signed token about 300.
+    routerOptions: { maxParamLength: 512 },
     schemaController: { compilersFactory: { buildSerializer: sharedSerializers() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 

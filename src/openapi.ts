@@ -38,6 +38,10 @@ const TAGS: Array<{ name: string; description: string }> = [
     description: 'Help center collections and articles (drafts included), slugs, and article search by language.',
   },
   { name: 'search', description: 'Full-text search across tickets, messages, contacts and knowledge base articles.' },
+  {
+    name: 'csat',
+    description: "Customer satisfaction: a solved ticket's customer rates it from the link they were mailed.",
+  },
   { name: 'reports', description: 'Counts and timings over a period.' },
   { name: 'custom-fields', description: 'Custom fields of tickets, contacts and companies.' },
   { name: 'webhooks', description: 'Webhook endpoints, their deliveries, test events and redelivery.' },

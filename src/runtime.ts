@@ -14,6 +14,7 @@ import { SignInGuard } from './modules/auth/sign-in-guard.js';
 import { automationsHook } from './modules/automations/engine.js';
 import { RunCounts } from './modules/automations/run-counts.js';
 import { renameTagInAutomations } from './modules/automations/service.js';
+import { csatHook, registerCsatJobs } from './modules/csat/mail.js';
 import { InboundListeners } from './modules/email/delivered.js';
 import { type ImapOptions, ImapPollers } from './modules/email/imap.js';
 import { registerInboundJobs } from './modules/email/inbound.js';
@@ -156,6 +157,7 @@ export async function createRuntime(
     ticketHooks.add(assignmentHook); // 20: new tickets to online agents (src/modules/assignment/hook.ts)
     ticketHooks.add(slaHook); // 30: SLA clocks: due dates, first reply, solve, reopen (src/modules/sla/hook.ts)
     ticketHooks.add(notificationsHook); // 40: assigned, mentioned, customer_replied (src/modules/notifications/hook.ts)
+    ticketHooks.add(csatHook); // 50: a solved ticket's rating request (src/modules/csat/mail.ts)
     const deps: Deps = {
       config,
       database,
@@ -227,6 +229,7 @@ export async function createRuntime(
       await step(jobs.schedule(MAINTENANCE_JOB, '17 * * * *'));
 
       await step(registerInvitationJobs(deps)); // invitation emails (src/modules/invitations/mail.ts)
+      await step(registerCsatJobs(deps)); // rating requests of solved tickets (src/modules/csat/mail.ts)
       await step(registerAttachmentJobs(deps)); // hourly purge of unattached uploads (src/modules/attachments/purge.ts)
       await step(registerTicketJobs(deps)); // snoozed tickets wake up every minute (src/modules/tickets/snooze.ts)
       await step(registerSlaJobs(deps)); // SLA breaches every minute and at start (src/modules/sla/breaches.ts)

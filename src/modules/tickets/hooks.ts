@@ -21,7 +21,7 @@ const reloadRow = (u: Unit, id: string): Promise<TicketRow> =>
 
 export interface TicketHook {
   name: string;
-  /** Lower runs first: automations 10, assignment 20, SLA 30, notifications 40. */
+  /** Lower runs first: automations 10, assignment 20, SLA 30, notifications 40, CSAT 50. */
   order: number;
   /** Also run for changes the hooks of an event make themselves (see above). */
   nested?: boolean;

@@ -3,7 +3,7 @@
 import { createHash, hkdfSync } from 'node:crypto';
 import { errors, jwtVerify, SignJWT } from 'jose';
 
-export type TokenPurpose = 'access' | 'ws' | 'widget_ws' | 'mfa' | 'mailbox_oauth';
+export type TokenPurpose = 'access' | 'ws' | 'widget_ws' | 'mfa' | 'mailbox_oauth' | 'csat';
 
 export const TOKEN_TTL_SECONDS: Record<TokenPurpose, number> = {
   access: 15 * 60,
@@ -12,6 +12,8 @@ export const TOKEN_TTL_SECONDS: Record<TokenPurpose, number> = {
   mfa: 5 * 60,
   /** The `state` of a mailbox OAuth flow (start → the provider → callback). */
   mailbox_oauth: 10 * 60,
+  /** A solved ticket's rating link (src/modules/csat): 30 days. */
+  csat: 30 * 24 * 3600,
 };
 
 export interface TokenClaims {

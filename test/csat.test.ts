@@ -1,0 +1,198 @@
+// CSAT: a solved ticket's customer gets the rating link by email (when the workspace has CSAT on),
+// reads and rates through /v1/csat/{token}; the rating is the ticket's csat, with a csat_received
+// activity, ticket.updated and the reports' figures. Bad tokens are 404, bad scores 422.
+import { SMTPServer } from 'smtp-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeTicket } from './builders.js';
+import { eventsAfterOf, latestSeqOf, newTenant, type Service, startService, type Tenant } from './helpers.js';
+import { type OwnDatabase, ownDatabase } from './own-database.js';
+
+interface Received {
+  to: string[];
+  text: string;
+}
+
+let svc: Service;
+let db: OwnDatabase;
+let smtp: SMTPServer;
+const received: Received[] = [];
+
+/** The mail as a person reads it: quoted-printable soft breaks and escapes undone. */
+const readable = (raw: string) =>
+  raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, h: string) => String.fromCharCode(Number.parseInt(h, 16)));
+
+beforeAll(async () => {
+  smtp = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        received.push({
+          to: session.envelope.rcptTo.map((r) => r.address),
+          text: readable(Buffer.concat(chunks).toString('utf8')),
+        });
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', () => resolve()));
+  const port = (smtp.server.address() as { port: number }).port;
+  // Its own database on PostgreSQL: the rating-request queue is the database's, and another file's
+  // service would take its jobs and send them its own way.
+  db = await ownDatabase('csat');
+  svc = await startService({
+    ...db.env,
+    SMTP_URL: `smtp://127.0.0.1:${port}?from=${encodeURIComponent('Acme Help <help@acme.test>')}`,
+    PUBLIC_URL: 'https://help.acme.test',
+  });
+});
+
+afterAll(async () => {
+  await svc?.stop();
+  await db?.drop();
+  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+});
+
+async function csatOn(t: Tenant, on = true) {
+  const r = await svc.api.patch('/v1/workspace', { settings: { csat_enabled: on } }, t.as);
+  expect(r.status).toBe(200);
+}
+
+async function solvedTicket(t: Tenant, email: string, subject = 'Printer on fire') {
+  const ticket = await makeTicket(svc.api, t, { subject, contact: { email }, body_html: '<p>Help</p>' });
+  const solved = await svc.api.patch(`/v1/tickets/${ticket.id}`, { status: 'solved' }, t.as);
+  expect(solved.status).toBe(200);
+  return ticket;
+}
+
+/** The rating link's token from the mail sent to this address. */
+async function tokenMailedTo(email: string): Promise<string> {
+  let mail: Received | undefined;
+  await expect.poll(() => (mail = received.find((m) => m.to.includes(email))), { timeout: 30_000 }).toBeTruthy();
+  const link = /https:\/\/help\.acme\.test\/csat\/([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)/.exec(mail!.text);
+  expect(link).not.toBeNull();
+  return link![1]!;
+}
+
+describe('CSAT', () => {
+  it('mails the rating link when a ticket is solved, and only while CSAT is on', async () => {
+    const t = await newTenant(svc.api);
+    // Off (the default): no mail for this solve.
+    await solvedTicket(t, 'quiet@example.com');
+    await csatOn(t);
+    const ticket = await solvedTicket(t, 'rater@example.com', 'Invoice missing');
+    const token = await tokenMailedTo('rater@example.com');
+    const mail = received.find((m) => m.to.includes('rater@example.com'))!;
+    expect(mail.text).toContain(`Your request #${ticket.number}`);
+    expect(mail.text).toContain('Invoice missing');
+    // The queue is first in, first out: the later solve's mail came, the earlier one never will.
+    expect(received.filter((m) => m.to.includes('quiet@example.com'))).toEqual([]);
+
+    const r = await svc.api.get(`/v1/csat/${token}`);
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ number: ticket.number, subject: 'Invoice missing', score: null, comment: null });
+  });
+
+  it('stores a rating: the ticket shows it, with a csat_received activity, ticket.updated and the reports', async () => {
+    const t = await newTenant(svc.api);
+    await csatOn(t);
+    const ticket = await solvedTicket(t, 'happy@example.com');
+    const token = await tokenMailedTo('happy@example.com');
+    const seq = await latestSeqOf(svc, t);
+
+    const r = await svc.api.post(`/v1/csat/${token}`, { score: 4, comment: '  Quick and kind  ' });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ number: ticket.number, subject: 'Printer on fire', score: 4, comment: 'Quick and kind' });
+    expect((await svc.api.get(`/v1/tickets/${ticket.id}`, t.as)).body.csat).toEqual({
+      score: 4,
+      comment: 'Quick and kind',
+    });
+    const acts = (await svc.api.get(`/v1/tickets/${ticket.id}/activities`, t.as)).body.data as any[];
+    expect(acts.filter((a) => a.type === 'csat_received').map((a) => a.data)).toEqual([
+      { score: 4, comment: 'Quick and kind' },
+    ]);
+    const events = await eventsAfterOf(svc, t, seq);
+    expect(events.filter((e) => e.type === 'ticket.updated').map((e) => e.data.changes)).toEqual([['csat']]);
+
+    // Rated again within 7 days: the new rating replaces the first.
+    const again = await svc.api.post(`/v1/csat/${token}`, { score: 5 });
+    expect(again.status).toBe(200);
+    expect((await svc.api.get(`/v1/tickets/${ticket.id}`, t.as)).body.csat).toEqual({ score: 5, comment: null });
+    expect((await svc.api.get(`/v1/csat/${token}`)).body).toMatchObject({ score: 5, comment: null });
+
+    // The last 30 days, up to the start of tomorrow.
+    const report = await svc.api.get('/v1/reports/overview', t.as);
+    expect(report.status).toBe(200);
+    expect(report.body).toMatchObject({ csat_avg: 5, csat_count: 1 });
+  });
+
+  it('refuses a new rating more than 7 days after the first, changing nothing', async () => {
+    const t = await newTenant(svc.api);
+    await csatOn(t);
+    const ticket = await solvedTicket(t, 'late@example.com');
+    const token = await tokenMailedTo('late@example.com');
+    expect((await svc.api.post(`/v1/csat/${token}`, { score: 2 })).status).toBe(200);
+    // The first rating, eight days ago.
+    const eightDaysAgo = new Date(Date.now() - 8 * 86_400_000).toISOString();
+    await svc.rt.deps.database.db
+      .updateTable('tickets')
+      .set({ csat: JSON.stringify({ score: 2, comment: null, rated_at: eightDaysAgo, first_rated_at: eightDaysAgo }) })
+      .where('workspace_id', '=', t.workspaceId)
+      .where('id', '=', ticket.id)
+      .execute();
+    const late = await svc.api.post(`/v1/csat/${token}`, { score: 5 });
+    expect(late.status).toBe(409);
+    expect(late.body.code).toBe('conflict');
+    expect((await svc.api.get(`/v1/tickets/${ticket.id}`, t.as)).body.csat).toEqual({ score: 2, comment: null });
+  });
+
+  it('answers 422 for a score of 0 or 6 or a comment over 2,000 characters, and stores nothing', async () => {
+    const t = await newTenant(svc.api);
+    await csatOn(t);
+    const ticket = await solvedTicket(t, 'picky@example.com');
+    const token = await tokenMailedTo('picky@example.com');
+    for (const body of [
+      { score: 0 },
+      { score: 6 },
+      { score: 3.5 },
+      { score: 3, comment: 'x'.repeat(2001) },
+      {},
+      { score: 3, extra: 1 },
+    ]) {
+      const r = await svc.api.post(`/v1/csat/${token}`, body);
+      expect(r.status, JSON.stringify(body).slice(0, 40)).toBe(422);
+      expect(r.body.code).toBe('validation_failed');
+    }
+    expect((await svc.api.get(`/v1/tickets/${ticket.id}`, t.as)).body.csat).toBeNull();
+  });
+
+  it('answers 404 for a tampered, expired or other-purpose token, and for a deleted ticket', async () => {
+    const t = await newTenant(svc.api);
+    await csatOn(t);
+    const ticket = await solvedTicket(t, 'forger@example.com');
+    const token = await tokenMailedTo('forger@example.com');
+    const [head, body, sig] = token.split('.') as [string, string, string];
+    const claims = JSON.parse(Buffer.from(body, 'base64url').toString());
+    const other = await makeTicket(svc.api, t, { subject: 'Someone else', contact: { email: 'other@example.com' } });
+    const forged = `${head}.${Buffer.from(JSON.stringify({ ...claims, sub: other.id })).toString('base64url')}.${sig}`;
+    const tokens = svc.rt.deps.tokens;
+    const expired = (await tokens.sign({ purpose: 'csat', sub: ticket.id, wid: t.workspaceId }, -60)).token;
+    const wrongPurpose = (await tokens.sign({ purpose: 'ws', sub: ticket.id, wid: t.workspaceId })).token;
+    for (const bad of [forged, `${token.slice(0, -2)}xx`, expired, wrongPurpose]) {
+      expect((await svc.api.get(`/v1/csat/${bad}`)).status).toBe(404);
+      const r = await svc.api.post(`/v1/csat/${bad}`, { score: 1 });
+      expect(r.status).toBe(404);
+      expect(r.body.code).toBe('not_found');
+    }
+    expect((await svc.api.get('/v1/csat/not-a-token')).status).toBe(404);
+    expect((await svc.api.get(`/v1/tickets/${other.id}`, t.as)).body.csat).toBeNull();
+    expect((await svc.api.get(`/v1/tickets/${ticket.id}`, t.as)).body.csat).toBeNull();
+
+    expect((await svc.api.delete(`/v1/tickets/${ticket.id}`, t.as)).status).toBe(204);
+    expect((await svc.api.get(`/v1/csat/${token}`)).status).toBe(404);
+    expect((await svc.api.post(`/v1/csat/${token}`, { score: 5 })).status).toBe(404);
+  });
+});
