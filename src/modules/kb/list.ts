@@ -4,9 +4,9 @@
 // weighing more than the body), each with a snippet: the passages of its text where the words
 // are, HTML-escaped, the words in <mark>.
 //
-// The words are matched per article (websearch_to_tsquery with the article's configuration), so
-// the workspace's articles are read by workspace rather than through a GIN index: a knowledge
-// base holds hundreds to a few thousand articles, not the millions of messages tickets search.
+// The words are parsed once per language the workspace writes in (a workspace has one or a few):
+// one constant query per language, matched through the GIN index on the stored vectors and ranked
+// with the query of the article's language; the snippets are made for the page's rows only.
 import type { Static } from '@sinclair/typebox';
 import { type RawBuilder, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
@@ -31,11 +31,40 @@ const HEADLINE_OPTIONS = `StartSel=${START}, StopSel=${STOP}, MaxWords=30, MinWo
 export const snippetHtml = (headline: string): string =>
   escapeHtml(headline).replaceAll(START, '<mark>').replaceAll(STOP, '</mark>');
 
-const config = sql`kb_search_config(a.language)`;
-const tsquery = (q: string) => sql`websearch_to_tsquery(${config}, ${q})`;
-const rankOf = (q: string): RawBuilder<number> => sql<number>`ts_rank_cd(a.search, ${tsquery(q)})::float8`;
-const headline = (q: string) =>
-  sql<string>`ts_headline(${config}, translate(left(a.body_text, 20000), ${`${START}${STOP}`}, ''), ${tsquery(q)}, ${HEADLINE_OPTIONS})`;
+/** q parsed for each language: the match (any language's), the rank and the snippet's query. */
+interface Search {
+  match: RawBuilder<boolean>;
+  rank: RawBuilder<number>;
+  query: RawBuilder<unknown>;
+}
+
+/** The languages the workspace's articles are written in. */
+async function languagesOf(deps: Deps, workspaceId: string): Promise<string[]> {
+  const rows = await deps.database.db
+    .selectFrom('kb_articles')
+    .select('language')
+    .distinct()
+    .where('workspace_id', '=', workspaceId)
+    .execute();
+  return rows.map((r) => r.language);
+}
+
+function searchOf(q: string, languages: string[]): Search {
+  const tsq = (language: string) => sql`websearch_to_tsquery(kb_search_config(${language}), ${q})`;
+  const byLanguage = (each: (language: string) => RawBuilder<unknown>) =>
+    sql`CASE a.language ${sql.join(
+      languages.map((l) => sql`WHEN ${l} THEN ${each(l)}`),
+      sql` `,
+    )} END`;
+  return {
+    match: sql<boolean>`(${sql.join(
+      languages.map((l) => sql`(a.language = ${l} AND a.search @@ ${tsq(l)})`),
+      sql` OR `,
+    )})`,
+    rank: sql<number>`(${byLanguage((l) => sql`ts_rank_cd(a.search, ${tsq(l)})`)})::float8`,
+    query: byLanguage(tsq),
+  };
+}
 
 interface Filters {
   collection_id?: string | undefined;
@@ -55,24 +84,43 @@ function filtered(deps: Deps, ctx: RequestContext, f: Filters) {
 
 /** Up to `rows` articles matching q, best first; `after`: the position [rank, created_us, id] of a cursor. */
 async function matching(deps: Deps, ctx: RequestContext, f: Filters, q: string, rows: number, after: unknown[] | null) {
-  let query = filtered(deps, ctx, f)
-    .select([rankOf(q).as('rank'), headline(q).as('headline')])
-    .where(sql<boolean>`a.search @@ ${tsquery(q)}`);
+  const languages = await languagesOf(deps, ctx.workspaceId);
+  if (languages.length === 0) return [];
+  const search = searchOf(q, languages);
+  let query = filtered(deps, ctx, f).select(search.rank.as('rank')).where(search.match);
   if (after) {
     const [rank, us, id] = after;
     if (typeof rank !== 'number' || typeof us !== 'number' || typeof id !== 'string' || !isUuid(id)) {
       throw invalid('query.cursor', 'is not a cursor of this list; start again without one');
     }
     query = query.where(
-      sql<boolean>`(${rankOf(q)}, a.created_at, a.id) < (${rank}::float8, ${fromMicros(us)}, ${id}::uuid)`,
+      sql<boolean>`(${search.rank}, a.created_at, a.id) < (${rank}::float8, ${fromMicros(us)}, ${id}::uuid)`,
     );
   }
-  return query
-    .orderBy(sql`${rankOf(q)}`, 'desc')
+  const found = await query
+    .orderBy(sql`${search.rank}`, 'desc')
     .orderBy('a.created_at', 'desc')
     .orderBy('a.id', 'desc')
     .limit(pageLimit(rows))
     .execute();
+  if (found.length === 0) return [];
+  // The snippets of these rows only (ts_headline reads the whole text: the costly part).
+  const headlines = await deps.database.db
+    .selectFrom('kb_articles as a')
+    .select([
+      'a.id',
+      sql<string>`ts_headline(kb_search_config(a.language), translate(left(a.body_text, 20000), ${`${START}${STOP}`}, ''),
+                              ${search.query}::tsquery, ${HEADLINE_OPTIONS})`.as('headline'),
+    ])
+    .where('a.workspace_id', '=', ctx.workspaceId)
+    .where(
+      'a.id',
+      'in',
+      found.map((r) => r.id),
+    )
+    .execute();
+  const headlineOf = new Map(headlines.map((h) => [h.id, h.headline]));
+  return found.map((r) => ({ ...r, headline: headlineOf.get(r.id) ?? '' }));
 }
 
 export async function listArticles(
