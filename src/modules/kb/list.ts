@@ -42,8 +42,8 @@ interface Filters {
   status?: 'draft' | 'published' | undefined;
 }
 
-function filtered(deps: Deps, ctx: RequestContext, f: Filters) {
-  let query = articleQuery(deps.database.db, ctx.workspaceId);
+function filtered(deps: Deps, workspaceId: string, f: Filters) {
+  let query = articleQuery(deps.database.db, workspaceId);
   if (f.collection_id !== undefined) {
     if (f.collection_id === 'none') query = query.where('a.collection_id', 'is', null);
     else if (isUuid(f.collection_id)) query = query.where('a.collection_id', '=', f.collection_id.toLowerCase());
@@ -54,8 +54,8 @@ function filtered(deps: Deps, ctx: RequestContext, f: Filters) {
 }
 
 /** Up to `rows` articles matching q, best first; `after`: the position [rank, created_us, id] of a cursor. */
-async function matching(deps: Deps, ctx: RequestContext, f: Filters, q: string, rows: number, after: unknown[] | null) {
-  let query = filtered(deps, ctx, f)
+async function matching(deps: Deps, workspaceId: string, f: Filters, q: string, rows: number, after: unknown[] | null) {
+  let query = filtered(deps, workspaceId, f)
     .select([rankOf(q).as('rank'), headline(q).as('headline')])
     .where(sql<boolean>`a.search @@ ${tsquery(q)}`);
   if (after) {
@@ -85,7 +85,7 @@ export async function listArticles(
   const list = `kb-articles:${JSON.stringify([ctx.workspaceId, q.collection_id ?? null, q.status ?? null, q.q ?? null])}`;
   if (q.q !== undefined) {
     const after = deps.pager.decode(list, q.cursor, 3);
-    const rows = await matching(deps, ctx, f, q.q, limit + 1, after);
+    const rows = await matching(deps, ctx.workspaceId, f, q.q, limit + 1, after);
     return deps.pager.page(
       list,
       rows,
@@ -95,7 +95,7 @@ export async function listArticles(
     );
   }
   const after = deps.pager.decode(list, q.cursor, 2);
-  let query = filtered(deps, ctx, f);
+  let query = filtered(deps, ctx.workspaceId, f);
   if (after) query = query.where(createdBefore('a', after));
   const rows = await query
     .orderBy('a.created_at', 'desc')
@@ -112,7 +112,7 @@ export async function searchArticles(
   q: string,
   limit: number,
 ): Promise<Array<Pick<KbArticleView, 'id' | 'title' | 'slug' | 'excerpt' | 'status'> & { snippet: string }>> {
-  const rows = await matching(deps, ctx, {}, q, limit, null);
+  const rows = await matching(deps, ctx.workspaceId, {}, q, limit, null);
   return rows.map((r) => ({
     id: r.id,
     title: r.title,
@@ -121,4 +121,15 @@ export async function searchArticles(
     status: r.status as KbArticleView['status'],
     snippet: snippetHtml(r.headline),
   }));
+}
+
+/** The help center's search: the best `limit` published articles matching q, with snippets. */
+export async function searchPublishedArticles(
+  deps: Deps,
+  workspaceId: string,
+  q: string,
+  limit: number,
+): Promise<Array<KbArticleView & { snippet: string }>> {
+  const rows = await matching(deps, workspaceId, { status: 'published' }, q, limit, null);
+  return rows.map((r) => ({ ...presentArticle(r), snippet: snippetHtml(r.headline) }));
 }
