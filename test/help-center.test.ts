@@ -8,6 +8,7 @@ import { DomUtils, parseDocument } from 'htmlparser2';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contrast, paletteOf } from '../src/modules/help-center/look.js';
+import { pruneArticleViews } from '../src/modules/help-center/views.js';
 import { newTenant, type ReqOpts, type Service, startService, type Tenant } from './helpers.js';
 
 let svc: Service;
@@ -382,6 +383,21 @@ describe('views', () => {
       .execute();
     // Keyed hashes, not addresses or user agents.
     for (const m of marks) expect(m.visitor).toMatch(/^[\w-]{22}$/);
+
+    // The maintenance job's prune: marks past the window go, recent ones stay.
+    await db
+      .updateTable('kb_article_views')
+      .set({ viewed_at: sql<Date>`now() - interval '31 minutes'` })
+      .where('workspace_id', '=', c.t.workspaceId)
+      .where('visitor', '=', marks[0]!.visitor)
+      .execute();
+    expect(await pruneArticleViews(svc.rt.deps.database)).toBeGreaterThanOrEqual(1);
+    const left = await db
+      .selectFrom('kb_article_views')
+      .select('visitor')
+      .where('workspace_id', '=', c.t.workspaceId)
+      .execute();
+    expect(left).toHaveLength(marks.length - 1);
   });
 });
 
