@@ -60,11 +60,25 @@ export interface PageModel {
 /** A template's data: a page's model and what its own template shows, or the sitemap's. */
 export const renderPage = (template: string, data: object): string => eta.render(template, data);
 
-/** The plain page of an unknown workspace or a help center that is off: it shows nothing of it. */
-export const plainNotFound = (): string =>
-  '<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">' +
-  '<meta name="robots" content="noindex"><title>Page not found</title></head>' +
-  '<body><main><h1>Page not found</h1><p>There is no help center at this address.</p></main></body></html>\n';
+const PLAIN: Record<number, [string, string]> = {
+  400: ['Bad request', 'This address could not be read.'],
+  404: ['Page not found', 'There is no help center at this address.'],
+  429: ['Too many requests', 'Please wait a minute, then try again.'],
+  500: ['Something went wrong', 'Please try again in a moment.'],
+};
+
+/**
+ * A page without the help center's look: for an unknown workspace or a help center that is off
+ * (it shows nothing of the workspace) and for errors. Fixed texts only.
+ */
+export function plainPage(status: number): string {
+  const [title, text] = PLAIN[status] ?? PLAIN[status >= 500 ? 500 : 400]!;
+  return (
+    '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">' +
+    '<meta name="viewport" content="width=device-width, initial-scale=1"><meta name="robots" content="noindex">' +
+    `<title>${title}</title></head><body><main><h1>${title}</h1><p>${text}</p></main></body></html>\n`
+  );
+}
 
 export const etagOf = (body: string | Buffer): string =>
   `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;

@@ -10,7 +10,7 @@ import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { toErrorBody } from '../../platform/http/setup.js';
 import { stylesheetOf } from './look.js';
-import { baseStylesheet, type PageModel, pageCsp, plainNotFound, renderPage, sendCached } from './render.js';
+import { baseStylesheet, type PageModel, pageCsp, plainPage, renderPage, sendCached } from './render.js';
 import {
   collectionArticles,
   findCollection,
@@ -77,7 +77,7 @@ export default async function helpCenterRoutes(app: App, deps: Deps): Promise<vo
   };
 
   const notFoundPage = (req: FastifyRequest, reply: FastifyReply, hc: HelpCenter | null) => {
-    if (!hc) return sendCached(req, reply, { status: 404, type: HTML, body: plainNotFound(), csp });
+    if (!hc) return sendCached(req, reply, { status: 404, type: HTML, body: plainPage(404), csp });
     const body = renderPage(
       'not-found',
       model(hc, {
@@ -107,10 +107,7 @@ export default async function helpCenterRoutes(app: App, deps: Deps): Promise<vo
       if (headers) reply.headers(headers);
       const status =
         body.code === 'validation_failed' ? (body.errors?.[0]?.location.startsWith('path') ? 404 : 400) : body.status;
-      const text =
-        status === 404
-          ? plainNotFound()
-          : `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>Error ${status}</title></head><body><main><h1>Something went wrong</h1><p>${status >= 500 ? 'Please try again in a moment.' : 'This address could not be read.'}</p></main></body></html>\n`;
+      const text = plainPage(status);
       reply
         .code(status)
         .header('cache-control', 'no-store')
