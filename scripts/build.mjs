@@ -9,7 +9,8 @@
 // other package stays in node_modules, loaded as it is (native addons, WASM and files read next to
 // their own code, CommonJS). Dynamic imports become chunks of their own, loaded when used. Every
 // built module sits at the top of dist/, where the migrations are copied (dist/migrations, found
-// next to the module that reads them, as src/platform/db/migrations is next to migrate.ts).
+// next to the module that reads them, as src/platform/db/migrations is next to migrate.ts), and so
+// are the help center's templates (dist/templates).
 //
 // The package export `helpdesk/webhooks` is built on its own (no shared chunk: a receiver may
 // copy it), with its type declarations from tsc when TypeScript is installed (it is not in a
@@ -98,6 +99,9 @@ async function build() {
   for (const f of readdirSync(migrations)) {
     if (f.endsWith('.sql')) cpSync(join(migrations, f), join(OUT, 'migrations', f));
   }
+  // The help center's templates and stylesheet, read next to the module that renders them
+  // (src/modules/help-center/templates, dist/templates).
+  cpSync(join(ROOT, 'src/modules/help-center/templates'), join(OUT, 'templates'), { recursive: true });
 
   let tsc = null;
   try {

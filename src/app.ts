@@ -20,6 +20,7 @@ import csatRoutes from './modules/csat/routes.js';
 import customFieldRoutes from './modules/custom-fields/routes.js';
 import inboundEmailRoutes from './modules/email/inbound-route.js';
 import eventRoutes from './modules/events/routes.js';
+import helpCenterRoutes from './modules/help-center/routes.js';
 import invitationRoutes from './modules/invitations/routes.js';
 import kbRoutes from './modules/kb/routes.js';
 import mailboxRoutes from './modules/mailboxes/routes.js';
@@ -104,6 +105,7 @@ const MODULES: Array<(app: App, deps: Deps) => Promise<void>> = [
   triageRoutes,
   businessHoursRoutes,
   onboardingRoutes,
+  helpCenterRoutes,
 ];
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -175,6 +177,12 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     const query = route.schema?.querystring as { additionalProperties?: unknown } | undefined;
     if (query && query.additionalProperties === undefined) {
       throw new Error(`route ${route.method} ${route.url}: its querystring schema must set additionalProperties`);
+    }
+    // HTML pages (the help center) are not API operations: not in the route table nor the
+    // document, and their answers are pages, not error bodies.
+    if (route.config?.page) {
+      route.schema = { ...(route.schema ?? {}), hide: true } as typeof route.schema;
+      return;
     }
     for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
       if (method === 'HEAD') continue;

@@ -20,6 +20,7 @@ import { type ImapOptions, ImapPollers } from './modules/email/imap.js';
 import { registerInboundJobs } from './modules/email/inbound.js';
 import { registerOutbound } from './modules/email/outbound.js';
 import { DEFAULT_OUTBOUND_OPTIONS, type OutboundOptions } from './modules/email/outbound-options.js';
+import { pruneArticleViews } from './modules/help-center/views.js';
 import { registerInvitationJobs } from './modules/invitations/mail.js';
 import { hasPublishedArticle } from './modules/kb/articles.js';
 import { notificationsHook } from './modules/notifications/hook.js';
@@ -223,7 +224,10 @@ export async function createRuntime(
           const events = await pruneEvents(database, config.eventRetentionMs);
           const keys = await pruneIdempotencyKeys(database);
           const sessions = await pruneEndedSessions(database);
-          if (events + keys + sessions > 0) log.info({ events, idempotency_keys: keys, sessions }, 'pruned');
+          const views = await pruneArticleViews(database);
+          if (events + keys + sessions + views > 0) {
+            log.info({ events, idempotency_keys: keys, sessions, article_view_marks: views }, 'pruned');
+          }
         }),
       );
       await step(jobs.schedule(MAINTENANCE_JOB, '17 * * * *'));

@@ -71,8 +71,8 @@ interface Filters {
   status?: 'draft' | 'published' | undefined;
 }
 
-function filtered(deps: Deps, ctx: RequestContext, f: Filters) {
-  let query = articleQuery(deps.database.db, ctx.workspaceId);
+function filtered(deps: Deps, workspaceId: string, f: Filters) {
+  let query = articleQuery(deps.database.db, workspaceId);
   if (f.collection_id !== undefined) {
     if (f.collection_id === 'none') query = query.where('a.collection_id', 'is', null);
     else if (isUuid(f.collection_id)) query = query.where('a.collection_id', '=', f.collection_id.toLowerCase());
@@ -83,11 +83,11 @@ function filtered(deps: Deps, ctx: RequestContext, f: Filters) {
 }
 
 /** Up to `rows` articles matching q, best first; `after`: the position [rank, created_us, id] of a cursor. */
-async function matching(deps: Deps, ctx: RequestContext, f: Filters, q: string, rows: number, after: unknown[] | null) {
-  const languages = await languagesOf(deps, ctx.workspaceId);
+async function matching(deps: Deps, workspaceId: string, f: Filters, q: string, rows: number, after: unknown[] | null) {
+  const languages = await languagesOf(deps, workspaceId);
   if (languages.length === 0) return [];
   const search = searchOf(q, languages);
-  let query = filtered(deps, ctx, f).select(search.rank.as('rank')).where(search.match);
+  let query = filtered(deps, workspaceId, f).select(search.rank.as('rank')).where(search.match);
   if (after) {
     const [rank, us, id] = after;
     if (typeof rank !== 'number' || typeof us !== 'number' || typeof id !== 'string' || !isUuid(id)) {
@@ -112,7 +112,7 @@ async function matching(deps: Deps, ctx: RequestContext, f: Filters, q: string, 
       sql<string>`ts_headline(kb_search_config(a.language), translate(left(a.body_text, 20000), ${`${START}${STOP}`}, ''),
                               ${search.query}::tsquery, ${HEADLINE_OPTIONS})`.as('headline'),
     ])
-    .where('a.workspace_id', '=', ctx.workspaceId)
+    .where('a.workspace_id', '=', workspaceId)
     .where(
       'a.id',
       'in',
@@ -133,7 +133,7 @@ export async function listArticles(
   const list = `kb-articles:${JSON.stringify([ctx.workspaceId, q.collection_id ?? null, q.status ?? null, q.q ?? null])}`;
   if (q.q !== undefined) {
     const after = deps.pager.decode(list, q.cursor, 3);
-    const rows = await matching(deps, ctx, f, q.q, limit + 1, after);
+    const rows = await matching(deps, ctx.workspaceId, f, q.q, limit + 1, after);
     return deps.pager.page(
       list,
       rows,
@@ -143,7 +143,7 @@ export async function listArticles(
     );
   }
   const after = deps.pager.decode(list, q.cursor, 2);
-  let query = filtered(deps, ctx, f);
+  let query = filtered(deps, ctx.workspaceId, f);
   if (after) query = query.where(createdBefore('a', after));
   const rows = await query
     .orderBy('a.created_at', 'desc')
@@ -160,7 +160,7 @@ export async function searchArticles(
   q: string,
   limit: number,
 ): Promise<Array<Pick<KbArticleView, 'id' | 'title' | 'slug' | 'excerpt' | 'status'> & { snippet: string }>> {
-  const rows = await matching(deps, ctx, {}, q, limit, null);
+  const rows = await matching(deps, ctx.workspaceId, {}, q, limit, null);
   return rows.map((r) => ({
     id: r.id,
     title: r.title,
@@ -169,4 +169,15 @@ export async function searchArticles(
     status: r.status as KbArticleView['status'],
     snippet: snippetHtml(r.headline),
   }));
+}
+
+/** The help center's search: the best `limit` published articles matching q, with snippets. */
+export async function searchPublishedArticles(
+  deps: Deps,
+  workspaceId: string,
+  q: string,
+  limit: number,
+): Promise<Array<KbArticleView & { snippet: string }>> {
+  const rows = await matching(deps, workspaceId, { status: 'published' }, q, limit, null);
+  return rows.map((r) => ({ ...presentArticle(r), snippet: snippetHtml(r.headline) }));
 }

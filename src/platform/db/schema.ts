@@ -27,7 +27,7 @@ import type {
   WorkspaceCountersTable,
   WorkspacesTable,
 } from './tables-identity.js';
-import type { KbArticleSlugsTable, KbArticlesTable, KbCollectionsTable } from './tables-kb.js';
+import type { KbArticleSlugsTable, KbArticlesTable, KbArticleViewsTable, KbCollectionsTable } from './tables-kb.js';
 import type {
   AttachmentsTable,
   CompaniesTable,
@@ -99,6 +99,7 @@ export interface DB {
   kb_collections: KbCollectionsTable;
   kb_articles: KbArticlesTable;
   kb_article_slugs: KbArticleSlugsTable;
+  kb_article_views: KbArticleViewsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   mailboxes: MailboxesTable;

@@ -40,3 +40,12 @@ export interface KbArticleSlugsTable {
   article_id: string;
   created_at: DefaultTimestamp;
 }
+
+/** Recent help center views (0030): one mark per article and visitor, pruned after the window. */
+export interface KbArticleViewsTable {
+  workspace_id: string;
+  article_id: string;
+  /** A keyed hash of the client's address and user agent (help-center/views.ts). */
+  visitor: string;
+  viewed_at: DefaultTimestamp;
+}

@@ -32,4 +32,11 @@ declare module 'fastify' {
     routeTable: RouteEntry[];
     beginShutdown(): void;
   }
+  interface FastifyContextConfig {
+    /**
+     * An HTML page (the help center), not an API operation: outside the route table and the
+     * OpenAPI document, its errors its own (pages, not error bodies).
+     */
+    page?: boolean;
+  }
 }

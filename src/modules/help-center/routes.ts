@@ -1,0 +1,290 @@
+// The help center's public pages (no credential): server-rendered HTML under /hc/{workspace_slug}
+// (docs/help-center.md). Pages, not API operations: they stay out of the OpenAPI document and the
+// route table (like /docs), answer errors as HTML pages (a slug with odd characters is a 404,
+// never a 500 or a JSON body), and ignore query parameters they do not read (links shared on
+// the web gain utm_source, fbclid and the like; the canonical URL leaves them out).
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
+import { access } from '../../platform/http/context.js';
+import { toErrorBody } from '../../platform/http/setup.js';
+import { stylesheetOf } from './look.js';
+import { baseStylesheet, type PageModel, pageCsp, plainPage, renderPage, sendCached } from './render.js';
+import {
+  collectionArticles,
+  findCollection,
+  findHelpCenter,
+  findPublishedArticle,
+  type HelpCenter,
+  latestArticles,
+  listCollections,
+  search,
+  sitemapEntries,
+} from './service.js';
+import { countView, isReader, visitorOf } from './views.js';
+
+const HTML = 'text/html; charset=utf-8';
+/** The search box's longest query (as GET /v1/kb/articles?q=). */
+const Q_MAX = 200;
+const RESULTS = 20;
+
+/** Every page: public, hidden from the API document, its query open (see above). */
+const page = (querystring?: object) => ({
+  config: { access: access.public(), page: true },
+  schema: { hide: true, ...(querystring ? { querystring } : {}) },
+});
+
+/** Links of a help center: paths under PUBLIC_URL's path, absolute ones for canonical and sitemap. */
+export function linksOf(publicUrl: string, slug: string) {
+  const url = new URL(publicUrl);
+  const base = `${url.pathname.replace(/\/+$/, '')}/hc/${slug}`;
+  return {
+    home: base,
+    search: `${base}/search`,
+    collection: (s: string) => `${base}/${s}`,
+    article: (s: string) => `${base}/articles/${s}`,
+    css: (hash: string) => `${base}/assets/help-center.${hash}.css`,
+    sitemap: `${base}/sitemap.xml`,
+    absolute: (path: string) => `${url.origin}${path}`,
+  };
+}
+
+const LANG = /^[a-z]{2}$/;
+/** <html lang> of an article: its language code; `other` (no stemmer) says nothing: en. */
+const langOf = (language: string): string => (LANG.test(language) ? language : 'en');
+
+/** An author's h1 in a body would make a second h1 on the page: its headings go one level down. */
+function demoteHeadings(html: string): string {
+  if (!/<h1[\s>]/i.test(html)) return html;
+  return html.replace(
+    /<(\/?)h([1-6])(?=[\s>])/gi,
+    (_m, slash: string, n: string) => `<${slash}h${Math.min(6, Number(n) + 1)}`,
+  );
+}
+
+export default async function helpCenterRoutes(app: App, deps: Deps): Promise<void> {
+  const config = deps.config;
+  const csp = pageCsp(config.publicUrl);
+
+  const model = (
+    hc: HelpCenter,
+    m: Omit<PageModel, 'hc' | 'links' | 'lang'> & { lang?: string } & Record<string, unknown>,
+  ): PageModel => {
+    const l = linksOf(config.publicUrl, hc.slug);
+    const sheet = stylesheetOf(baseStylesheet(), hc.brandColor);
+    return { lang: 'en', ...m, hc, links: { home: l.home, search: l.search, css: l.css(sheet.hash) } };
+  };
+
+  const notFoundPage = (req: FastifyRequest, reply: FastifyReply, hc: HelpCenter | null) => {
+    if (!hc) return sendCached(req, reply, { status: 404, type: HTML, body: plainPage(404), csp });
+    const body = renderPage(
+      'not-found',
+      model(hc, {
+        title: 'Page not found',
+        description: 'This page does not exist.',
+        canonical: null,
+        ogType: 'website',
+      }),
+    );
+    return sendCached(req, reply, { status: 404, type: HTML, body, csp });
+  };
+
+  /** The workspace's help center, or the plain 404 already sent (null). */
+  const helpCenterOf = async (req: FastifyRequest, reply: FastifyReply): Promise<HelpCenter | null> => {
+    const hc = await findHelpCenter(deps, (req.params as { workspace: string }).workspace);
+    if (!hc) notFoundPage(req, reply, null);
+    return hc;
+  };
+
+  await app.register(async (hc: FastifyInstance) => {
+    // Errors of these routes are pages too: a value the pipeline refuses in the path (NUL,
+    // broken Unicode) names no page (404); anything else keeps its status, on a plain page.
+    hc.setErrorHandler((err: Error, req, reply) => {
+      const { body, headers } = toErrorBody(err);
+      if (body.status >= 500)
+        req.log.error({ reqId: req.id, error: { message: String(err.message).slice(0, 200) } }, 'page failed');
+      if (headers) reply.headers(headers);
+      const status =
+        body.code === 'validation_failed' ? (body.errors?.[0]?.location.startsWith('path') ? 404 : 400) : body.status;
+      const text = plainPage(status);
+      reply
+        .code(status)
+        .header('cache-control', 'no-store')
+        .header('content-security-policy', csp)
+        .type(HTML)
+        .send(text);
+    });
+
+    hc.get('/hc/:workspace', page(), async (req, reply) => {
+      const center = await helpCenterOf(req, reply);
+      if (!center) return reply;
+      const l = linksOf(config.publicUrl, center.slug);
+      const [collections, latest] = await Promise.all([
+        listCollections(deps, center.workspaceId),
+        latestArticles(deps, center.workspaceId, 10),
+      ]);
+      const body = renderPage(
+        'home',
+        model(center, {
+          title: center.title,
+          description: `Answers and guides from ${center.title}.`,
+          canonical: l.absolute(l.home),
+          ogType: 'website',
+          collections: collections.filter((c) => c.articleCount > 0).map((c) => ({ ...c, href: l.collection(c.slug) })),
+          latest: latest.map((a) => ({ ...a, href: l.article(a.slug) })),
+        }),
+      );
+      return sendCached(req, reply, { type: HTML, body, csp });
+    });
+
+    hc.get(
+      '/hc/:workspace/search',
+      page(Type.Object({ q: Type.Optional(Type.String()) }, { additionalProperties: true })),
+      async (req, reply) => {
+        const center = await helpCenterOf(req, reply);
+        if (!center) return reply;
+        const l = linksOf(config.publicUrl, center.slug);
+        const q = [...((req.query as { q?: string }).q ?? '').trim()].slice(0, Q_MAX).join('');
+        const results = q === '' ? [] : await search(deps, center.workspaceId, q, RESULTS);
+        const body = renderPage(
+          'search',
+          model(center, {
+            title: q === '' ? 'Search' : `Results for “${q}”`,
+            description: `Search the articles of ${center.title}.`,
+            canonical: null,
+            ogType: 'website',
+            q,
+            breadcrumb: [
+              { name: center.title, href: l.home },
+              { name: 'Search', href: null },
+            ],
+            results: results.map((r) => ({ ...r, href: l.article(r.slug) })),
+          }),
+        );
+        return sendCached(req, reply, { type: HTML, body, csp });
+      },
+    );
+
+    hc.get('/hc/:workspace/sitemap.xml', page(), async (req, reply) => {
+      const center = await helpCenterOf(req, reply);
+      if (!center) return reply;
+      const l = linksOf(config.publicUrl, center.slug);
+      const { articles, collections } = await sitemapEntries(deps, center.workspaceId);
+      const newest = [...articles, ...collections].reduce<Date | null>(
+        (m, e) => (m === null || e.lastmod > m ? e.lastmod : m),
+        null,
+      );
+      const urls = [
+        { loc: l.absolute(l.home), lastmod: newest?.toISOString() ?? null },
+        ...collections.map((c) => ({ loc: l.absolute(l.collection(c.slug)), lastmod: c.lastmod.toISOString() })),
+        ...articles.map((a) => ({ loc: l.absolute(l.article(a.slug)), lastmod: a.lastmod.toISOString() })),
+      ];
+      const body = renderPage('sitemap', { urls });
+      return sendCached(req, reply, { type: 'application/xml; charset=utf-8', body, maxAge: 300 });
+    });
+
+    hc.get('/hc/:workspace/robots.txt', page(), async (req, reply) => {
+      const center = await helpCenterOf(req, reply);
+      if (!center) return reply;
+      const l = linksOf(config.publicUrl, center.slug);
+      const body = `User-agent: *\nAllow: /\n\nSitemap: ${l.absolute(l.sitemap)}\n`;
+      return sendCached(req, reply, { type: 'text/plain; charset=utf-8', body, maxAge: 300 });
+    });
+
+    hc.get('/hc/:workspace/assets/:file', page(), async (req, reply) => {
+      const center = await helpCenterOf(req, reply);
+      if (!center) return reply;
+      const sheet = stylesheetOf(baseStylesheet(), center.brandColor);
+      const file = (req.params as { file: string }).file;
+      // A page held in a cache may name the stylesheet of a brand colour changed since: it gets
+      // today's, for a minute.
+      if (!/^help-center\.[0-9a-f]{16}\.css$/.test(file)) return notFoundPage(req, reply, center);
+      const current = file === `help-center.${sheet.hash}.css`;
+      return sendCached(req, reply, { type: 'text/css; charset=utf-8', body: sheet.css, immutable: current });
+    });
+
+    hc.get('/hc/:workspace/articles/:article', page(), async (req, reply) => {
+      const center = await helpCenterOf(req, reply);
+      if (!center) return reply;
+      const l = linksOf(config.publicUrl, center.slug);
+      const found = await findPublishedArticle(deps, center.workspaceId, (req.params as { article: string }).article);
+      if (found.kind === 'none') return notFoundPage(req, reply, center);
+      if (found.kind === 'moved') {
+        return reply
+          .code(301)
+          .header('location', l.article(found.slug))
+          .header('cache-control', 'public, max-age=3600')
+          .send();
+      }
+      const a = found.article;
+      // A view counts when the page is served, a 304 included (the reader is reading it again).
+      const ua = String(req.headers['user-agent'] ?? '');
+      if (req.method === 'GET' && isReader(ua)) {
+        await countView(deps.database, center.workspaceId, a.id, visitorOf(config, req.ip, ua)).catch((err: unknown) =>
+          req.log.warn(
+            { error: { message: String((err as Error).message).slice(0, 200) } },
+            'article view not counted',
+          ),
+        );
+      }
+      const lang = langOf(a.language);
+      const updated = new Date(a.updated_at);
+      const body = renderPage(
+        'article',
+        model(center, {
+          lang,
+          title: a.title,
+          description: a.excerpt,
+          canonical: l.absolute(l.article(a.slug)),
+          ogType: 'article',
+          breadcrumb: [
+            { name: center.title, href: l.home },
+            ...(found.collection ? [{ name: found.collection.name, href: l.collection(found.collection.slug) }] : []),
+            { name: a.title, href: null },
+          ],
+          article: a,
+          bodyHtml: demoteHeadings(a.body_html),
+          updatedIso: updated.toISOString(),
+          updatedText: new Intl.DateTimeFormat(lang, { dateStyle: 'long', timeZone: 'UTC' }).format(updated),
+        }),
+      );
+      return sendCached(req, reply, { type: HTML, body, csp });
+    });
+
+    hc.get('/hc/:workspace/:collection', page(), async (req, reply) => {
+      const center = await helpCenterOf(req, reply);
+      if (!center) return reply;
+      const l = linksOf(config.publicUrl, center.slug);
+      const slug = (req.params as { collection: string }).collection;
+      // /hc/{slug}/ is the home page's address with a slash: the home page's own.
+      if (slug === '') return reply.code(301).header('location', l.home).send();
+      const c = await findCollection(deps, center.workspaceId, slug);
+      if (!c) return notFoundPage(req, reply, center);
+      const articles = await collectionArticles(deps, center.workspaceId, c.id);
+      const body = renderPage(
+        'collection',
+        model(center, {
+          title: c.name,
+          description: c.description ?? `Articles in ${c.name}.`,
+          canonical: l.absolute(l.collection(c.slug)),
+          ogType: 'website',
+          breadcrumb: [
+            { name: center.title, href: l.home },
+            { name: c.name, href: null },
+          ],
+          collection: c,
+          articles: articles.map((a) => ({ ...a, href: l.article(a.slug) })),
+        }),
+      );
+      return sendCached(req, reply, { type: HTML, body, csp });
+    });
+
+    // Any other path under a help center: its 404 page.
+    hc.get('/hc/:workspace/*', page(), async (req, reply) => {
+      const center = await helpCenterOf(req, reply);
+      if (!center) return reply;
+      return notFoundPage(req, reply, center);
+    });
+  });
+}

@@ -1,0 +1,488 @@
+// The help center's public pages (/hc/{workspace_slug}/…): published articles only, 404 for
+// drafts, unknown slugs, another workspace's articles and a help center that is off, old slugs
+// 301, escaping and sanitized bodies, view counting per visitor and window, ETag and 304,
+// sitemap and robots.txt, canonical and Open Graph tags, lang, search in an article's language,
+// odd paths, and the page shell (landmarks, one h1, skip link, brand colours with contrast).
+
+import { DomUtils, parseDocument } from 'htmlparser2';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { contrast, paletteOf } from '../src/modules/help-center/look.js';
+import { pruneArticleViews } from '../src/modules/help-center/views.js';
+import { newTenant, type ReqOpts, type Service, startService, type Tenant } from './helpers.js';
+
+let svc: Service;
+beforeAll(async () => {
+  svc = await startService({ PUBLIC_URL: 'https://help.example.test' }, { jobs: false });
+});
+afterAll(async () => svc?.stop());
+
+const ORIGIN = 'https://help.example.test';
+const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36';
+
+interface Center {
+  t: Tenant;
+  slug: string;
+  base: string;
+}
+
+async function newCenter(settings: Record<string, unknown> = {}, name = 'Acme Support'): Promise<Center> {
+  const t = await newTenant(svc.api, name);
+  const r = await svc.api.patch('/v1/workspace', { settings: { help_center_enabled: true, ...settings } }, t.as);
+  if (r.status !== 200) throw new Error(`settings: ${r.status} ${r.text}`);
+  return { t, slug: r.body.slug, base: `/hc/${r.body.slug}` };
+}
+
+const post = async (as: ReqOpts, path: string, body: Record<string, unknown>) => {
+  const r = await svc.api.post(path, body, as);
+  if (r.status !== 201) throw new Error(`${path}: ${r.status} ${r.text}`);
+  return r.body;
+};
+
+/** A page as a browser asks for it. */
+const page = (path: string, headers: Record<string, string> = {}) =>
+  fetch(svc.url + path, { headers: { 'user-agent': BROWSER, ...headers }, redirect: 'manual' }).then(async (r) => ({
+    status: r.status,
+    headers: r.headers,
+    text: await r.text(),
+  }));
+
+const doc = (html: string) => parseDocument(html);
+const all = (html: string, tag: string) => DomUtils.getElementsByTagName(tag, doc(html));
+const metaOf = (html: string, key: string) =>
+  all(html, 'meta').find((m) => m.attribs.property === key || m.attribs.name === key)?.attribs.content;
+const textOf = (html: string, tag: string) => all(html, tag).map((e) => DomUtils.textContent(e).trim());
+
+describe('pages of published articles', () => {
+  let c: Center;
+  let billing: any;
+  let pay: any;
+  let draft: any;
+  beforeAll(async () => {
+    c = await newCenter({ brand_color: '#fde047', help_center_title: 'Acme Help' });
+    billing = await post(c.t.as, '/v1/kb/collections', { name: 'Billing & Plans', description: 'Money <matters>' });
+    await post(c.t.as, '/v1/kb/collections', { name: 'Empty' });
+    pay = await post(c.t.as, '/v1/kb/articles', {
+      collection_id: billing.id,
+      title: 'How to pay an invoice',
+      body_html: '<h1>Steps</h1><p>Open <b>Billing</b>, then pay.</p>',
+      status: 'published',
+    });
+    await post(c.t.as, '/v1/kb/articles', { collection_id: billing.id, title: 'Refunds', status: 'published' });
+    draft = await post(c.t.as, '/v1/kb/articles', {
+      collection_id: billing.id,
+      title: 'Secret pricing draft',
+      body_html: '<p>not yet</p>',
+    });
+  });
+
+  it('home: title, search box, collections with published counts, latest articles; no drafts', async () => {
+    const r = await page(c.base);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(textOf(r.text, 'h1')).toEqual(['Acme Help']);
+    expect(r.text).toContain('Billing &amp; Plans');
+    expect(r.text).toContain('Money &lt;matters&gt;');
+    expect(r.text).toContain('2 articles');
+    expect(r.text).not.toContain('Empty'); // no published article: not listed
+    expect(r.text).toContain(`href="${c.base}/billing-and-plans"`);
+    expect(r.text).toContain(`href="${c.base}/articles/how-to-pay-an-invoice"`);
+    expect(r.text).not.toContain('Secret pricing');
+    const input = all(r.text, 'input').find((i) => i.attribs.name === 'q')!;
+    expect(all(r.text, 'label').find((l) => l.attribs.for === input.attribs.id)).toBeDefined();
+    expect(all(r.text, 'form')[0]!.attribs.action).toBe(`${c.base}/search`);
+  });
+
+  it('collection: its published articles, breadcrumb; an empty one renders its empty state', async () => {
+    const r = await page(`${c.base}/billing-and-plans`);
+    expect(r.status).toBe(200);
+    expect(textOf(r.text, 'h1')).toEqual(['Billing & Plans']);
+    expect(r.text).toContain('How to pay an invoice');
+    expect(r.text).toContain('Refunds');
+    expect(r.text).not.toContain('Secret pricing');
+    const crumbs = all(r.text, 'nav').find((n) => n.attribs['aria-label'] === 'Breadcrumb')!;
+    expect(DomUtils.textContent(crumbs).replace(/\s+/g, ' ').trim()).toBe('Acme Help Billing & Plans');
+    const empty = await page(`${c.base}/empty`);
+    expect(empty.status).toBe(200);
+    expect(empty.text).toContain('No articles in this collection yet.');
+  });
+
+  it('article: title, body as stored, updated date, breadcrumb, one h1 (the body’s h1 goes down a level)', async () => {
+    const r = await page(`${c.base}/articles/how-to-pay-an-invoice`);
+    expect(r.status).toBe(200);
+    expect(textOf(r.text, 'h1')).toEqual(['How to pay an invoice']);
+    expect(r.text).toContain('<h2>Steps</h2><p>Open <b>Billing</b>, then pay.</p>');
+    const time = all(r.text, 'time')[0]!;
+    expect(time.attribs.datetime).toBe(new Date(pay.updated_at).toISOString());
+    const crumbs = all(r.text, 'nav').find((n) => n.attribs['aria-label'] === 'Breadcrumb')!;
+    expect(DomUtils.getElementsByTagName('a', crumbs).map((a) => a.attribs.href)).toEqual([
+      c.base,
+      `${c.base}/billing-and-plans`,
+    ]);
+    expect(DomUtils.textContent(crumbs)).toContain('How to pay an invoice');
+  });
+
+  it('drafts, unknown slugs and another workspace’s slugs are 404 pages in the help center’s look', async () => {
+    const other = await newCenter({}, 'Other Co');
+    await post(other.t.as, '/v1/kb/articles', { title: 'Only elsewhere', status: 'published' });
+    expect((await page(`${other.base}/articles/only-elsewhere`)).status).toBe(200);
+    for (const path of [
+      `${c.base}/articles/${draft.slug}`,
+      `${c.base}/articles/no-such-article`,
+      `${c.base}/articles/only-elsewhere`,
+      `${c.base}/no-such-collection`,
+      `${c.base}/a/b/c`,
+    ]) {
+      const r = await page(path);
+      expect(r.status, path).toBe(404);
+      expect(r.headers.get('content-type'), path).toBe('text/html; charset=utf-8');
+      expect(textOf(r.text, 'h1'), path).toEqual(['Page not found']);
+      expect(r.text, path).toContain('Acme Help');
+      expect(r.text, path).not.toContain('Secret pricing');
+      expect(metaOf(r.text, 'robots'), path).toBe('noindex');
+    }
+    // Published in the other workspace's help center only: nothing of it here.
+    expect((await page(`${c.base}/articles/only-elsewhere`)).text).not.toContain('Only elsewhere');
+  });
+
+  it('an unknown workspace, or one whose help center is off, is a plain 404 naming nothing', async () => {
+    const off = await newTenant(svc.api, 'Closed Shop');
+    const slug = (await svc.api.get('/v1/workspace', off.as)).body.slug;
+    await post(off.as, '/v1/kb/articles', { title: 'Hidden answer', status: 'published' });
+    for (const path of [
+      `/hc/${slug}`,
+      `/hc/${slug}/articles/hidden-answer`,
+      '/hc/no-such-workspace-here',
+      `/hc/${slug}/sitemap.xml`,
+    ]) {
+      const r = await page(path);
+      expect(r.status, path).toBe(404);
+      expect(r.text, path).not.toContain('Hidden answer');
+      expect(r.text, path).not.toContain('Closed Shop');
+    }
+    // Turned on, the same page is there.
+    await svc.api.patch('/v1/workspace', { settings: { help_center_enabled: true } }, off.as);
+    expect((await page(`/hc/${slug}/articles/hidden-answer`)).status).toBe(200);
+  });
+
+  it('an old slug answers 301 to the article’s current address', async () => {
+    const a = await post(c.t.as, '/v1/kb/articles', { title: 'Change your plan', status: 'published' });
+    await svc.api.patch(`/v1/kb/articles/${a.id}`, { title: 'Switch plans' }, c.t.as);
+    const r = await page(`${c.base}/articles/change-your-plan`);
+    expect(r.status).toBe(301);
+    expect(r.headers.get('location')).toBe(`${c.base}/articles/switch-plans`);
+    expect((await page(`${c.base}/articles/switch-plans`)).status).toBe(200);
+  });
+
+  it('odd paths and characters are 404, never 500 nor JSON', async () => {
+    for (const path of [
+      '/hc/x/articles/..%2F..%2Fetc%2Fpasswd',
+      `${c.base}/articles/..%2F..%2Fetc%2Fpasswd`,
+      `${c.base}/articles/a%00b`,
+      `${c.base}/articles/%E2%80%AE`,
+      `${c.base}/articles/UPPER`,
+      `${c.base}/articles/${'a'.repeat(150)}`,
+      `${c.base}/%3Cscript%3E`,
+      '/hc/a%00b',
+      `${c.base}/assets/..%2F..%2Fpackage.json`,
+    ]) {
+      const r = await page(path);
+      expect(r.status, path).toBe(404);
+      expect(r.headers.get('content-type'), path).toMatch(/^text\/html/);
+      expect(r.text, path).not.toContain('<script>');
+    }
+    // A search query the service cannot store or read: a 400 page, not a JSON body.
+    for (const q of ['a%00b']) {
+      const bad = await page(`${c.base}/search?q=${q}`);
+      expect(bad.status, q).toBe(400);
+      expect(bad.headers.get('content-type'), q).toMatch(/^text\/html/);
+    }
+    // Not a help center's path at all: the service's 404.
+    expect((await page('/hc/%2E%2E')).status).toBe(404);
+    // The home page's address with a slash at the end: the canonical one.
+    const slash = await page(`${c.base}/`);
+    expect(slash.status).toBe(301);
+    expect(slash.headers.get('location')).toBe(c.base);
+  });
+
+  it('canonical URL, title, description and Open Graph tags', async () => {
+    const r = await page(`${c.base}/articles/how-to-pay-an-invoice?utm_source=newsletter`);
+    expect(r.status).toBe(200);
+    const canonical = `${ORIGIN}${c.base}/articles/how-to-pay-an-invoice`;
+    expect(all(r.text, 'link').find((l) => l.attribs.rel === 'canonical')?.attribs.href).toBe(canonical);
+    expect(textOf(r.text, 'title')).toEqual(['How to pay an invoice – Acme Help']);
+    expect(metaOf(r.text, 'description')).toBe('Steps Open Billing, then pay.');
+    expect(metaOf(r.text, 'og:title')).toBe('How to pay an invoice');
+    expect(metaOf(r.text, 'og:description')).toBe('Steps Open Billing, then pay.');
+    expect(metaOf(r.text, 'og:url')).toBe(canonical);
+    expect(metaOf(r.text, 'og:type')).toBe('article');
+    expect(metaOf(r.text, 'og:site_name')).toBe('Acme Help');
+    const home = await page(c.base);
+    expect(all(home.text, 'link').find((l) => l.attribs.rel === 'canonical')?.attribs.href).toBe(`${ORIGIN}${c.base}`);
+    expect(metaOf(home.text, 'og:type')).toBe('website');
+  });
+
+  it('the page shell: lang, viewport, landmarks, skip link, one h1, stylesheet with brand colours that contrast', async () => {
+    const r = await page(`${c.base}/articles/how-to-pay-an-invoice`);
+    const html = all(r.text, 'html')[0]!;
+    expect(html.attribs.lang).toBe('en');
+    expect(metaOf(r.text, 'viewport')).toBe('width=device-width, initial-scale=1');
+    for (const tag of ['header', 'main', 'footer']) expect(all(r.text, tag), tag).toHaveLength(1);
+    const navs = all(r.text, 'nav').map((n) => n.attribs['aria-label']);
+    expect(new Set(navs).size).toBe(navs.length); // every nav named, names unique
+    const skip = all(r.text, 'a')[0]!;
+    expect(skip.attribs.href).toBe('#main');
+    expect(all(r.text, 'main')[0]!.attribs.id).toBe('main');
+    expect(all(r.text, 'h1')).toHaveLength(1);
+    expect(r.headers.get('content-security-policy')).toMatch(/script-src 'none'/);
+    expect(r.headers.get('content-security-policy')).toMatch(/frame-ancestors 'none'/);
+    expect(r.headers.get('x-content-type-options')).toBe('nosniff');
+
+    const href = all(r.text, 'link').find((l) => l.attribs.rel === 'stylesheet')!.attribs.href!;
+    expect(href).toMatch(new RegExp(`^${c.base}/assets/help-center\\.[0-9a-f]{16}\\.css$`));
+    const css = await page(href);
+    expect(css.status).toBe(200);
+    expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8');
+    expect(css.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    // A light yellow brand: black text on it, links darkened to 4.5:1 on white.
+    expect(css.text).toContain('--brand:#fde047;--on-brand:#000000');
+    const link = /--link:(#[0-9a-f]{6})/.exec(css.text)![1]!;
+    expect(contrast(link, '#ffffff')).toBeGreaterThanOrEqual(4.5);
+    expect(css.text).toContain(':focus-visible');
+  });
+
+  it('sitemap.xml lists home, collections with published articles and published articles with lastmod; robots.txt points at it', async () => {
+    const r = await page(`${c.base}/sitemap.xml`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe('application/xml; charset=utf-8');
+    expect(r.text.startsWith('<?xml version="1.0" encoding="UTF-8"?>')).toBe(true);
+    expect(r.text).toContain('<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">');
+    const locs = [...r.text.matchAll(/<loc>([^<]+)<\/loc>/g)].map((m) => m[1]);
+    expect(locs).toContain(`${ORIGIN}${c.base}`);
+    expect(locs).toContain(`${ORIGIN}${c.base}/billing-and-plans`);
+    expect(locs).toContain(`${ORIGIN}${c.base}/articles/how-to-pay-an-invoice`);
+    expect(locs).not.toContain(`${ORIGIN}${c.base}/empty`);
+    expect(locs.some((l) => l!.includes(draft.slug))).toBe(false);
+    expect([...r.text.matchAll(/<lastmod>([^<]+)<\/lastmod>/g)]).toHaveLength(locs.length);
+    expect(r.text).toMatch(/<lastmod>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z<\/lastmod>/);
+
+    const robots = await page(`${c.base}/robots.txt`);
+    expect(robots.status).toBe(200);
+    expect(robots.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(robots.text).toContain('User-agent: *');
+    expect(robots.text).not.toMatch(/Disallow: \//);
+    expect(robots.text).toContain(`Sitemap: ${ORIGIN}${c.base}/sitemap.xml`);
+  });
+
+  it('ETag and 304 on If-None-Match; pages may be held a minute', async () => {
+    const r = await page(c.base);
+    const etag = r.headers.get('etag')!;
+    expect(etag).toMatch(/^"[\w-]+"$/);
+    expect(r.headers.get('cache-control')).toBe('public, max-age=60');
+    const again = await page(c.base, { 'if-none-match': etag });
+    expect(again.status).toBe(304);
+    expect(again.text).toBe('');
+    expect(again.headers.get('etag')).toBe(etag);
+    expect((await page(c.base, { 'if-none-match': '"other"' })).status).toBe(200);
+    // A change to what the page shows changes the ETag.
+    await post(c.t.as, '/v1/kb/articles', { collection_id: billing.id, title: 'Taxes', status: 'published' });
+    const changed = await page(c.base, { 'if-none-match': etag });
+    expect(changed.status).toBe(200);
+    expect(changed.headers.get('etag')).not.toBe(etag);
+  });
+});
+
+describe('escaping', () => {
+  it('an article whose title and body carry XSS vectors renders no script, handler or javascript: URL', async () => {
+    const c = await newCenter({ help_center_title: '<img src=x onerror=alert(1)>' });
+    const col = await post(c.t.as, '/v1/kb/collections', {
+      name: '"><script>alert(1)</script>',
+      description: "'><svg onload=alert(1)>",
+    });
+    const title = '<script>alert("t")</script><img src=x onerror=alert(2)>';
+    const a = await post(c.t.as, '/v1/kb/articles', {
+      collection_id: col.id,
+      title,
+      slug: 'xss',
+      excerpt: '"><script>alert(3)</script>',
+      body_html: [
+        '<p>a</p><script>alert(1)</script>',
+        '<img src=x onerror=alert(1)>',
+        `<IMG SRC="javascript:alert('XSS');">`,
+        '<a href="javascript:alert(1)">x</a>',
+        '<a href="&#14;  javascript:alert(1)">y</a>',
+        '<svg><script>alert(1)</script></svg>',
+        '<iframe src="javascript:alert(1)"></iframe>',
+        '<scr<script>ipt>alert(1)</scr</script>ipt>',
+        '<p style="background:url(javascript:alert(1))">s</p>',
+      ].join(''),
+      status: 'published',
+    });
+    for (const path of [`${c.base}/articles/xss`, c.base, `${c.base}/${col.slug}`, `${c.base}/search?q=alert`]) {
+      const r = await page(path);
+      expect(r.status, path).toBe(200);
+      const d = doc(r.text);
+      const elements = DomUtils.findAll(() => true, d.children);
+      expect(
+        elements.filter((e) => ['script', 'iframe', 'svg', 'object', 'embed'].includes(e.name)),
+        path,
+      ).toEqual([]);
+      for (const e of elements) {
+        for (const [k, v] of Object.entries(e.attribs)) {
+          expect(k, `${path} <${e.name} ${k}>`).not.toMatch(/^on/i);
+          // biome-ignore lint/suspicious/noControlCharactersInRegex: browsers skip control characters in URLs
+          expect(v.replace(/[\s\u0000-\u001f]/g, '').toLowerCase(), `${path} <${e.name} ${k}>`).not.toMatch(
+            /^javascript:/,
+          );
+        }
+      }
+    }
+    const r = await page(`${c.base}/articles/xss`);
+    expect(textOf(r.text, 'h1')).toEqual([title]); // shown as text
+    expect(r.text).toContain('&lt;script&gt;alert(&quot;t&quot;)&lt;/script&gt;');
+    expect(a.body_html).not.toMatch(/script|onerror|javascript/i);
+  });
+});
+
+describe('views', () => {
+  it('count once per visitor per 30 minutes, apart for two user agents, 304s included, never for crawlers', async () => {
+    const c = await newCenter();
+    const a = await post(c.t.as, '/v1/kb/articles', { title: 'Counted', status: 'published' });
+    const path = `${c.base}/articles/counted`;
+    const views = async () => (await svc.api.get(`/v1/kb/articles/${a.id}`, c.t.as)).body.views;
+
+    const first = await page(path);
+    expect(await views()).toBe(1);
+    await page(path);
+    await page(path, { 'if-none-match': first.headers.get('etag')! });
+    expect(await views()).toBe(1);
+    await page(path, { 'user-agent': `${BROWSER} Edg/130.0` });
+    expect(await views()).toBe(2);
+    await page(path, { 'user-agent': 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)' });
+    await page(path, { 'user-agent': '' });
+    await fetch(svc.url + path, { method: 'HEAD', headers: { 'user-agent': 'Mozilla/5.0 Firefox/133.0' } });
+    expect(await views()).toBe(2);
+
+    // The visitor's mark 31 minutes old: the next view counts again, once.
+    const db = svc.rt.deps.database.db;
+    await db
+      .updateTable('kb_article_views')
+      .set({ viewed_at: sql<Date>`now() - interval '31 minutes'` })
+      .where('workspace_id', '=', c.t.workspaceId)
+      .where('article_id', '=', a.id)
+      .execute();
+    await page(path);
+    await page(path);
+    expect(await views()).toBe(3);
+    await page(path, { 'user-agent': `${BROWSER} Edg/130.0` });
+    expect(await views()).toBe(4);
+    const marks = await db
+      .selectFrom('kb_article_views')
+      .select(['visitor'])
+      .where('workspace_id', '=', c.t.workspaceId)
+      .execute();
+    // Keyed hashes, not addresses or user agents.
+    for (const m of marks) expect(m.visitor).toMatch(/^[\w-]{22}$/);
+
+    // The maintenance job's prune: marks past the window go, recent ones stay.
+    await db
+      .updateTable('kb_article_views')
+      .set({ viewed_at: sql<Date>`now() - interval '31 minutes'` })
+      .where('workspace_id', '=', c.t.workspaceId)
+      .where('visitor', '=', marks[0]!.visitor)
+      .execute();
+    expect(await pruneArticleViews(svc.rt.deps.database)).toBeGreaterThanOrEqual(1);
+    const left = await db
+      .selectFrom('kb_article_views')
+      .select('visitor')
+      .where('workspace_id', '=', c.t.workspaceId)
+      .execute();
+    expect(left).toHaveLength(marks.length - 1);
+  });
+});
+
+describe('search', () => {
+  it('finds published articles by a German stem with highlighted snippets; empty and no-query states', async () => {
+    const c = await newCenter();
+    await post(c.t.as, '/v1/kb/articles', {
+      title: 'Rechnung herunterladen',
+      body_html: '<p>So laden Sie jede Rechnung als PDF herunter.</p>',
+      language: 'de',
+      status: 'published',
+    });
+    await post(c.t.as, '/v1/kb/articles', {
+      title: 'Rechnung Entwurf',
+      body_html: '<p>Rechnung intern</p>',
+      language: 'de',
+    });
+    const r = await page(`${c.base}/search?q=Rechnungen`);
+    expect(r.status).toBe(200);
+    expect(textOf(r.text, 'h1')).toEqual(['Results for “Rechnungen”']);
+    expect(r.text).toContain(`href="${c.base}/articles/rechnung-herunterladen"`);
+    expect(r.text).toContain('<mark>Rechnung</mark>');
+    expect(r.text).not.toContain('Entwurf');
+    expect(metaOf(r.text, 'robots')).toBe('noindex');
+    const input = all(r.text, 'input').find((i) => i.attribs.name === 'q')!;
+    expect(input.attribs.value).toBe('Rechnungen');
+
+    const none = await page(`${c.base}/search?q=${encodeURIComponent('"><b>zzzqqq</b>')}`);
+    expect(none.status).toBe(200);
+    expect(none.text).toContain('No articles match your search.');
+    expect(none.text).not.toContain('<b>zzzqqq</b>');
+
+    const empty = await page(`${c.base}/search`);
+    expect(empty.status).toBe(200);
+    expect(textOf(empty.text, 'h1')).toEqual(['Search']);
+    expect(empty.text).toContain('Type a question');
+    expect((await page(`${c.base}/search?q=`)).text).toContain('Type a question');
+  });
+
+  it('an article in German has lang="de"; other pages en', async () => {
+    const c = await newCenter();
+    await post(c.t.as, '/v1/kb/articles', { title: 'Konto löschen', language: 'de', status: 'published' });
+    const r = await page(`${c.base}/articles/konto-loeschen`);
+    expect(all(r.text, 'html')[0]!.attribs.lang).toBe('de');
+    expect(all((await page(c.base)).text, 'html')[0]!.attribs.lang).toBe('en');
+  });
+});
+
+describe('look', () => {
+  it('picks white or black text on the brand colour by contrast, and links that reach 4.5:1', () => {
+    for (const brand of ['#2563eb', '#fde047', '#777777', '#ffffff', '#000000', '#10b981', '#ef4444']) {
+      const p = paletteOf(brand);
+      expect(contrast(p.brand, p.onBrand), brand).toBeGreaterThanOrEqual(4.5);
+      expect(contrast(p.link, '#ffffff'), brand).toBeGreaterThanOrEqual(4.5);
+    }
+    expect(paletteOf('#2563eb').onBrand).toBe('#ffffff');
+    expect(paletteOf('#fde047').onBrand).toBe('#000000');
+  });
+
+  it('shows the logo (alt: the title) and the favicon when set, http(s) addresses only', async () => {
+    const c = await newCenter({ help_center_title: 'Acme Help' });
+    await svc.rt.deps.database.db
+      .updateTable('workspaces')
+      .set({
+        images: JSON.stringify({
+          help_center_logo: 'https://cdn.example.test/logo.png',
+          help_center_favicon: 'javascript:alert(1)',
+        }),
+      } as never)
+      .where('id', '=', c.t.workspaceId)
+      .execute();
+    const r = await page(c.base);
+    const img = all(r.text, 'img').find((i) => i.attribs.src === 'https://cdn.example.test/logo.png');
+    expect(img?.attribs.alt).toBe('Acme Help');
+    expect(all(r.text, 'link').find((l) => l.attribs.rel === 'icon')).toBeUndefined(); // not an http(s) URL
+    await svc.rt.deps.database.db
+      .updateTable('workspaces')
+      .set({ images: JSON.stringify({ help_center_favicon: 'https://cdn.example.test/favicon.ico' }) } as never)
+      .where('id', '=', c.t.workspaceId)
+      .execute();
+    const again = await page(c.base);
+    expect(all(again.text, 'link').find((l) => l.attribs.rel === 'icon')?.attribs.href).toBe(
+      'https://cdn.example.test/favicon.ico',
+    );
+    expect(all(again.text, 'img')).toHaveLength(0); // no logo: the title as text
+    expect(all(again.text, 'a').find((a) => a.attribs.class === 'brand')?.children.length).toBe(1);
+  });
+});
