@@ -16,6 +16,7 @@ import automationRoutes from './modules/automations/routes.js';
 import businessHoursRoutes from './modules/business-hours/routes.js';
 import companyRoutes from './modules/companies/routes.js';
 import contactRoutes from './modules/contacts/routes.js';
+import csatPageRoutes from './modules/csat/page.js';
 import csatRoutes from './modules/csat/routes.js';
 import customFieldRoutes from './modules/custom-fields/routes.js';
 import inboundEmailRoutes from './modules/email/inbound-route.js';
@@ -97,6 +98,7 @@ const MODULES: Array<(app: App, deps: Deps) => Promise<void>> = [
   searchRoutes,
   reportRoutes,
   csatRoutes,
+  csatPageRoutes,
   customFieldRoutes,
   webhookRoutes,
   mailboxRoutes,

@@ -1,8 +1,10 @@
 // CSAT: a solved ticket's customer gets the rating link by email (when the workspace has CSAT on),
 // reads and rates through /v1/csat/{token}; the rating is the ticket's csat, with a csat_received
 // activity, ticket.updated and the reports' figures. Bad tokens are 404, bad scores 422.
+import type { Browser } from 'playwright-core';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { browserAvailable, docsScreenshot, launchBrowser, seriousViolations } from './browser.js';
 import { makeTicket } from './builders.js';
 import { eventsAfterOf, latestSeqOf, newTenant, type Service, startService, type Tenant } from './helpers.js';
 import { type OwnDatabase, ownDatabase } from './own-database.js';
@@ -194,5 +196,83 @@ describe('CSAT', () => {
     expect((await svc.api.delete(`/v1/tickets/${ticket.id}`, t.as)).status).toBe(204);
     expect((await svc.api.get(`/v1/csat/${token}`)).status).toBe(404);
     expect((await svc.api.post(`/v1/csat/${token}`, { score: 5 })).status).toBe(404);
+  });
+});
+
+describe('the rating page (/csat/{token})', () => {
+  const form = (token: string, body: Record<string, string>) =>
+    fetch(`${svc.url}/csat/${token}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(body).toString(),
+    }).then(async (r) => ({ status: r.status, headers: r.headers, text: await r.text() }));
+
+  it('shows the request and five choices, saves a rating sent as a plain form, and says when it cannot', async () => {
+    const t = await newTenant(svc.api, 'Acme <Support>');
+    await csatOn(t);
+    const ticket = await solvedTicket(t, 'page@example.com', 'Card <b>declined</b>');
+    const token = await tokenMailedTo('page@example.com');
+
+    const page = await fetch(`${svc.url}/csat/${token}?score=4`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('cache-control')).toBe('no-store');
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'none'");
+    const html = await page.text();
+    // Names are text, never markup; the choice of the link is preselected.
+    expect(html).toContain('Card &lt;b&gt;declined&lt;/b&gt;');
+    expect(html).toContain('Acme &lt;Support&gt;');
+    expect(html.match(/type="radio"/g)).toHaveLength(5);
+    expect(html).toMatch(/value="4" checked/);
+
+    const none = await form(token, { comment: 'no score' });
+    expect(none.status).toBe(422);
+    expect(none.text).toContain('role="alert"');
+    expect(none.text).toContain('no score');
+    expect((await svc.api.get(`/v1/tickets/${ticket.id}`, t.as)).body.csat).toBeNull();
+
+    const saved = await form(token, { score: '2', comment: 'Took <i>long</i>' });
+    expect(saved.status).toBe(200);
+    expect(saved.text).toContain('Thank you');
+    expect((await svc.api.get(`/v1/tickets/${ticket.id}`, t.as)).body.csat).toEqual({
+      score: 2,
+      comment: 'Took <i>long</i>',
+    });
+
+    const bad = await fetch(`${svc.url}/csat/${token.slice(0, -3)}abc`);
+    expect(bad.status).toBe(404);
+    expect(await bad.text()).toContain('This rating link is not valid');
+    expect((await form(`${token.slice(0, -3)}abc`, { score: '5' })).status).toBe(404);
+  });
+
+  describe.runIf(browserAvailable())('in a browser', () => {
+    let browser: Browser;
+    beforeAll(async () => {
+      browser = await launchBrowser();
+    });
+    afterAll(async () => {
+      await browser?.close();
+    });
+
+    it('a customer rates from the mailed link with the keyboard-reachable form; axe finds nothing serious', async () => {
+      const t = await newTenant(svc.api);
+      await csatOn(t);
+      const ticket = await solvedTicket(t, 'browser@example.com', 'The app will not sync');
+      const token = await tokenMailedTo('browser@example.com');
+      const page = await browser.newPage({ viewport: { width: 800, height: 800 } });
+      await page.goto(`${svc.url}/csat/${token}`);
+      expect(await page.locator('h1').textContent()).toBe('How did we do?');
+      expect(await seriousViolations(page)).toEqual([]);
+      await page.getByLabel('Happy', { exact: true }).check();
+      await page.getByLabel('Comment (optional)').fill('Fixed within the hour.');
+      await docsScreenshot(page, 'csat-page');
+      await page.getByRole('button', { name: 'Send' }).click();
+      await page.getByRole('heading', { name: 'Thank you' }).waitFor();
+      expect(await seriousViolations(page)).toEqual([]);
+      expect((await svc.api.get(`/v1/tickets/${ticket.id}`, t.as)).body.csat).toEqual({
+        score: 4,
+        comment: 'Fixed within the hour.',
+      });
+      await page.close();
+    });
   });
 });

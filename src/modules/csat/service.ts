@@ -49,25 +49,32 @@ const stored = (csat: unknown): StoredCsat | null =>
 
 async function ratingRow(deps: Deps, workspaceId: string, ticketId: string) {
   return deps.database.db
-    .selectFrom('tickets')
-    .select(['number', 'subject', 'csat', 'deleted_at'])
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', ticketId)
+    .selectFrom('tickets as t')
+    .innerJoin('workspaces as w', 'w.id', 't.workspace_id')
+    .select(['t.number', 't.subject', 't.csat', 't.deleted_at', 'w.name as workspace'])
+    .where('t.workspace_id', '=', workspaceId)
+    .where('t.id', '=', ticketId)
     .executeTakeFirst();
 }
 
 /** GET /v1/csat/{token}: the ticket's number and subject, and its rating so far. */
 export async function getRating(deps: Deps, token: string): Promise<CsatRatingView> {
+  return (await ratingOf(deps, token)).rating;
+}
+
+/** The rating so far and the workspace's name (the rating page shows it). */
+export async function ratingOf(deps: Deps, token: string): Promise<{ rating: CsatRatingView; workspace: string }> {
   const { workspaceId, ticketId } = await ticketOfToken(deps, token);
   const row = await ratingRow(deps, workspaceId, ticketId);
   if (!row || row.deleted_at !== null) throw notFound(NOT_FOUND);
   const csat = stored(row.csat);
-  return {
+  const rating = {
     number: Number(row.number),
     subject: row.subject,
     score: csat?.score ?? null,
     comment: csat?.comment ?? null,
   };
+  return { rating, workspace: row.workspace };
 }
 
 /** POST /v1/csat/{token}: stores the rating (or replaces it within 7 days of the first). */

@@ -1,0 +1,186 @@
+// /csat/{token}: the page a solved ticket's customer opens from the rating request: five choices
+// and a comment box, sent as a plain form (no script), saved through the same rate() as
+// POST /v1/csat/{token}. `?score=N` preselects a choice. The look is the help center's (its
+// stylesheet in the default colours: the page is the same whether the help center is on or
+// not); personal, so never cached.
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/app-type.js';
+import { access } from '../../platform/http/context.js';
+import { ApiError } from '../../platform/http/errors.js';
+import { toErrorBody } from '../../platform/http/setup.js';
+import { stylesheetOf } from '../help-center/look.js';
+import { baseStylesheet, pageCsp, plainPage, renderPage } from '../help-center/render.js';
+import { CsatTokenParams } from './schemas.js';
+import { rate, ratingOf } from './service.js';
+
+const HTML = 'text/html; charset=utf-8';
+const DEFAULT_COLOR = '#1d4ed8';
+const LABELS = ['', 'Very unhappy', 'Unhappy', 'Neutral', 'Happy', 'Very happy'];
+const scoreOf = (v: unknown): number | null => {
+  const n = typeof v === 'string' && /^[1-5]$/.test(v) ? Number(v) : null;
+  return n;
+};
+
+export default async function csatPageRoutes(app: App, deps: Deps): Promise<void> {
+  const csp = pageCsp(deps.config.publicUrl);
+  const sheet = () => stylesheetOf(baseStylesheet(), DEFAULT_COLOR);
+  const cssPath = () => `/csat/assets/csat.${sheet().hash}.css`;
+
+  const send = (reply: FastifyReply, status: number, body: string) =>
+    reply
+      .code(status)
+      .header('cache-control', 'no-store')
+      .header('content-security-policy', csp)
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', 'no-referrer')
+      .type(HTML)
+      .send(body);
+
+  const form = (
+    token: string,
+    workspace: string,
+    r: { number: number; subject: string },
+    o: {
+      score: number | null;
+      comment: string | null;
+      error?: string;
+    },
+  ) =>
+    renderPage('csat', {
+      state: 'form',
+      title: 'How did we do?',
+      workspace,
+      css: cssPath(),
+      action: `/csat/${encodeURIComponent(token)}`,
+      number: r.number,
+      subject: r.subject,
+      comment: o.comment,
+      error: o.error,
+      choices: [5, 4, 3, 2, 1].map((value) => ({ value, label: LABELS[value], checked: o.score === value })),
+    });
+  const invalid = () =>
+    renderPage('csat', {
+      state: 'invalid',
+      title: 'Link not valid',
+      workspace: 'Customer satisfaction',
+      css: cssPath(),
+    });
+
+  await app.register(async (scope: FastifyInstance) => {
+    scope.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string', bodyLimit: 16 * 1024 },
+      (_req, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
+    );
+    scope.setErrorHandler((err: Error, req, reply) => {
+      const { body } = toErrorBody(err);
+      if (body.status >= 500)
+        req.log.error({ reqId: req.id, error: { message: String(err.message).slice(0, 200) } }, 'page failed');
+      const status =
+        body.code === 'validation_failed' && body.errors?.[0]?.location.startsWith('path') ? 404 : body.status;
+      return send(reply, status, plainPage(status));
+    });
+
+    scope.get(
+      '/csat/assets/:file',
+      {
+        config: { access: access.public(), page: true },
+        schema: { params: Type.Object({ file: Type.String({ maxLength: 64 }) }) },
+      },
+      async (req, reply) => {
+        const s = sheet();
+        if ((req.params as { file: string }).file !== `csat.${s.hash}.css`) return send(reply, 404, plainPage(404));
+        return reply
+          .header('cache-control', 'public, max-age=31536000, immutable')
+          .header('x-content-type-options', 'nosniff')
+          .type('text/css; charset=utf-8')
+          .send(s.css);
+      },
+    );
+
+    scope.get(
+      '/csat/:token',
+      {
+        config: { access: access.public(), page: true },
+        schema: {
+          params: CsatTokenParams,
+          // Open: a mail client or a link checker may add its own parameters.
+          querystring: Type.Object(
+            { score: Type.Optional(Type.String({ maxLength: 8 })) },
+            { additionalProperties: true },
+          ),
+        },
+      },
+      async (req, reply) => {
+        let found: Awaited<ReturnType<typeof ratingOf>>;
+        try {
+          found = await ratingOf(deps, (req.params as { token: string }).token);
+        } catch (err) {
+          if (err instanceof ApiError && err.code === 'not_found') return send(reply, 404, invalid());
+          throw err;
+        }
+        const { rating, workspace } = found;
+        const score = scoreOf((req.query as { score?: string }).score) ?? rating.score;
+        const token = (req.params as { token: string }).token;
+        return send(reply, 200, form(token, workspace, rating, { score, comment: rating.comment }));
+      },
+    );
+
+    scope.post(
+      '/csat/:token',
+      { config: { access: access.public(), page: true, idempotent: false }, schema: { params: CsatTokenParams } },
+      async (req, reply) => {
+        const token = (req.params as { token: string }).token;
+        let found: Awaited<ReturnType<typeof ratingOf>>;
+        try {
+          found = await ratingOf(deps, token);
+        } catch (err) {
+          if (err instanceof ApiError && err.code === 'not_found') return send(reply, 404, invalid());
+          throw err;
+        }
+        const input = (req.body ?? {}) as Record<string, unknown>;
+        const score = scoreOf(input.score);
+        const comment = typeof input.comment === 'string' ? input.comment : null;
+        const again = (status: number, error: string) =>
+          send(reply, status, form(token, found.workspace, found.rating, { score, comment, error }));
+        if (score === null) return again(422, 'Please choose one of the five ratings.');
+        if (comment !== null && comment.length > 2000)
+          return again(422, 'The comment is too long: at most 2,000 characters.');
+        try {
+          const saved = await rate(deps, token, { score, comment });
+          return send(
+            reply,
+            200,
+            renderPage('csat', {
+              state: 'thanks',
+              title: 'Thank you',
+              workspace: found.workspace,
+              css: cssPath(),
+              number: saved.number,
+              subject: saved.subject,
+              scoreLabel: LABELS[saved.score ?? 0],
+            }),
+          );
+        } catch (err) {
+          if (err instanceof ApiError && err.code === 'conflict') {
+            return send(
+              reply,
+              409,
+              renderPage('csat', {
+                state: 'closed',
+                title: 'Rating closed',
+                workspace: found.workspace,
+                css: cssPath(),
+                number: found.rating.number,
+              }),
+            );
+          }
+          if (err instanceof ApiError && err.code === 'not_found') return send(reply, 404, invalid());
+          throw err;
+        }
+      },
+    );
+  });
+}
