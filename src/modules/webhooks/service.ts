@@ -427,10 +427,12 @@ async function createManualDelivery(
       next_attempt_at: new Date(),
     })
     .execute();
-  await enqueueDeliveries(deps, workspaceId, [id]);
+  // The answer (202) is the delivery as it was accepted: read before its job is queued, which a
+  // worker may run before this request has answered.
   const row = await deliveryQuery(deps.database.db, workspaceId, endpointId)
     .where('d.id', '=', id)
     .executeTakeFirstOrThrow();
+  await enqueueDeliveries(deps, workspaceId, [id]);
   return presentDelivery(row);
 }
 
