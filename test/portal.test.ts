@@ -553,7 +553,12 @@ describe('the customer area', () => {
       kind: 'note',
       body_html: '<p>Internal: VIP, refund quietly</p>',
     });
-    await makeMessage(c.svc.api, c.t, me.ticket.id, { kind: 'reply', body_html: '<p>We fixed the invoice.</p>' });
+    const answer = await makeMessage(c.svc.api, c.t, me.ticket.id, {
+      kind: 'reply',
+      body_html: '<p>We fixed the invoice.</p>',
+    });
+    // The team's answer also goes to the customer by email (the email module's queue).
+    expect(answer).toMatchObject({ delivery_status: 'pending', to: [me.email] });
 
     const page = await get(c, `${c.base}/requests/${me.ticket.number}`, me.cookie);
     expect(page.status).toBe(200);
