@@ -310,6 +310,22 @@ describe('the contact form', () => {
     // Urlencoded posts are read too.
     const plain = await postForm(c, `${c.base}/new`, contactFields(c, { email: '' }));
     expect(plain.status).toBe(422);
+    // A JSON body is no form: a 400 page, not a JSON error.
+    const json = await fetch(`${c.svc.url}${c.base}/new`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...contactFields(c), email: { $ne: null } }),
+    });
+    expect(json.status).toBe(400);
+    expect(json.headers.get('content-type')).toContain('text/html');
+    // A body that is not valid multipart: the same.
+    const broken = await fetch(`${c.svc.url}${c.base}/new`, {
+      method: 'POST',
+      headers: { 'content-type': 'multipart/form-data; boundary=xyz' },
+      body: '--xyz\r\nContent-Disposition: form-data; name="email"\r\n\r\nbroken',
+    });
+    expect(broken.status).toBe(400);
+    expect(broken.headers.get('content-type')).toContain('text/html');
     expect(await storedRows(c)).toEqual(NOTHING);
   });
 

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyRequest } from 'fastify';
+import { ApiError, badRequest } from '../../platform/http/errors.js';
 import { contentTypeOf, spool } from '../attachments/upload.js';
 
 /** At most this many files per form. */
@@ -47,10 +48,16 @@ export function parseUrlencoded(body: string): Record<string, string> {
 export async function readForm(req: FastifyRequest, maxFileBytes: number, spoolDir: string): Promise<ReadForm> {
   const out: ReadForm = { fields: {}, files: [], tooLarge: [], tooMany: false };
   if (!req.isMultipart()) {
+    // Only the urlencoded parser's fields are a form's (a JSON body is not one: 400 page).
+    if (!/^application\/x-www-form-urlencoded\b/i.test(req.headers['content-type'] ?? '')) {
+      throw badRequest('Send the form as application/x-www-form-urlencoded or multipart/form-data.');
+    }
     out.fields = (req.body as Record<string, string> | undefined) ?? {};
     return out;
   }
   await mkdir(spoolDir, { recursive: true });
+  // The file being written when reading fails: removed with the others.
+  let current: string | null = null;
   try {
     const parts = req.parts({
       limits: { fileSize: maxFileBytes, files: 20, fields: 20, parts: 40, fieldSize: MAX_FIELD_BYTES, headerPairs: 32 },
@@ -72,6 +79,7 @@ export async function readForm(req: FastifyRequest, maxFileBytes: number, spoolD
         continue;
       }
       const path = join(spoolDir, `${randomBytes(12).toString('hex')}.upload`);
+      current = path;
       const got = await spool(part, path, maxFileBytes, true);
       if (got.truncated) {
         await unlink(path).catch(() => {});
@@ -89,10 +97,15 @@ export async function readForm(req: FastifyRequest, maxFileBytes: number, spoolD
         sha256: got.sha256,
         contentType: await contentTypeOf(path, got),
       });
+      current = null;
     }
   } catch (err) {
     await discardFiles(out.files);
-    throw err;
+    if (current) await unlink(current).catch(() => {});
+    // A file system failure (a full disk) is ours; anything else is a body that is not a form.
+    const code = (err as { code?: unknown })?.code;
+    if (err instanceof ApiError || (typeof code === 'string' && /^E[A-Z]+$/.test(code))) throw err;
+    throw badRequest('The form could not be read.');
   }
   return out;
 }

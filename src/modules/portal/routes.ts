@@ -362,9 +362,14 @@ export default async function portalRoutes(app: App, deps: Deps): Promise<void> 
     /** The session and the form of a customer-area post; 403 page when the CSRF token is not the session's. */
     const checkedPost = async (req: FastifyRequest, reply: FastifyReply, hc: HelpCenter, files: boolean) => {
       const s = await sessionOf(req, reply, hc);
+      // No session: refused before the body is read.
+      if (!s) {
+        send(reply, 403, plainPage(403));
+        return null;
+      }
       if (files) refuseHuge(req);
       const form = await readForm(req, files ? maxFileBytes : 1, spoolDirOf(config));
-      if (!s || !csrfValid(config, s, form.fields.csrf)) {
+      if (!csrfValid(config, s, form.fields.csrf)) {
         await discardFiles(form.files);
         send(reply, 403, plainPage(403));
         return null;
