@@ -675,6 +675,58 @@ describe('the customer area', () => {
     expect((await get(c, `${c.base}/requests`, me.cookie)).text).toContain('Sign out');
   });
 
+  it('a session idle past its expiry signs no one in', async () => {
+    const c = await newCenter();
+    const me = await customer(c);
+    expect((await get(c, `${c.base}/requests`, me.cookie)).text).toContain('Sign out');
+    await c.svc.rt.deps.database.db
+      .updateTable('portal_sessions')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('workspace_id', '=', c.t.workspaceId)
+      .execute();
+    expect((await get(c, `${c.base}/requests`, me.cookie)).text).toContain('<label for="email">Email</label>');
+    expect((await get(c, `${c.base}/requests/${me.ticket.number}`, me.cookie)).status).toBe(303);
+  });
+
+  it('sign-in links: 5 an hour per address (then the same answer, no mail), 20 per client address', async () => {
+    const c = await newCenter();
+    const known = await makeContact(c.svc.api, c.t, { email: uniqueEmail('often') });
+    const before = received.length;
+    for (let i = 0; i < 6; i++) {
+      const r = await postForm(
+        c,
+        `${c.base}/requests/sign-in`,
+        { email: known.email },
+        { 'x-forwarded-for': `192.0.2.${i + 1}` },
+      );
+      expect(r.status).toBe(200);
+      expect(r.text).toContain('Check your email');
+    }
+    await expect
+      .poll(() => received.slice(before).filter((m) => m.to.includes(known.email)).length, { timeout: 10_000 })
+      .toBe(5);
+    await new Promise((res) => setTimeout(res, 500));
+    expect(received.slice(before).filter((m) => m.to.includes(known.email)).length).toBe(5);
+
+    for (let i = 0; i < 20; i++) {
+      const r = await postForm(
+        c,
+        `${c.base}/requests/sign-in`,
+        { email: uniqueEmail('n') },
+        { 'x-forwarded-for': '192.0.2.200' },
+      );
+      expect(r.status).toBe(200);
+    }
+    const limited = await postForm(
+      c,
+      `${c.base}/requests/sign-in`,
+      { email: uniqueEmail('n') },
+      { 'x-forwarded-for': '192.0.2.200' },
+    );
+    expect(limited.status).toBe(429);
+    expect(limited.text).toContain('role="alert"');
+  });
+
   it('signing out ends the session: the cookie is cleared and no longer works', async () => {
     const c = await newCenter();
     const me = await customer(c);
