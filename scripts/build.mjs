@@ -99,8 +99,8 @@ async function build() {
   for (const f of readdirSync(migrations)) {
     if (f.endsWith('.sql')) cpSync(join(migrations, f), join(OUT, 'migrations', f));
   }
-  // The help center's templates and stylesheet, read next to the module that renders them
-  // (src/modules/help-center/templates, dist/templates).
+  // The help center's templates and stylesheet, the portal's pages among them (portal-*.eta), read
+  // next to the module that renders them (src/modules/help-center/templates, dist/templates).
   cpSync(join(ROOT, 'src/modules/help-center/templates'), join(OUT, 'templates'), { recursive: true });
 
   let tsc = null;

@@ -30,6 +30,7 @@ import memberRoutes from './modules/members/routes.js';
 import messageRoutes from './modules/messages/routes.js';
 import notificationRoutes from './modules/notifications/routes.js';
 import onboardingRoutes from './modules/onboarding/routes.js';
+import portalRoutes from './modules/portal/routes.js';
 import realtimeRoutes from './modules/realtime/routes.js';
 import reportRoutes from './modules/reports/routes.js';
 import savedReplyRoutes from './modules/saved-replies/routes.js';
@@ -108,6 +109,7 @@ const MODULES: Array<(app: App, deps: Deps) => Promise<void>> = [
   businessHoursRoutes,
   onboardingRoutes,
   helpCenterRoutes,
+  portalRoutes,
 ];
 
 export const JSON_BODY_LIMIT = 1024 * 1024;

@@ -29,6 +29,8 @@ export interface Config {
     secret: string | null;
     /** CHALLENGE_VERIFY_URL: the provider's siteverify endpoint (a stand-in server in tests). */
     verifyUrl: string | null;
+    /** CHALLENGE_SITE_KEY: the public key the help center's forms show the widget with. */
+    siteKey: string | null;
   };
   /** Sign-in protection: failed attempts allowed per window. */
   signin: { maxFailuresPerAccount: number; maxFailuresPerIp: number; windowMs: number };
@@ -427,6 +429,7 @@ export function loadConfig(env: Env = process.env): Config {
       kind: challengeKind as Config['challenge']['kind'],
       secret: challengeSecret,
       verifyUrl: url(env, 'CHALLENGE_VERIFY_URL', ['http:', 'https:']),
+      siteKey: str(env, 'CHALLENGE_SITE_KEY'),
     },
     signin: {
       maxFailuresPerAccount: int(env, 'SIGNIN_MAX_FAILURES_PER_ACCOUNT', 10, 1, 1_000_000),

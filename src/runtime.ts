@@ -24,6 +24,9 @@ import { pruneArticleViews } from './modules/help-center/views.js';
 import { registerInvitationJobs } from './modules/invitations/mail.js';
 import { hasPublishedArticle } from './modules/kb/articles.js';
 import { notificationsHook } from './modules/notifications/hook.js';
+import { pruneLimitMarks } from './modules/portal/limits.js';
+import { registerPortalJobs } from './modules/portal/mail.js';
+import { prunePortalSessions } from './modules/portal/session.js';
 import { registerSlaJobs } from './modules/sla/breaches.js';
 import { slaHook } from './modules/sla/hook.js';
 import { registerAutoCloseJob } from './modules/tickets/auto-close.js';
@@ -225,8 +228,12 @@ export async function createRuntime(
           const keys = await pruneIdempotencyKeys(database);
           const sessions = await pruneEndedSessions(database);
           const views = await pruneArticleViews(database);
-          if (events + keys + sessions + views > 0) {
-            log.info({ events, idempotency_keys: keys, sessions, article_view_marks: views }, 'pruned');
+          const portal = (await prunePortalSessions(database)) + (await pruneLimitMarks(database));
+          if (events + keys + sessions + views + portal > 0) {
+            log.info(
+              { events, idempotency_keys: keys, sessions, article_view_marks: views, portal_rows: portal },
+              'pruned',
+            );
           }
         }),
       );
@@ -234,6 +241,7 @@ export async function createRuntime(
 
       await step(registerInvitationJobs(deps)); // invitation emails (src/modules/invitations/mail.ts)
       await step(registerCsatJobs(deps)); // rating requests of solved tickets (src/modules/csat/mail.ts)
+      await step(registerPortalJobs(deps)); // the portal's confirmations and sign-in links (src/modules/portal/mail.ts)
       await step(registerAttachmentJobs(deps)); // hourly purge of unattached uploads (src/modules/attachments/purge.ts)
       await step(registerTicketJobs(deps)); // snoozed tickets wake up every minute (src/modules/tickets/snooze.ts)
       await step(registerSlaJobs(deps)); // SLA breaches every minute and at start (src/modules/sla/breaches.ts)

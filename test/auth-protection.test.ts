@@ -77,7 +77,12 @@ describe('settings', () => {
       APP_ATTEST_ENVIRONMENT: 'development',
     });
     expect(set.signin).toEqual({ maxFailuresPerAccount: 5, maxFailuresPerIp: 50, windowMs: 3_600_000 });
-    expect(set.challenge).toEqual({ kind: 'turnstile', secret: 's', verifyUrl: 'http://127.0.0.1:9/siteverify' });
+    expect(set.challenge).toEqual({
+      kind: 'turnstile',
+      secret: 's',
+      verifyUrl: 'http://127.0.0.1:9/siteverify',
+      siteKey: null,
+    });
     expect(set.appAttest).toEqual({ appId: APP_ID, allowDevelopment: true });
     for (const [name, value] of [
       ['SIGNIN_MAX_FAILURES_PER_ACCOUNT', '0'],

@@ -102,7 +102,7 @@ function multipartError(err: unknown, maxBytes: number): unknown {
   return badRequest('The multipart body could not be read.');
 }
 
-interface SpoolResult {
+export interface SpoolResult {
   filename: string;
   size: number;
   sha256: string;
@@ -110,9 +110,21 @@ interface SpoolResult {
   text: boolean;
   /** The first bytes, for telling HTML and XML from plain text. */
   head: Buffer;
+  /** Over the limit (only with `keepReading`: the rest of the part was skipped). */
+  truncated: boolean;
 }
 
-async function spool(part: MultipartFile, path: string, maxBytes: number): Promise<SpoolResult> {
+/**
+ * Writes one file part to `path` while counting, hashing and checking it. At `maxBytes` it stops
+ * the request (413), or with `keepReading` skips the rest of the part and says so (`truncated`),
+ * so that a form's other fields can still be read.
+ */
+export async function spool(
+  part: MultipartFile,
+  path: string,
+  maxBytes: number,
+  keepReading = false,
+): Promise<SpoolResult> {
   const hash = createHash('sha256');
   const decoder = new TextDecoder('utf-8', { fatal: true });
   let size = 0;
@@ -152,10 +164,26 @@ async function spool(part: MultipartFile, path: string, maxBytes: number): Promi
     },
   });
   // Busboy stops the file at the limit and says so: stop reading the request right there.
-  part.file.once('limit', () => part.file.destroy(overLimit(maxBytes)));
+  if (!keepReading) part.file.once('limit', () => part.file.destroy(overLimit(maxBytes)));
   await pipeline(part.file, meter, createWriteStream(path, { flags: 'wx', mode: 0o600 }));
-  if (part.file.truncated) throw overLimit(maxBytes);
-  return { filename: cleanFilename(part.filename), size, sha256: hash.digest('hex'), text, head: Buffer.concat(head) };
+  if (part.file.truncated && !keepReading) throw overLimit(maxBytes);
+  return {
+    filename: cleanFilename(part.filename),
+    size,
+    sha256: hash.digest('hex'),
+    text,
+    head: Buffer.concat(head),
+    truncated: part.file.truncated,
+  };
+}
+
+/** The content type of a spooled file, from its bytes only (file-type, then a text check). */
+export async function contentTypeOf(path: string, got: SpoolResult): Promise<string> {
+  if (got.size === 0) return 'application/octet-stream';
+  const { fileTypeFromFile } = await import('file-type'); // loaded on first upload, not at start
+  const detected = await fileTypeFromFile(path);
+  if (detected) return detected.mime;
+  return got.text ? textType(got.head) : 'application/octet-stream';
 }
 
 /**
@@ -194,13 +222,7 @@ export async function receiveUpload(req: FastifyRequest, maxBytes: number, spool
   }
   if (got === null) throw invalid('body.file', 'is required: send the file as a field named file');
   try {
-    let contentType = 'application/octet-stream';
-    if (got.size > 0) {
-      const { fileTypeFromFile } = await import('file-type'); // loaded on first upload, not at start
-      const detected = await fileTypeFromFile(path);
-      if (detected) contentType = detected.mime;
-      else if (got.text) contentType = textType(got.head);
-    }
+    const contentType = await contentTypeOf(path, got);
     return { path, filename: got.filename, size: got.size, sha256: got.sha256, contentType };
   } catch (err) {
     await unlink(path).catch(() => {});

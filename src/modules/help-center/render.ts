@@ -51,7 +51,8 @@ export interface PageModel {
   /** Absolute; null for pages that are not to be indexed (search results, 404). */
   canonical: string | null;
   ogType: 'website' | 'article';
-  links: { home: string; search: string; css: string };
+  /** contact and requests: the portal's contact form and customer area. */
+  links: { home: string; search: string; css: string; contact: string; requests: string };
   breadcrumb?: Array<{ name: string; href: string | null }>;
   /** The search box's value. */
   q?: string;
@@ -62,7 +63,9 @@ export const renderPage = (template: string, data: object): string => eta.render
 
 const PLAIN: Record<number, [string, string]> = {
   400: ['Bad request', 'This address could not be read.'],
+  403: ['This form has expired', 'Go back, reload the page and send the form again.'],
   404: ['Page not found', 'There is no help center at this address.'],
+  413: ['Too large', 'What you sent is larger than this form accepts.'],
   429: ['Too many requests', 'Please wait a minute, then try again.'],
   500: ['Something went wrong', 'Please try again in a moment.'],
 };

@@ -46,6 +46,12 @@ export function linksOf(publicUrl: string, slug: string) {
     article: (s: string) => `${base}/articles/${s}`,
     css: (hash: string) => `${base}/assets/help-center.${hash}.css`,
     sitemap: `${base}/sitemap.xml`,
+    /** The portal (src/modules/portal): the contact form and the customer area. */
+    contact: `${base}/new`,
+    requests: `${base}/requests`,
+    request: (n: number) => `${base}/requests/${n}`,
+    signIn: (token: string) => `${base}/requests/sign-in/${token}`,
+    signOut: `${base}/requests/sign-out`,
     absolute: (path: string) => `${url.origin}${path}`,
   };
 }
@@ -73,7 +79,12 @@ export default async function helpCenterRoutes(app: App, deps: Deps): Promise<vo
   ): PageModel => {
     const l = linksOf(config.publicUrl, hc.slug);
     const sheet = stylesheetOf(baseStylesheet(), hc.brandColor);
-    return { lang: 'en', ...m, hc, links: { home: l.home, search: l.search, css: l.css(sheet.hash) } };
+    return {
+      lang: 'en',
+      ...m,
+      hc,
+      links: { home: l.home, search: l.search, css: l.css(sheet.hash), contact: l.contact, requests: l.requests },
+    };
   };
 
   const notFoundPage = (req: FastifyRequest, reply: FastifyReply, hc: HelpCenter | null) => {

@@ -45,7 +45,20 @@ const imageUrl = (u: string | null): string | null => (u !== null && /^(?:https?
 export async function findHelpCenter(deps: Deps, slug: string): Promise<HelpCenter | null> {
   if (!isSlug(slug)) return null;
   const row = await deps.database.db.selectFrom('workspaces').selectAll().where('slug', '=', slug).executeTakeFirst();
-  if (!row) return null;
+  return row ? helpCenterOf(row) : null;
+}
+
+/** The same, by the workspace's id (jobs that mail the help center's links). */
+export async function findHelpCenterById(deps: Deps, workspaceId: string): Promise<HelpCenter | null> {
+  const row = await deps.database.db
+    .selectFrom('workspaces')
+    .selectAll()
+    .where('id', '=', workspaceId)
+    .executeTakeFirst();
+  return row ? helpCenterOf(row) : null;
+}
+
+function helpCenterOf(row: Parameters<typeof presentWorkspace>[0]): HelpCenter | null {
   const w = presentWorkspace(row);
   if (!w.settings.help_center_enabled) return null;
   return {

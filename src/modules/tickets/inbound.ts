@@ -1,7 +1,8 @@
-// The ticket side of inbound email (src/modules/email/inbound.ts decides; this writes): a new
-// email ticket with its first message, a message added to an existing ticket with the status
-// rules of a customer message, and an outbound message marked bounced. Everything runs in the
-// caller's unit (one transaction, events before COMMIT), with the system as the actor.
+// The ticket side of a customer's messages, by email (src/modules/email/inbound.ts decides) or
+// from the help center's portal (src/modules/portal): a new ticket with its first message, a
+// message added to an existing ticket with the status rules of a customer message, and an
+// outbound message marked bounced. Everything runs in the caller's unit (one transaction,
+// events before COMMIT), with the system as the actor.
 //
 // Status rules (docs/api.md "Tickets" and "Inbound email"):
 // - a customer's mail on a pending, on_hold or solved ticket sets it to open (status_changed,
@@ -35,10 +36,10 @@ export interface InboundFile {
   sha256: string;
 }
 
-/** One inbound mail as a message row. */
+/** One inbound mail (or a portal message: no mailbox, no raw mail, no Message-ID) as a message row. */
 export interface InboundMessage {
-  mailboxId: string;
-  rawInboundId: string;
+  mailboxId: string | null;
+  rawInboundId: string | null;
   contactId: string | null;
   subject: string;
   fromEmail: string;
@@ -54,8 +55,8 @@ export interface InboundMessage {
   replyTo: string | null;
   authFailed: boolean;
   formSender: string | null;
-  /** email_message_id: the normal form, or "sha256:<hex>" for mail without one (the de-duplication key). */
-  messageId: string;
+  /** email_message_id: the normal form, or "sha256:<hex>" for mail without one (the de-duplication key); null off email. */
+  messageId: string | null;
   /** The Message-ID as sent (case kept), or null. */
   messageIdSent: string | null;
   /** The first In-Reply-To as sent, or null. */
@@ -188,7 +189,9 @@ async function insertInbound(
 
 export interface NewInboundTicket {
   subject: string;
-  mailboxId: string;
+  /** email (the default) or portal (the help center's contact form, a portal reply's follow-up). */
+  channel?: 'email' | 'portal';
+  mailboxId: string | null;
   teamId: string | null;
   contactId: string | null;
   /** Mail of a blocked contact: the ticket is spam from the start. */
@@ -196,7 +199,7 @@ export interface NewInboundTicket {
   custom: Record<string, unknown>;
 }
 
-/** A new email ticket with the mail as its first message: ticket.created, then message.created. */
+/** A new email (or portal) ticket with the message as its first: ticket.created, then message.created. */
 export async function createInboundTicket(
   deps: Deps,
   u: Unit,
@@ -228,7 +231,7 @@ export async function createInboundTicket(
   await sql`
     INSERT INTO tickets (workspace_id, id, number, subject, status, priority, channel, mailbox_id, contact_id,
                          team_id, spam, last_message_at, custom, sla, due_at, sla_breach_at, created_at, updated_at)
-    VALUES (${u.workspaceId}, ${id}, ${number}, ${t.subject}, 'open', 'normal', 'email', ${t.mailboxId},
+    VALUES (${u.workspaceId}, ${id}, ${number}, ${t.subject}, 'open', 'normal', ${t.channel ?? 'email'}, ${t.mailboxId},
            ${t.contactId}, ${team?.id ?? null}, ${t.spam}, ${now}, ${JSON.stringify(t.custom)}::jsonb,
            ${hooked.sla}::jsonb, ${hooked.due_at}, ${hooked.sla_breach_at}, ${now}, ${now})`.execute(u.trx);
   const first = await insertInbound(deps, u, await reload(u, id), m, m.autoSubmitted === null);

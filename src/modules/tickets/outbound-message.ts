@@ -94,6 +94,9 @@ export async function insertMessage(
   const user = await userRefOf(u.trx, actor);
   const author = authorOf(actor);
   const isReply = input.kind === 'reply';
+  // Replies on email tickets, and on the portal's (its customers are answered by email), are
+  // delivered by the email module through the ticket's or the workspace's default mailbox.
+  const mailed = isReply && (ticket.channel === 'email' || ticket.channel === 'portal');
   const id = newId();
   const now = statsWritten?.now ?? new Date();
   const to = isReply && ticket.contact_email ? [ticket.contact_email] : [];
@@ -117,7 +120,7 @@ export async function insertMessage(
       cc: input.cc ?? [],
       bcc: input.bcc ?? [],
       // The email module delivers pending replies through the ticket's mailbox.
-      delivery_status: isReply && ticket.channel === 'email' ? 'pending' : 'none',
+      delivery_status: mailed ? 'pending' : 'none',
       created_at: now,
     })
     .execute();
@@ -125,7 +128,7 @@ export async function insertMessage(
     attachmentIds.length > 0 ? await claimAttachments(deps, u, attachmentIds, id) : [];
   // The pending row is the durable record; the job that sends it is queued once it is committed
   // (a lost job is queued again by the email module's sweep).
-  if (isReply && ticket.channel === 'email') u.afterCommit(() => queueOutbound(deps, u.workspaceId, id));
+  if (mailed) u.afterCommit(() => queueOutbound(deps, u.workspaceId, id));
   if (!statsWritten) {
     await u.trx
       .updateTable('tickets')
@@ -155,7 +158,7 @@ export async function insertMessage(
     cc: input.cc ?? [],
     bcc: input.bcc ?? [],
     attachments,
-    delivery_status: isReply && ticket.channel === 'email' ? 'pending' : 'none',
+    delivery_status: mailed ? 'pending' : 'none',
     delivery_error: null,
     reply_to: null,
     auth_failed: false,

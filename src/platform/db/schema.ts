@@ -28,6 +28,7 @@ import type {
   WorkspacesTable,
 } from './tables-identity.js';
 import type { KbArticleSlugsTable, KbArticlesTable, KbArticleViewsTable, KbCollectionsTable } from './tables-kb.js';
+import type { PortalLimitMarksTable, PortalSessionsTable, PortalSignInLinksTable } from './tables-portal.js';
 import type {
   AttachmentsTable,
   CompaniesTable,
@@ -62,6 +63,7 @@ export type * from './columns.js';
 export type * from './tables-channels.js';
 export type * from './tables-identity.js';
 export type * from './tables-kb.js';
+export type * from './tables-portal.js';
 export type * from './tables-records.js';
 export type * from './tables-workflow.js';
 
@@ -100,6 +102,9 @@ export interface DB {
   kb_articles: KbArticlesTable;
   kb_article_slugs: KbArticleSlugsTable;
   kb_article_views: KbArticleViewsTable;
+  portal_sign_in_links: PortalSignInLinksTable;
+  portal_sessions: PortalSessionsTable;
+  portal_limit_marks: PortalLimitMarksTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   mailboxes: MailboxesTable;

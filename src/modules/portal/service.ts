@@ -1,0 +1,311 @@
+// What the portal writes and reads for customers (docs/help-center.md "Where customers go").
+//
+// - The contact form opens a ticket with channel portal: the contact found or made by its email
+//   (case-insensitively, as the API and inbound mail do), the message as the customer's first
+//   message (inbound, from the contact, public), through the same code as an email ticket
+//   (tickets/inbound.ts), so events, workflow hooks and SLA run the same way. A blocked
+//   contact's request is kept as spam, as its mail would be.
+// - A signed-in customer sees their own tickets only (not deleted, not spam) and only the
+//   public messages of each (replies, never notes). A reply is the customer's message on the
+//   ticket under the status rules of inbound mail (a pending, on_hold or solved ticket opens
+//   again); on a closed ticket it starts a follow-up ticket (custom.follow_up_of), as mail does.
+import { createReadStream } from 'node:fs';
+import { sql } from 'kysely';
+import type { Deps } from '../../deps.js';
+import { newId } from '../../platform/crypto/random.js';
+import type { Unit } from '../../platform/db/tx.js';
+import { textToHtml } from '../../platform/html/index.js';
+import { type AttachmentView, attachmentsOfMessages, storageKeyOf } from '../attachments/service.js';
+import { findOrCreateContactByEmail } from '../contacts/service.js';
+import {
+  appendInboundMessage,
+  createInboundTicket,
+  type InboundFile,
+  type InboundMessage,
+} from '../tickets/inbound.js';
+import { type TicketRow, ticketQuery } from '../tickets/queries.js';
+import type { FormFile } from './form.js';
+import { queueConfirmation } from './mail.js';
+import type { PortalSession } from './session.js';
+
+export interface ContactFormInput {
+  name: string;
+  email: string;
+  subject: string;
+  message: string;
+  files: FormFile[];
+}
+
+/** Moves a valid form's files into storage (the rows come with the message). */
+async function storeFiles(deps: Deps, workspaceId: string, files: FormFile[]): Promise<InboundFile[]> {
+  const stored: InboundFile[] = [];
+  try {
+    for (const f of files) {
+      const id = newId();
+      const key = storageKeyOf(workspaceId, id);
+      await deps.storage.put(key, createReadStream(f.path), f.size, f.contentType);
+      stored.push({
+        id,
+        filename: f.filename,
+        content_type: f.contentType,
+        size_bytes: f.size,
+        inline: false,
+        content_id: null,
+        storage_key: key,
+        sha256: f.sha256,
+      });
+    }
+  } catch (err) {
+    await dropStored(deps, stored);
+    throw err;
+  }
+  return stored;
+}
+
+const dropStored = (deps: Deps, files: InboundFile[]) =>
+  Promise.all(files.map((f) => deps.storage.delete(f.storage_key).catch(() => {})));
+
+function portalMessage(
+  p: { subject: string; email: string; name: string; message: string },
+  contactId: string,
+  files: InboundFile[],
+): InboundMessage {
+  return {
+    mailboxId: null,
+    rawInboundId: null,
+    contactId,
+    subject: p.subject,
+    fromEmail: p.email,
+    fromName: p.name,
+    to: [],
+    cc: [],
+    bodyHtml: textToHtml(p.message),
+    bodyText: p.message,
+    hasQuoted: false,
+    originalHtml: null,
+    originalText: null,
+    replyTo: null,
+    authFailed: false,
+    formSender: null,
+    messageId: null,
+    messageIdSent: null,
+    inReplyTo: null,
+    references: [],
+    autoSubmitted: null,
+    files,
+  };
+}
+
+/** Writes files with the unit's work; removes them from storage when the work fails. */
+async function withFiles<T>(
+  deps: Deps,
+  workspaceId: string,
+  files: FormFile[],
+  work: (stored: InboundFile[]) => Promise<T>,
+) {
+  const stored = await storeFiles(deps, workspaceId, files);
+  try {
+    return await work(stored);
+  } catch (err) {
+    await dropStored(deps, stored);
+    throw err;
+  }
+}
+
+/** The contact form: a new portal ticket; its number. The confirmation mail is queued after COMMIT. */
+export async function openPortalTicket(
+  deps: Deps,
+  workspaceId: string,
+  input: ContactFormInput,
+): Promise<{ ticketId: string; number: number }> {
+  return withFiles(deps, workspaceId, input.files, (stored) =>
+    deps.writer.run(workspaceId, async (u) => {
+      const contactId = await findOrCreateContactByEmail(u, input.email, input.name || null);
+      const contact = await u.trx
+        .selectFrom('contacts')
+        .select(['blocked', 'email'])
+        .where('workspace_id', '=', workspaceId)
+        .where('id', '=', contactId)
+        .executeTakeFirstOrThrow();
+      const m = portalMessage({ ...input, email: contact.email ?? input.email }, contactId, stored);
+      const { ticket } = await createInboundTicket(
+        deps,
+        u,
+        {
+          subject: input.subject,
+          channel: 'portal',
+          mailboxId: null,
+          teamId: null,
+          contactId,
+          spam: contact.blocked,
+          custom: {},
+        },
+        m,
+      );
+      if (!contact.blocked) queueConfirmation(deps, u, ticket.id);
+      return { ticketId: ticket.id, number: Number(ticket.number) };
+    }),
+  );
+}
+
+// --- The customer area ---------------------------------------------------------------------
+
+export interface RequestSummary {
+  number: number;
+  subject: string;
+  status: string;
+  /** The latest public message (or the ticket's creation). */
+  updatedAt: Date;
+}
+
+/** A customer's own tickets, latest public activity first (at most 100). */
+export async function listRequests(deps: Deps, s: PortalSession): Promise<RequestSummary[]> {
+  const rows = await deps.database.db
+    .selectFrom('tickets as t')
+    .select([
+      't.number',
+      't.subject',
+      't.status',
+      sql<Date>`coalesce((SELECT max(m.created_at) FROM messages m
+        WHERE m.workspace_id = t.workspace_id AND m.ticket_id = t.id AND m.kind = 'reply'), t.created_at)`.as(
+        'updated',
+      ),
+    ])
+    .where('t.workspace_id', '=', s.workspaceId)
+    .where('t.contact_id', '=', s.contactId)
+    .where('t.deleted_at', 'is', null)
+    .where('t.spam', '=', false)
+    .orderBy('updated', 'desc')
+    .orderBy('t.number', 'desc')
+    .limit(100)
+    .execute();
+  return rows.map((r) => ({
+    number: Number(r.number),
+    subject: r.subject,
+    status: r.status,
+    updatedAt: new Date(r.updated),
+  }));
+}
+
+export interface RequestMessage {
+  id: string;
+  /** Written by the customer (the contact). */
+  mine: boolean;
+  author: string;
+  bodyHtml: string;
+  createdAt: Date;
+  files: AttachmentView[];
+}
+
+export interface RequestPage {
+  number: number;
+  subject: string;
+  status: string;
+  createdAt: Date;
+  followUpOf: number | null;
+  messages: RequestMessage[];
+}
+
+const ownTicket = (db: Deps['database']['db'], s: PortalSession, number: number) =>
+  ticketQuery(db, s.workspaceId)
+    .where('t.number', '=', number)
+    .where('t.contact_id', '=', s.contactId)
+    .where('t.deleted_at', 'is', null)
+    .where('t.spam', '=', false);
+
+const followUpOf = (custom: unknown): number | null => {
+  const f = (custom as { follow_up_of?: { number?: unknown } } | null)?.follow_up_of;
+  return typeof f?.number === 'number' ? f.number : null;
+};
+
+/** One of the customer's tickets with its public messages; null when it is not theirs. */
+export async function loadRequest(deps: Deps, s: PortalSession, number: number): Promise<RequestPage | null> {
+  const db = deps.database.db;
+  const t = await ownTicket(db, s, number).select('t.custom').executeTakeFirst();
+  if (!t) return null;
+  const rows = await db
+    .selectFrom('messages as m')
+    .leftJoin('users as u', 'u.id', 'm.author_user_id')
+    .select(['m.id', 'm.author_type', 'm.author_contact_id', 'm.body_html', 'm.created_at', 'u.name as user_name'])
+    .where('m.workspace_id', '=', s.workspaceId)
+    .where('m.ticket_id', '=', t.id)
+    .where('m.kind', '=', 'reply')
+    .orderBy('m.created_at')
+    .orderBy('m.id')
+    .execute();
+  const files = await attachmentsOfMessages(
+    deps,
+    db,
+    s.workspaceId,
+    rows.map((r) => r.id),
+  );
+  return {
+    number: Number(t.number),
+    subject: t.subject,
+    status: t.status,
+    createdAt: new Date(t.created_at),
+    followUpOf: followUpOf(t.custom),
+    messages: rows.map((r) => {
+      const mine = r.author_type === 'contact';
+      return {
+        id: r.id,
+        mine,
+        author: mine ? 'You' : (r.user_name ?? 'Support'),
+        bodyHtml: r.body_html,
+        createdAt: new Date(r.created_at),
+        files: (files.get(r.id) ?? []).filter((f) => !f.inline),
+      };
+    }),
+  };
+}
+
+async function lockOwnTicket(u: Unit, s: PortalSession, number: number): Promise<TicketRow | null> {
+  const row = await ownTicket(u.trx, s, number).forUpdate('t').executeTakeFirst();
+  return row ?? null;
+}
+
+/**
+ * A customer's reply on their ticket: the ticket's number the reply went to (a follow-up's when
+ * the ticket was closed), or null when the ticket is not theirs.
+ */
+export async function replyToRequest(
+  deps: Deps,
+  s: PortalSession,
+  number: number,
+  input: { message: string; files: FormFile[] },
+): Promise<{ number: number; followUp: boolean } | null> {
+  return withFiles(deps, s.workspaceId, input.files, (stored) =>
+    deps.writer.run(s.workspaceId, async (u) => {
+      const ticket = await lockOwnTicket(u, s, number);
+      if (!ticket) {
+        await dropStored(deps, stored);
+        return null;
+      }
+      const m = portalMessage(
+        { subject: ticket.subject, email: s.contactEmail ?? '', name: s.contactName ?? '', message: input.message },
+        s.contactId,
+        stored,
+      );
+      if (ticket.status === 'closed') {
+        const follow = { follow_up_of: { id: ticket.id, number: Number(ticket.number) } };
+        const { ticket: created } = await createInboundTicket(
+          deps,
+          u,
+          {
+            subject: ticket.subject,
+            channel: 'portal',
+            mailboxId: null,
+            teamId: ticket.team_id,
+            contactId: s.contactId,
+            spam: false,
+            custom: follow,
+          },
+          m,
+        );
+        return { number: Number(created.number), followUp: true };
+      }
+      await appendInboundMessage(deps, u, ticket, m, 'customer');
+      return { number: Number(ticket.number), followUp: false };
+    }),
+  );
+}
