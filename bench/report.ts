@@ -154,6 +154,35 @@ export const PAIRS: Pair[] = [
     service: 'service.tickets.reply.hot',
     limit: 'limit.create.busy',
   },
+  // Issue 23: the help center's public pages (bench/helpcenter.ts). The article page against the
+  // same bytes served from memory by bench/static-server.mjs (target: ratio at least 0.5, p99 under
+  // 50 ms), read by one visitor (the view mark is read) and by a new visitor per request (each
+  // request counts a view). Search has no static equivalent: its reference is the service's own
+  // article page, and its target is absolute (p99 under 100 ms over 5,000 articles).
+  {
+    id: 'hc.article',
+    what: 'help center: article page vs static file',
+    service: 'service.hc.article',
+    limit: 'static.hc.article',
+  },
+  {
+    id: 'hc.article.views',
+    what: 'help center: article, new visitor vs static',
+    service: 'service.hc.article.views',
+    limit: 'static.hc.article',
+  },
+  {
+    id: 'hc.search',
+    what: 'help center: search common word vs article',
+    service: 'service.hc.search',
+    limit: 'service.hc.article',
+  },
+  {
+    id: 'hc.search_rare',
+    what: 'help center: search rare word vs article',
+    service: 'service.hc.search_rare',
+    limit: 'service.hc.article',
+  },
 ];
 
 /**

@@ -17,6 +17,19 @@
 // list of 50 and (tickets.list_fields.plain) with the service's own plain list: a pair's limit side
 // may name a service scenario, and its ratio is then service / service.
 //
+// Help-center pairs (hc.*, issue 23; bench/helpcenter.ts): a workspace with the help center on and
+// one typical published article (about 5 KB of HTML) written through the API. Its page
+// /hc/{slug}/articles/{slug} is captured once (body and headers) and served from memory by
+// bench/static-server.mjs, a third child process: the reference of hc.article (the page, one
+// browser user agent: after the first request every request is the same visitor, so the view
+// mark is read and no view counted) and of hc.article.views (a fresh user agent per request: a
+// new visitor each time, so every request inserts a view mark and adds 1 to the article's views,
+// all on one article row, as a popular article would). hc.search and hc.search_rare measure
+// /hc/{slug}/search?q= over SEARCH_ARTICLES published articles seeded in SQL in a workspace of their
+// own (a common word in ~15 % of them, a rare one in 5); there is no limit-server equivalent, so
+// their reference is the service's own article page (service / service) and the absolute p99 and
+// req/s are what the targets are about. The limit server is started only when a pair needs it.
+//
 // Needs PostgreSQL at 127.0.0.1:5432 (user postgres, trust). Creates a fresh database
 // svc_bench_<time>_<pid> for both servers (the limit server keeps to its schema limit_bench)
 // and drops it at the end. Both servers are child processes, stopped by PID at the end, on
@@ -34,8 +47,10 @@
 //   ONLY              comma-separated pair ids to run (framework, read, read.ceiling, write, write.busy,
 //                     write.spread, tickets.list, tickets.list_q, tickets.list_q_rare, tickets.get_number,
 //                     tickets.get_number.ceiling, tickets.list_fields, tickets.list_fields.plain,
-//                     tickets.create, tickets.reply, tickets.reply.hot, workflow.create; default all); an id ending in * is a
-//                     prefix, e.g. ONLY=write.busy ROUNDS=3 or ONLY='tickets.*'
+//                     tickets.create, tickets.reply, tickets.reply.hot, workflow.create, hc.article, hc.article.views,
+//                     hc.search, hc.search_rare; default all); an id ending in * is a
+//                     prefix, e.g. ONLY=write.busy ROUNDS=3 or ONLY='tickets.*' or ONLY='hc.*'
+//   SEARCH_ARTICLES   published articles seeded in the help-center search workspace (default 5000, 10..100000)
 //   QUIET_WORKSPACES  workspaces for the many-quiet-workspaces write (default 10, 2..50)
 //   SEED_TICKETS      tickets the limit server seeds (default 20000; its own default is 100000)
 //   SEED_SERVICE_TICKETS  tickets seeded in the service's ticket workspace (default 100000, 10..1000000;
@@ -45,7 +60,8 @@
 //   SEED_SQL          SQL run on the bench database after the ticket seed, then ANALYZE: measures a
 //                     proposed index end to end (e.g. SEED_SQL='CREATE INDEX … ON tickets …')
 //   PG_URL            PostgreSQL server URL without a database (default postgres://postgres@127.0.0.1:5432)
-//   SERVICE_PORT      default 3200; LIMIT_PORT default 3100 (a busy port is replaced by a free one)
+//   SERVICE_PORT      default 3200; LIMIT_PORT default 3100; STATIC_PORT default 3300 (a busy port is
+//                     replaced by a free one)
 //   PREFLIGHT_MAX_MS  a route whose single preflight request takes longer is not loaded (default 2000;
 //                     10 connections on a multi-second route only pin PostgreSQL for the next runs)
 //   SERVICE_CPU_PROF  a folder: run the service with node --cpu-prof there (one .cpuprofile, written when
@@ -54,13 +70,30 @@
 //   SHARED_BENCH      the limit-server folder (default ../shared/bench from the repository root)
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { availableParallelism, cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import {
+  ARTICLE_HTML,
+  ARTICLE_TITLE,
+  type HcSeedResult,
+  Q_HC_COMMON,
+  Q_HC_RARE,
+  seedHelpCenterArticles,
+} from './helpcenter.js';
 import { type CpuUse, type Measurement, PAIRS, pad, printRow, type Side, summarize } from './report.js';
 import {
   BENCH_FIELDS,
@@ -107,6 +140,7 @@ const PREFLIGHT_MAX_MS = envInt('PREFLIGHT_MAX_MS', 2000, 100, 10_000);
 const PG_URL = (process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, '');
 const KEEP_DB = process.env.KEEP_DB === '1';
 const SEED_SQL = process.env.SEED_SQL?.trim() || null;
+const SEARCH_ARTICLES = envInt('SEARCH_ARTICLES', 5000, 10, 100_000);
 
 const STAMP = new Date()
   .toISOString()
@@ -239,6 +273,8 @@ interface Scenario {
   requests: () => autocannon.Request[];
   /** One request sent with fetch before the run (to `path` when given): the route must answer 2xx. */
   preflight: () => { headers: Record<string, string>; body?: string; path?: string };
+  /** A limit-side scenario served by bench/static-server.mjs instead of the limit server. */
+  server?: 'static';
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -656,6 +692,69 @@ function workflowScenarios(keys: { plain: string; workflow: string }): Scenario[
   });
 }
 
+/** Help-center scenarios (bench/helpcenter.ts): the article page, its static copy, the search page. */
+let hcVisitors = 0;
+const BROWSER_UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0';
+
+function helpCenterScenarios(hc: { articlePath: string; searchSlug: string; seed: HcSeedResult }): Scenario[] {
+  const browser = { 'user-agent': BROWSER_UA };
+  // A new visitor per request: the same browser, a user agent no request used before (the
+  // counter keeps going across warm-up, runs and rounds), so every request counts a view.
+  const visitor = () => ({ 'user-agent': `${BROWSER_UA} bench-visitor/${STAMP}-${hcVisitors++}` });
+  const n = hc.seed.articles.toLocaleString('en-US');
+  const search = (id: string, q: string): Scenario => {
+    const path = `/hc/${hc.searchSlug}/search?q=${q}`;
+    return {
+      id,
+      side: 'service',
+      label: `GET /hc/{slug}/search?q=${q} (${(hc.seed.q_counts[q] ?? 0).toLocaleString('en-US')} of ${n})`,
+      method: 'GET',
+      path,
+      requests: () => [{ method: 'GET', path, headers: browser }],
+      preflight: () => ({ headers: browser }),
+    };
+  };
+  return [
+    {
+      id: 'static.hc.article',
+      side: 'limit',
+      server: 'static',
+      label: 'GET the article page as a static file (node:http)',
+      method: 'GET',
+      path: hc.articlePath,
+      requests: () => [{ method: 'GET', path: hc.articlePath, headers: browser }],
+      preflight: () => ({ headers: browser }),
+    },
+    {
+      id: 'service.hc.article',
+      side: 'service',
+      label: 'GET /hc/{slug}/articles/{slug} (same visitor)',
+      method: 'GET',
+      path: hc.articlePath,
+      requests: () => [{ method: 'GET', path: hc.articlePath, headers: browser }],
+      preflight: () => ({ headers: browser }),
+    },
+    {
+      id: 'service.hc.article.views',
+      side: 'service',
+      label: 'GET /hc/{slug}/articles/{slug} (new visitor each)',
+      method: 'GET',
+      path: hc.articlePath,
+      requests: () => [
+        {
+          method: 'GET',
+          path: hc.articlePath,
+          headers: browser,
+          setupRequest: (req) => ({ ...req, headers: { ...req.headers, ...visitor() } }),
+        },
+      ],
+      preflight: () => ({ headers: visitor() }),
+    },
+    search('service.hc.search', Q_HC_COMMON),
+    search('service.hc.search_rare', Q_HC_RARE),
+  ];
+}
+
 function record(line: object): void {
   appendFileSync(RESULTS, JSON.stringify(line) + '\n');
 }
@@ -666,6 +765,7 @@ function record(line: object): void {
 // Assigned inside main(); the casts keep TypeScript from narrowing them to null out here.
 let service = null as Child | null;
 let limit = null as Child | null;
+let staticServer = null as Child | null;
 let dataDir: string | null = null;
 let dbCreated = false;
 let cleaning: Promise<void> | null = null;
@@ -673,7 +773,7 @@ let cleaning: Promise<void> | null = null;
 function cleanup(): Promise<void> {
   cleaning ??= (async () => {
     current?.stop();
-    await Promise.all([service?.stop(), limit?.stop()]);
+    await Promise.all([service?.stop(), limit?.stop(), staticServer?.stop()]);
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     if (dbCreated && !KEEP_DB) {
       const admin = new pg.Client({ connectionString: `${PG_URL}/postgres` });
@@ -945,22 +1045,118 @@ async function main(): Promise<number> {
     }
   }
 
-  // 4. The limit server (same database, schema limit_bench, freshly seeded).
+  // The help-center workspaces (bench/helpcenter.ts): one with a typical article, one with the
+  // search corpus; each with the help center on and one collection, through the service's API.
+  const hcWanted = [...wanted].some((id) => id.startsWith('service.hc.') || id.startsWith('static.'));
+  let hc: { articlePath: string; searchSlug: string; seed: HcSeedResult } | null = null;
+  let staticUrl = '';
+  if (hcWanted) {
+    const helpCenter = async (name: string) => {
+      const w = await call(svcUrl, 'POST', '/v1/workspaces', { name }, { authorization: `Bearer ${token}` });
+      expectStatus(w, 201, `POST /v1/workspaces (${name})`);
+      const owner = { authorization: `Bearer ${token}`, 'svc-workspace': String(w.body.id) };
+      const on = await call(
+        svcUrl,
+        'PATCH',
+        '/v1/workspace',
+        { settings: { help_center_enabled: true, help_center_title: `${name} Help`, brand_color: '#0f766e' } },
+        owner,
+      );
+      expectStatus(on, 200, `PATCH /v1/workspace help_center_enabled (${name})`);
+      const c = await call(
+        svcUrl,
+        'POST',
+        '/v1/kb/collections',
+        { name: 'Billing', description: 'Invoices, payments and plans' },
+        owner,
+      );
+      expectStatus(c, 201, `POST /v1/kb/collections (${name})`);
+      return { id: String(w.body.id), slug: String(on.body.slug), owner, collectionId: String(c.body.id) };
+    };
+    const a = await helpCenter('Bench help center');
+    const art = await call(
+      svcUrl,
+      'POST',
+      '/v1/kb/articles',
+      {
+        title: ARTICLE_TITLE,
+        body_html: ARTICLE_HTML,
+        collection_id: a.collectionId,
+        language: 'en',
+        status: 'published',
+      },
+      a.owner,
+    );
+    expectStatus(art, 201, 'POST /v1/kb/articles');
+    const articlePath = `/hc/${a.slug}/articles/${art.body.slug}`;
+    const s = await helpCenter('Bench help search');
+    console.log(`seeding ${SEARCH_ARTICLES.toLocaleString('en-US')} published articles in workspace ${s.id}`);
+    const db = new pg.Client({ connectionString: DB_URL });
+    await db.connect();
+    let seed: HcSeedResult;
+    try {
+      seed = await seedHelpCenterArticles(db, s.id, s.collectionId, SEARCH_ARTICLES);
+    } finally {
+      await db.end();
+    }
+    record({ kind: 'seed', run: STAMP, what: 'help center search', workspace_id: s.id, ...seed });
+    console.log(
+      `seeded ${seed.articles.toLocaleString('en-US')} articles, ${seed.words_avg} words and ${seed.body_bytes_avg} ` +
+        `bytes of HTML each on average, in ${(seed.ms / 1000).toFixed(1)} s (incl. VACUUM ANALYZE); articles ` +
+        `matching q: ${Object.entries(seed.q_counts)
+          .map(([q, n]) => `${q} ${n.toLocaleString('en-US')}`)
+          .join(', ')}`,
+    );
+    hc = { articlePath, searchSlug: s.slug, seed };
+
+    // The static side: the article page as the service serves it (a crawler's user agent, so that
+    // the capture counts no view), its bytes and headers served from memory by a third process.
+    const page = await fetch(svcUrl + articlePath, {
+      headers: { 'user-agent': 'bench-capture-bot/1.0' },
+      signal: AbortSignal.timeout(10_000),
+    });
+    if (page.status !== 200) throw new Error(`GET ${articlePath}: expected 200, got ${page.status}`);
+    const bytes = Buffer.from(await page.arrayBuffer());
+    const bodyFile = join(dataDir, 'hc-article.html');
+    const headersFile = join(dataDir, 'hc-article.headers.json');
+    writeFileSync(bodyFile, bytes);
+    writeFileSync(headersFile, JSON.stringify(Object.fromEntries(page.headers.entries())));
+    const staticPort = await freePort(envInt('STATIC_PORT', 3300, 1, 65535));
+    staticUrl = `http://${HOST}:${staticPort}`;
+    staticServer = new Child('static-server', [join(BENCH_DIR, 'static-server.mjs'), bodyFile, headersFile], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: String(staticPort), HOST },
+    });
+    await waitHealthy(`${staticUrl}/healthz`, staticServer);
+    record({ kind: 'static', run: STAMP, path: articlePath, bytes: bytes.length });
+    console.log(
+      `help center article ${articlePath}: ${bytes.length.toLocaleString('en-US')} bytes of HTML, served as well ` +
+        `by the static server ${staticUrl} (pid ${staticServer.proc.pid})`,
+    );
+  }
+
+  // 4. The limit server (same database, schema limit_bench, freshly seeded), when a pair needs it.
   const limitPort = await freePort(envInt('LIMIT_PORT', 3100, 1, 65535));
   const limUrl = `http://${HOST}:${limitPort}`;
-  limit = new Child('limit-server', [join(SHARED, 'limit-server.mjs')], {
-    cwd: SHARED,
-    env: {
-      ...process.env,
-      DATABASE_URL: DB_URL,
-      PORT: String(limitPort),
-      RESEED: '1',
-      SEED_TICKETS: String(SEED_TICKETS),
-      MODE: '',
-    },
-  });
-  await waitHealthy(`${limUrl}/healthz`, limit, 180_000);
-  console.log(`service ${svcUrl} (pid ${service.proc.pid}), limit server ${limUrl} (pid ${limit.proc.pid})\n`);
+  if ([...wanted].some((id) => id.startsWith('limit.'))) {
+    limit = new Child('limit-server', [join(SHARED, 'limit-server.mjs')], {
+      cwd: SHARED,
+      env: {
+        ...process.env,
+        DATABASE_URL: DB_URL,
+        PORT: String(limitPort),
+        RESEED: '1',
+        SEED_TICKETS: String(SEED_TICKETS),
+        MODE: '',
+      },
+    });
+    await waitHealthy(`${limUrl}/healthz`, limit, 180_000);
+  }
+  console.log(
+    `service ${svcUrl} (pid ${service.proc.pid}), ` +
+      (limit ? `limit server ${limUrl} (pid ${limit.proc.pid})` : 'no limit server (no pair needs it)') +
+      '\n',
+  );
 
   // 5. Alternating runs.
   const get =
@@ -1036,6 +1232,7 @@ async function main(): Promise<number> {
     },
     ...ticketScenarios.writes,
     ...(workflowKeys ? workflowScenarios(workflowKeys) : []),
+    ...(hc ? helpCenterScenarios(hc) : []),
     {
       id: 'limit.create.spread',
       side: 'limit',
@@ -1078,11 +1275,13 @@ async function main(): Promise<number> {
       const pair = round % 2 === 0 ? [...block].reverse() : block;
       for (const s of pair) {
         if (skipped.has(s.id)) continue;
-        const server = s.side === 'service' ? service : limit;
+        const server = s.server === 'static' ? staticServer : s.side === 'service' ? service : limit;
+        const url = s.server === 'static' ? staticUrl : s.side === 'service' ? svcUrl : limUrl;
+        if (!server) throw new Error(`${s.id}: its server was not started`);
         const quiet = await waitQuiet();
         let m: Measurement;
         try {
-          m = await measure(s.side === 'service' ? svcUrl : limUrl, s, server.proc.pid!, round);
+          m = await measure(url, s, server.proc.pid!, round);
         } catch (err) {
           if (!(err instanceof PreflightError)) throw err;
           // Not measured in this round or the next ones; whatever the request left running in
