@@ -2,52 +2,25 @@
 // reads and rates through /v1/csat/{token}; the rating is the ticket's csat, with a csat_received
 // activity, ticket.updated and the reports' figures. Bad tokens are 404, bad scores 422.
 import type { Browser } from 'playwright-core';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserAvailable, docsScreenshot, launchBrowser, seriousViolations } from './browser.js';
 import { makeTicket } from './builders.js';
 import { eventsAfterOf, latestSeqOf, newTenant, type Service, startService, type Tenant } from './helpers.js';
+import { type CaughtMail, type MailCatcher, startMailCatcher } from './mail-catcher.js';
 import { type OwnDatabase, ownDatabase } from './own-database.js';
-
-interface Received {
-  to: string[];
-  text: string;
-}
 
 let svc: Service;
 let db: OwnDatabase;
-let smtp: SMTPServer;
-const received: Received[] = [];
-
-/** The mail as a person reads it: quoted-printable soft breaks and escapes undone. */
-const readable = (raw: string) =>
-  raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, h: string) => String.fromCharCode(Number.parseInt(h, 16)));
+let mail: MailCatcher;
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        received.push({
-          to: session.envelope.rcptTo.map((r) => r.address),
-          text: readable(Buffer.concat(chunks).toString('utf8')),
-        });
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', () => resolve()));
-  const port = (smtp.server.address() as { port: number }).port;
+  mail = await startMailCatcher();
   // Its own database on PostgreSQL: the rating-request queue is the database's, and another file's
   // service would take its jobs and send them its own way.
   db = await ownDatabase('csat');
   svc = await startService({
     ...db.env,
-    SMTP_URL: `smtp://127.0.0.1:${port}?from=${encodeURIComponent('Acme Help <help@acme.test>')}`,
+    SMTP_URL: mail.smtpUrl('Acme Help <help@acme.test>'),
     PUBLIC_URL: 'https://help.acme.test',
   });
 });
@@ -55,7 +28,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await svc?.stop();
   await db?.drop();
-  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  await mail?.close();
 });
 
 async function csatOn(t: Tenant, on = true) {
@@ -72,9 +45,9 @@ async function solvedTicket(t: Tenant, email: string, subject = 'Printer on fire
 
 /** The rating link's token from the mail sent to this address. */
 async function tokenMailedTo(email: string): Promise<string> {
-  let mail: Received | undefined;
-  await expect.poll(() => (mail = received.find((m) => m.to.includes(email))), { timeout: 30_000 }).toBeTruthy();
-  const link = /https:\/\/help\.acme\.test\/csat\/([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)/.exec(mail!.text);
+  let found: CaughtMail | undefined;
+  await expect.poll(() => (found = mail.received.find((m) => m.to.includes(email))), { timeout: 30_000 }).toBeTruthy();
+  const link = /https:\/\/help\.acme\.test\/csat\/([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)/.exec(found!.text);
   expect(link).not.toBeNull();
   return link![1]!;
 }
@@ -87,11 +60,11 @@ describe('CSAT', () => {
     await csatOn(t);
     const ticket = await solvedTicket(t, 'rater@example.com', 'Invoice missing');
     const token = await tokenMailedTo('rater@example.com');
-    const mail = received.find((m) => m.to.includes('rater@example.com'))!;
-    expect(mail.text).toContain(`Your request #${ticket.number}`);
-    expect(mail.text).toContain('Invoice missing');
+    const sent = mail.received.find((m) => m.to.includes('rater@example.com'))!;
+    expect(sent.text).toContain(`Your request #${ticket.number}`);
+    expect(sent.text).toContain('Invoice missing');
     // The queue is first in, first out: the later solve's mail came, the earlier one never will.
-    expect(received.filter((m) => m.to.includes('quiet@example.com'))).toEqual([]);
+    expect(mail.received.filter((m) => m.to.includes('quiet@example.com'))).toEqual([]);
 
     const r = await svc.api.get(`/v1/csat/${token}`);
     expect(r.status).toBe(200);

@@ -4,11 +4,11 @@
 // replies; axe-core finds no serious or critical problem on the form, the sign-in page, the list
 // and the request's page. SCREENSHOTS=1 writes portal-form and portal-request into docs/screenshots/.
 import type { Browser, Page } from 'playwright-core';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserAvailable, docsScreenshot, launchBrowser, seriousViolations } from './browser.js';
 import { makeMessage } from './builders.js';
 import { newTenant, type Service, startService, type Tenant } from './helpers.js';
+import { type MailCatcher, startMailCatcher } from './mail-catcher.js';
 import { type OwnDatabase, ownDatabase } from './own-database.js';
 
 const run = browserAvailable();
@@ -16,34 +16,15 @@ const run = browserAvailable();
 describe.runIf(run)('the portal in a browser', () => {
   let svc: Service;
   let db: OwnDatabase;
-  let smtp: SMTPServer;
+  let catcher: MailCatcher;
   let browser: Browser;
   let t: Tenant;
   let base: string;
-  const mails: Array<{ to: string[]; text: string }> = [];
 
   beforeAll(async () => {
-    smtp = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ['STARTTLS', 'AUTH'],
-      logger: false,
-      onData(stream, session, callback) {
-        const chunks: Buffer[] = [];
-        stream.on('data', (c: Buffer) => chunks.push(c));
-        stream.on('end', () => {
-          const raw = Buffer.concat(chunks).toString('utf8');
-          const text = raw
-            .replace(/=\r?\n/g, '')
-            .replace(/=([0-9A-F]{2})/g, (_m, h: string) => String.fromCharCode(Number.parseInt(h, 16)));
-          mails.push({ to: session.envelope.rcptTo.map((r) => r.address.toLowerCase()), text });
-          callback();
-        });
-      },
-    });
-    await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', () => resolve()));
-    const port = (smtp.server.address() as { port: number }).port;
+    catcher = await startMailCatcher();
     db = await ownDatabase('portal_browser');
-    svc = await startService({ ...db.env, SMTP_URL: `smtp://127.0.0.1:${port}` });
+    svc = await startService({ ...db.env, SMTP_URL: catcher.smtpUrl() });
     browser = await launchBrowser();
     t = await newTenant(svc.api, 'Acme Support');
     const ws = await svc.api.patch(
@@ -59,7 +40,7 @@ describe.runIf(run)('the portal in a browser', () => {
     await browser?.close();
     await svc?.stop();
     await db?.drop();
-    await new Promise<void>((resolve) => smtp.close(() => resolve()));
+    await catcher?.close();
   });
 
   const noProblems = async (page: Page) => expect(await seriousViolations(page)).toEqual([]);
@@ -108,9 +89,15 @@ describe.runIf(run)('the portal in a browser', () => {
 
     let mail: { text: string } | undefined;
     await expect
-      .poll(() => (mail = mails.find((m) => m.to.includes(email) && m.text.includes('/requests/sign-in/'))), {
-        timeout: 30_000,
-      })
+      .poll(
+        () =>
+          (mail = catcher.received.find(
+            (m) => m.to.some((a) => a.toLowerCase() === email.toLowerCase()) && m.text.includes('/requests/sign-in/'),
+          )),
+        {
+          timeout: 30_000,
+        },
+      )
       .toBeTruthy();
     const path = /https?:\/\/[^/\s]+(\/hc\/[a-z0-9-]+\/requests\/sign-in\/[A-Za-z0-9_-]{43})/.exec(mail!.text)![1]!;
     await page.goto(svc.url + path);

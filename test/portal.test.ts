@@ -10,53 +10,30 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { sql } from 'kysely';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ticketTokenFor } from '../src/modules/email/ticket-token.js';
 import { formStamp } from '../src/modules/portal/page.js';
 import { makeContact, makeMessage, uniqueEmail } from './builders.js';
 import { newTenant, type Service, startService, type Tenant } from './helpers.js';
+import { type CaughtMail, type MailCatcher, startMailCatcher } from './mail-catcher.js';
 import { type OwnDatabase, ownDatabase } from './own-database.js';
 
-interface Received {
-  to: string[];
-  subject: string;
-  text: string;
-}
+type Received = CaughtMail;
 
 let svc: Service;
 let db: OwnDatabase;
-let smtp: SMTPServer;
-const received: Received[] = [];
+let mail: MailCatcher;
+let received: Received[] = [];
 const ORIGIN = 'https://help.acme.test';
 
-/** The mail as a person reads it: quoted-printable soft breaks and escapes undone. */
-const readable = (raw: string) =>
-  raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, h: string) => String.fromCharCode(Number.parseInt(h, 16)));
-
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        const text = readable(Buffer.concat(chunks).toString('utf8'));
-        const subject = /^Subject: (.*(?:\r?\n[ \t].*)*)/m.exec(text)?.[1]?.replace(/\r?\n[ \t]/g, ' ') ?? '';
-        received.push({ to: session.envelope.rcptTo.map((r) => r.address), subject, text });
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', () => resolve()));
-  const port = (smtp.server.address() as { port: number }).port;
+  mail = await startMailCatcher();
+  received = mail.received;
   // Its own database on PostgreSQL: the mail queue is the database's.
   db = await ownDatabase('portal');
   svc = await startService({
     ...db.env,
-    SMTP_URL: `smtp://127.0.0.1:${port}?from=${encodeURIComponent('Acme Help <help@acme.test>')}`,
+    SMTP_URL: mail.smtpUrl('Acme Help <help@acme.test>'),
     PUBLIC_URL: ORIGIN,
     // The per-address limits are tested with X-Forwarded-For.
     TRUST_PROXY: 'true',
@@ -66,7 +43,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await svc?.stop();
   await db?.drop();
-  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  await mail?.close();
 });
 
 /** A tenant on a service with CHALLENGE set: its owner passed the human check. */
