@@ -232,6 +232,25 @@ describe('slugs', () => {
     expect((await newArticle(other.as, { title: 'Reset your password' })).slug).toBe('reset-your-password');
   });
 
+  it("a collection never takes the address of one of the help center's own pages", async () => {
+    const t = await newTenant(svc.api);
+    // Generated: the next free suffix.
+    expect((await newCollection(t.as, { name: 'Search' })).slug).toBe('search-2');
+    expect((await newCollection(t.as, { name: 'Requests' })).slug).toBe('requests-2');
+    // Given: refused, at the field, and nothing is created or changed.
+    for (const slug of ['new', 'requests', 'search', 'articles', 'assets']) {
+      const r = await svc.api.post('/v1/kb/collections', { name: 'Reserved', slug }, t.as);
+      expect(r.status, slug).toBe(422);
+      expect(r.body.errors[0].location).toBe('body.slug');
+    }
+    const c = await newCollection(t.as, { name: 'Billing' });
+    const patched = await svc.api.patch(`/v1/kb/collections/${c.id}`, { slug: 'new' }, t.as);
+    expect(patched.status).toBe(422);
+    expect((await svc.api.get(`/v1/kb/collections/${c.id}`, t.as)).body.slug).toBe('billing');
+    const names = (await svc.api.get('/v1/kb/collections', t.as)).body.data.map((x: any) => x.name);
+    expect(names).toEqual(['Search', 'Requests', 'Billing']);
+  });
+
   it('concurrent creates with one title all succeed with distinct slugs', async () => {
     const t = await newTenant(svc.api);
     const rs = await Promise.all(

@@ -14,7 +14,7 @@ import { conflict, invalid, notFound } from '../../platform/http/errors.js';
 import type { Page } from '../../platform/http/pagination.js';
 import { recordAudit } from '../audit/service.js';
 import type { CreateKbCollectionBody, KbCollection, ListKbCollectionsQuery, PatchKbCollectionBody } from './schemas.js';
-import { freeSlug, slugOf, withSlugRetry } from './slugs.js';
+import { freeSlug, RESERVED_COLLECTION_SLUGS, slugOf, withSlugRetry } from './slugs.js';
 
 export type KbCollectionView = Static<typeof KbCollection>;
 
@@ -87,6 +87,13 @@ export async function getCollection(deps: Deps, ctx: RequestContext, id: string)
   return c;
 }
 
+/** A given collection slug must not be one the help center's pages use. */
+function checkSlug(slug: string | undefined): void {
+  if (slug !== undefined && RESERVED_COLLECTION_SLUGS.has(slug)) {
+    throw invalid('body.slug', `"${slug}" is the address of one of the help center's own pages; choose another`);
+  }
+}
+
 function cleanName(name: string): string {
   const n = name.trim();
   if (n === '') throw invalid('body.name', 'must not be blank');
@@ -104,6 +111,7 @@ export async function createCollection(
   input: Static<typeof CreateKbCollectionBody>,
 ): Promise<KbCollectionView> {
   const name = cleanName(input.name);
+  checkSlug(input.slug);
   const description = cleanDescription(input.description);
   const id = newId();
   return withSlugRetry(
@@ -163,6 +171,7 @@ export async function updateCollection(
   if (!isUuid(param)) throw notFound(COLLECTION_NOT_FOUND);
   const id = param.toLowerCase();
   const name = input.name === undefined ? undefined : cleanName(input.name);
+  checkSlug(input.slug);
   return withSlugRetry(
     'kb_collections',
     () => false,

@@ -14,6 +14,12 @@ import type { DB } from '../../platform/db/schema.js';
 import { isUniqueViolation } from '../../platform/db/unique.js';
 import { conflict } from '../../platform/http/errors.js';
 
+/**
+ * Collection slugs the help center's own pages use at /hc/{workspace}/{slug}: a collection there
+ * could never be reached. Refused when given; a generated one takes the next suffix ("search-2").
+ */
+export const RESERVED_COLLECTION_SLUGS = new Set(['articles', 'assets', 'new', 'requests', 'search']);
+
 /** Generated slugs are at most this long before a suffix, cut at a hyphen where one is near. */
 const BASE_MAX = 80;
 
@@ -60,6 +66,7 @@ export async function freeSlug(
     if (exceptId !== null) old = old.where('article_id', '<>', exceptId);
     for (const r of await old.execute()) taken.add(r.slug);
   }
+  if (table === 'kb_collections') for (const r of RESERVED_COLLECTION_SLUGS) taken.add(r);
   if (!taken.has(base)) return base;
   for (let n = 2; ; n++) {
     const candidate = `${base}-${n}`;
