@@ -96,7 +96,13 @@ describe('GET /v1/members', () => {
       max_open_tickets: 12,
       last_seen_at: '2030-01-02T03:04:05.000Z',
     });
-    expect(JSON.stringify(r.body)).not.toMatch(/password|mfa/);
+    // No secret field leaks, at any depth (field names: a random email or id may hold "mfa").
+    const keys: string[] = [];
+    JSON.stringify(r.body, (k, v) => {
+      keys.push(k);
+      return v;
+    });
+    expect(keys.filter((k) => /password|mfa/i.test(k))).toEqual([]);
   });
 
   it('pages with limit and a cursor bound to its workspace', async () => {
