@@ -719,7 +719,7 @@ function helpCenterScenarios(hc: { articlePath: string; searchSlug: string; seed
       id: 'static.hc.article',
       side: 'limit',
       server: 'static',
-      label: 'GET the article page as a static file (node:http)',
+      label: `GET the article page as a static file (${process.env.STATIC_MODE === 'raw' ? 'node:http' : 'Fastify'})`,
       method: 'GET',
       path: hc.articlePath,
       requests: () => [{ method: 'GET', path: hc.articlePath, headers: browser }],

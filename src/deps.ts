@@ -8,6 +8,7 @@ import type { SignInGuard } from './modules/auth/sign-in-guard.js';
 import type { RunCounts } from './modules/automations/run-counts.js';
 import type { InboundListeners } from './modules/email/delivered.js';
 import type { OutboundOptions } from './modules/email/outbound-options.js';
+import type { ArticleViews } from './modules/help-center/views.js';
 import type { OnboardingChecks } from './modules/onboarding/checks.js';
 import type { NewTicketColumns, NewTicketDraft, TicketChange, TicketHookMessage } from './modules/tickets/change.js';
 import type { TicketRow } from './modules/tickets/queries.js';
@@ -56,6 +57,8 @@ export interface Deps {
   inboundListeners: InboundListeners;
   /** Automations' run_count, written every second (src/modules/automations/run-counts.ts). */
   runCounts: RunCounts;
+  /** Help center article views, counted every quarter of a second (src/modules/help-center/views.ts). */
+  articleViews: ArticleViews;
   /** What the AI features plug in; nothing is plugged in yet. */
   ai: AiSeams;
   /** Onboarding steps checked by the module that owns each (src/modules/onboarding/checks.ts). */

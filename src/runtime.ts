@@ -20,7 +20,7 @@ import { type ImapOptions, ImapPollers } from './modules/email/imap.js';
 import { registerInboundJobs } from './modules/email/inbound.js';
 import { registerOutbound } from './modules/email/outbound.js';
 import { DEFAULT_OUTBOUND_OPTIONS, type OutboundOptions } from './modules/email/outbound-options.js';
-import { pruneArticleViews } from './modules/help-center/views.js';
+import { ArticleViews, pruneArticleViews } from './modules/help-center/views.js';
 import { registerInvitationJobs } from './modules/invitations/mail.js';
 import { hasPublishedArticle } from './modules/kb/articles.js';
 import { notificationsHook } from './modules/notifications/hook.js';
@@ -185,6 +185,7 @@ export async function createRuntime(
       signInGuard: new SignInGuard(config.signin, redis, log),
       inboundListeners: new InboundListeners(), // the outbound side's auto-reply registers here
       runCounts: new RunCounts(database, log), // automations' run_count, written every second
+      articleViews: new ArticleViews(database, log), // help center views, counted 4 times a second
       // Nothing plugs into the AI seams yet (src/deps.ts AiSeams).
       ai: { decide: null, triage: null, triageEngine: configuredEngine },
       // The knowledge base's check of publish_article: a published article (src/modules/kb/articles.ts).
@@ -192,6 +193,8 @@ export async function createRuntime(
     };
     const runCounts = deps.runCounts;
     closers.unshift(() => runCounts.stop());
+    const articleViews = deps.articleViews;
+    closers.unshift(() => articleViews.stop());
     const app = await buildApp(deps, { checkResponses: opts.checkResponses });
     // The realtime gateway shares the API's server and port: /health, and WebSocket upgrades.
     const gateway = new Gateway(deps);

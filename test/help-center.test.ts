@@ -4,10 +4,12 @@
 // sitemap and robots.txt, canonical and Open Graph tags, lang, search in an article's language,
 // odd paths, and the page shell (landmarks, one h1, skip link, brand colours with contrast).
 
+import { randomUUID } from 'node:crypto';
 import { DomUtils, parseDocument } from 'htmlparser2';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { contrast, paletteOf } from '../src/modules/help-center/look.js';
+import { PageCache } from '../src/modules/help-center/page-cache.js';
 import { pruneArticleViews } from '../src/modules/help-center/views.js';
 import { newTenant, type ReqOpts, type Service, startService, type Tenant } from './helpers.js';
 
@@ -38,6 +40,21 @@ const post = async (as: ReqOpts, path: string, body: Record<string, unknown>) =>
   if (r.status !== 201) throw new Error(`${path}: ${r.status} ${r.text}`);
   return r.body;
 };
+
+/** What another process's write of the workspace tells this one: a workspace.updated on the bus. */
+const workspaceChanged = (workspaceId: string) =>
+  svc.rt.deps.bus.publish([
+    {
+      id: randomUUID(),
+      seq: 0,
+      workspace_id: workspaceId,
+      type: 'workspace.updated',
+      visibility: 'agents',
+      topics: [],
+      data: {},
+      occurred_at: new Date().toISOString(),
+    },
+  ]);
 
 /** A page as a browser asks for it. */
 const page = (path: string, headers: Record<string, string> = {}) =>
@@ -292,6 +309,97 @@ describe('pages of published articles', () => {
   });
 });
 
+describe('kept pages', () => {
+  // Pages are rendered once and kept (src/modules/help-center/page-cache.ts): what a reader must
+  // never see is a page as it was before a write the service made.
+  it('an edit, an unpublish, a collection renamed or deleted, and the help center’s settings show at once', async () => {
+    const c = await newCenter({ help_center_title: 'Old Title' });
+    const col = await post(c.t.as, '/v1/kb/collections', { name: 'Accounts' });
+    const a = await post(c.t.as, '/v1/kb/articles', {
+      title: 'Reset a password',
+      body_html: '<p>First version.</p>',
+      collection_id: col.id,
+      status: 'published',
+    });
+    const path = `${c.base}/articles/reset-a-password`;
+    const h1 = async (p: string) => textOf((await page(p)).text, 'h1');
+    // Read twice: the second answer comes from what was kept.
+    expect((await page(path)).text).toContain('First version.');
+    expect((await page(path)).text).toContain('First version.');
+    expect(await h1(`${c.base}/accounts`)).toEqual(['Accounts']);
+    expect(textOf((await page(c.base)).text, 'a')).toContain('Reset a password');
+
+    await svc.api.patch(`/v1/kb/articles/${a.id}`, { body_html: '<p>Second version.</p>' }, c.t.as);
+    const edited = await page(path);
+    expect(edited.text).toContain('Second version.');
+    expect(edited.text).not.toContain('First version.');
+
+    await svc.api.patch(`/v1/kb/collections/${col.id}`, { name: 'Your account' }, c.t.as);
+    expect(textOf((await page(path)).text, 'li')).toContain('Your account');
+    expect(await h1(`${c.base}/accounts`)).toEqual(['Your account']); // the slug stays; the name follows
+
+    await svc.api.patch('/v1/workspace', { settings: { help_center_title: 'New Title' } }, c.t.as);
+    expect(textOf((await page(path)).text, 'title')[0]).toContain('New Title');
+
+    await svc.api.patch(`/v1/kb/articles/${a.id}`, { status: 'draft' }, c.t.as);
+    expect((await page(path)).status).toBe(404);
+    expect(textOf((await page(c.base)).text, 'a')).not.toContain('Reset a password');
+
+    await svc.api.patch(`/v1/kb/articles/${a.id}`, { status: 'published' }, c.t.as);
+    expect((await page(path)).status).toBe(200);
+    await svc.api.patch(`/v1/kb/articles/${a.id}`, { collection_id: null }, c.t.as); // a collection must be empty to go
+    expect((await svc.api.delete(`/v1/kb/collections/${col.id}`, c.t.as)).status).toBe(204);
+    expect((await page(`${c.base}/accounts`)).status).toBe(404);
+    expect(textOf((await page(path)).text, 'li')).not.toContain('Your account');
+
+    await svc.api.patch('/v1/workspace', { settings: { help_center_enabled: false } }, c.t.as);
+    expect((await page(path)).status).toBe(404);
+    expect((await page(c.base)).status).toBe(404);
+  });
+
+  it('a page being built while a write commits is not kept: the next reader sees the write', () => {
+    const cache = new PageCache();
+    const w = randomUUID();
+    const html = (text: string) => ({ type: 'text/html', body: Buffer.from(text), etag: '"x"', maxAge: 60 });
+    const before = cache.stamp(w); // taken before the page's queries
+    cache.invalidate(w); // an article of the workspace changed meanwhile
+    cache.keep(w, 'article a', before, html('old'));
+    expect(cache.page(w, 'article a')).toBeUndefined();
+    cache.keep(w, 'article a', cache.stamp(w), html('new'));
+    expect(cache.page(w, 'article a')?.body.toString()).toBe('new');
+    // Another workspace's write leaves this one's pages; a workspace's settings, every page.
+    cache.invalidate(randomUUID());
+    expect(cache.page(w, 'article a')?.body.toString()).toBe('new');
+    cache.invalidateAll();
+    expect(cache.page(w, 'article a')).toBeUndefined();
+  });
+
+  it('a page changed behind the service’s back is at most a minute old, as its Cache-Control allows', () => {
+    let now = 0;
+    const cache = new PageCache(1024 * 1024, 60_000, 100, () => now);
+    const w = randomUUID();
+    cache.keep(w, 'home', cache.stamp(w), { type: 'text/html', body: Buffer.from('x'), etag: '"x"', maxAge: 60 });
+    now = 60_000;
+    expect(cache.page(w, 'home')).toBeDefined();
+    now = 60_001;
+    expect(cache.page(w, 'home')).toBeUndefined();
+  });
+
+  it('holds no more than its bytes: the least recently read go first', () => {
+    const cache = new PageCache(64 * 1024);
+    const w = randomUUID();
+    const page8k = { type: 'text/html', body: Buffer.alloc(7 * 1024), etag: '"x"', maxAge: 60 };
+    for (let i = 0; i < 20; i++) {
+      cache.keep(w, `article a${i}`, cache.stamp(w), page8k);
+      cache.page(w, 'article a0'); // read often: stays
+    }
+    expect(cache.size).toBeLessThanOrEqual(9);
+    expect(cache.page(w, 'article a0')).toBeDefined();
+    expect(cache.page(w, 'article a19')).toBeDefined();
+    expect(cache.page(w, 'article a1')).toBeUndefined();
+  });
+});
+
 describe('escaping', () => {
   it('an article whose title and body carry XSS vectors renders no script, handler or javascript: URL', async () => {
     const c = await newCenter({ help_center_title: '<img src=x onerror=alert(1)>' });
@@ -349,7 +457,12 @@ describe('views', () => {
     const c = await newCenter();
     const a = await post(c.t.as, '/v1/kb/articles', { title: 'Counted', status: 'published' });
     const path = `${c.base}/articles/counted`;
-    const views = async () => (await svc.api.get(`/v1/kb/articles/${a.id}`, c.t.as)).body.views;
+    // Views are counted a quarter of a second after the page is served: flush them before reading.
+    const counter = svc.rt.deps.articleViews;
+    const views = async () => {
+      await counter.flush();
+      return (await svc.api.get(`/v1/kb/articles/${a.id}`, c.t.as)).body.views;
+    };
 
     const first = await page(path);
     expect(await views()).toBe(1);
@@ -363,8 +476,13 @@ describe('views', () => {
     await fetch(svc.url + path, { method: 'HEAD', headers: { 'user-agent': 'Mozilla/5.0 Firefox/133.0' } });
     expect(await views()).toBe(2);
 
-    // The visitor's mark 31 minutes old: the next view counts again, once.
+    // 31 minutes later (the visitors' marks, and the process's memory of them): the next view
+    // counts again, once.
     const db = svc.rt.deps.database.db;
+    counter.now = () => Date.now() + 31 * 60_000;
+    onTestFinished(() => {
+      counter.now = Date.now;
+    });
     await db
       .updateTable('kb_article_views')
       .set({ viewed_at: sql<Date>`now() - interval '31 minutes'` })
@@ -478,6 +596,8 @@ describe('look', () => {
       .set({ images: JSON.stringify({ help_center_favicon: 'https://cdn.example.test/favicon.ico' }) } as never)
       .where('id', '=', c.t.workspaceId)
       .execute();
+    // Pages are kept until an event says the workspace changed (the image routes will emit it).
+    await workspaceChanged(c.t.workspaceId);
     const again = await page(c.base);
     expect(all(again.text, 'link').find((l) => l.attribs.rel === 'icon')?.attribs.href).toBe(
       'https://cdn.example.test/favicon.ico',

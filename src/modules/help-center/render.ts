@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Eta } from 'eta';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { StoredPage } from './page-cache.js';
 import type { HelpCenter } from './service.js';
 
 export const TEMPLATES = join(dirname(fileURLToPath(import.meta.url)), 'templates');
@@ -96,25 +97,40 @@ export function notModified(req: FastifyRequest, etag: string): boolean {
     .some((t) => t === etag || t === '*');
 }
 
+/** A page ready to send again: its bytes and ETag, made once (src/modules/help-center/page-cache.ts). */
+export function storedPage(o: { type: string; body: string; maxAge?: number }): StoredPage {
+  const body = Buffer.from(o.body);
+  return { type: o.type, body, etag: etagOf(body), maxAge: o.maxAge ?? 60 };
+}
+
 /**
  * Sends a page (or the stylesheet, the sitemap, robots.txt): 304 without a body when the client
  * holds this version. Pages may be held a minute by browsers and CDNs.
  */
+export function sendStored(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  p: StoredPage,
+  o: { status?: number; csp?: string | undefined; immutable?: boolean | undefined } = {},
+): FastifyReply {
+  const headers: Record<string, string> = {
+    etag: p.etag,
+    'cache-control': o.immutable ? 'public, max-age=31536000, immutable' : `public, max-age=${p.maxAge}`,
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'strict-origin-when-cross-origin',
+  };
+  if (o.csp) headers['content-security-policy'] = o.csp;
+  reply.headers(headers);
+  const status = o.status ?? 200;
+  if (status === 200 && notModified(req, p.etag)) return reply.code(304).send();
+  return reply.code(status).type(p.type).send(p.body);
+}
+
+/** sendStored for a page made for this one answer. */
 export function sendCached(
   req: FastifyRequest,
   reply: FastifyReply,
   o: { status?: number; type: string; body: string; csp?: string; maxAge?: number; immutable?: boolean },
 ): FastifyReply {
-  const etag = etagOf(o.body);
-  reply.header('etag', etag);
-  reply.header(
-    'cache-control',
-    o.immutable ? 'public, max-age=31536000, immutable' : `public, max-age=${o.maxAge ?? 60}`,
-  );
-  reply.header('x-content-type-options', 'nosniff');
-  reply.header('referrer-policy', 'strict-origin-when-cross-origin');
-  if (o.csp) reply.header('content-security-policy', o.csp);
-  const status = o.status ?? 200;
-  if (status === 200 && notModified(req, etag)) return reply.code(304).send();
-  return reply.code(status).type(o.type).send(o.body);
+  return sendStored(req, reply, storedPage(o), o);
 }

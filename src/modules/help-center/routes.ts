@@ -10,7 +10,17 @@ import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { toErrorBody } from '../../platform/http/setup.js';
 import { stylesheetOf } from './look.js';
-import { baseStylesheet, type PageModel, pageCsp, plainPage, renderPage, sendCached } from './render.js';
+import { PageCache, type StoredPage } from './page-cache.js';
+import {
+  baseStylesheet,
+  type PageModel,
+  pageCsp,
+  plainPage,
+  renderPage,
+  sendCached,
+  sendStored,
+  storedPage,
+} from './render.js';
 import {
   collectionArticles,
   findCollection,
@@ -22,7 +32,7 @@ import {
   search,
   sitemapEntries,
 } from './service.js';
-import { countView, isReader, visitorOf } from './views.js';
+import { isReader, visitorOf } from './views.js';
 
 const HTML = 'text/html; charset=utf-8';
 /** The search box's longest query (as GET /v1/kb/articles?q=). */
@@ -101,11 +111,58 @@ export default async function helpCenterRoutes(app: App, deps: Deps): Promise<vo
     return sendCached(req, reply, { status: 404, type: HTML, body, csp });
   };
 
-  /** The workspace's help center, or the plain 404 already sent (null). */
+  // Rendered pages, kept until a write changes what they show (page-cache.ts).
+  const cache = new PageCache();
+  const unfollow = cache.follow(deps.bus);
+  app.addHook('onClose', async () => unfollow());
+
+  /** The workspace's help center (kept, or read and kept), or the plain 404 already sent (null). */
   const helpCenterOf = async (req: FastifyRequest, reply: FastifyReply): Promise<HelpCenter | null> => {
-    const hc = await findHelpCenter(deps, (req.params as { workspace: string }).workspace);
+    const slug = (req.params as { workspace: string }).workspace;
+    const kept = cache.center(slug);
+    if (kept) return kept.hc;
+    const generation = cache.workspacesGeneration;
+    const hc = await findHelpCenter(deps, slug);
     if (!hc) notFoundPage(req, reply, null);
+    else cache.keepCenter(slug, hc, generation);
     return hc;
+  };
+
+  /** A view of an article page, by a reader (not a crawler), on GET (HEAD is not reading). */
+  const countView = (req: FastifyRequest, center: HelpCenter, page: StoredPage) => {
+    if (page.articleId === undefined || req.method !== 'GET') return;
+    const ua = String(req.headers['user-agent'] ?? '');
+    if (isReader(ua)) {
+      deps.articleViews.record(center.workspaceId, page.articleId, req.ip, ua, () => visitorOf(config, req.ip, ua));
+    }
+  };
+
+  /**
+   * Sends the page kept under `key`, or builds it (null: `build` answered itself, a 404 or a
+   * redirect, which are not kept), sends and keeps it. A view counts when the page is served,
+   * a 304 included (the reader is reading it again).
+   */
+  const servePage = async (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    key: string,
+    build: (center: HelpCenter) => Promise<StoredPage | null>,
+    o: { csp: boolean } = { csp: true },
+  ) => {
+    const generation = cache.workspacesGeneration;
+    const center = await helpCenterOf(req, reply);
+    if (!center) return reply;
+    const send = (p: StoredPage) => {
+      countView(req, center, p);
+      return sendStored(req, reply, p, { csp: o.csp ? csp : undefined });
+    };
+    const kept = cache.page(center.workspaceId, key);
+    if (kept) return send(kept);
+    const stamp = cache.stamp(center.workspaceId, generation);
+    const built = await build(center);
+    if (!built) return reply;
+    cache.keep(center.workspaceId, key, stamp, built);
+    return send(built);
   };
 
   await app.register(async (hc: FastifyInstance) => {
@@ -127,27 +184,29 @@ export default async function helpCenterRoutes(app: App, deps: Deps): Promise<vo
         .send(text);
     });
 
-    hc.get('/hc/:workspace', page(), async (req, reply) => {
-      const center = await helpCenterOf(req, reply);
-      if (!center) return reply;
-      const l = linksOf(config.publicUrl, center.slug);
-      const [collections, latest] = await Promise.all([
-        listCollections(deps, center.workspaceId),
-        latestArticles(deps, center.workspaceId, 10),
-      ]);
-      const body = renderPage(
-        'home',
-        model(center, {
-          title: center.title,
-          description: `Answers and guides from ${center.title}.`,
-          canonical: l.absolute(l.home),
-          ogType: 'website',
-          collections: collections.filter((c) => c.articleCount > 0).map((c) => ({ ...c, href: l.collection(c.slug) })),
-          latest: latest.map((a) => ({ ...a, href: l.article(a.slug) })),
-        }),
-      );
-      return sendCached(req, reply, { type: HTML, body, csp });
-    });
+    hc.get('/hc/:workspace', page(), (req, reply) =>
+      servePage(req, reply, 'home', async (center) => {
+        const l = linksOf(config.publicUrl, center.slug);
+        const [collections, latest] = await Promise.all([
+          listCollections(deps, center.workspaceId),
+          latestArticles(deps, center.workspaceId, 10),
+        ]);
+        const body = renderPage(
+          'home',
+          model(center, {
+            title: center.title,
+            description: `Answers and guides from ${center.title}.`,
+            canonical: l.absolute(l.home),
+            ogType: 'website',
+            collections: collections
+              .filter((c) => c.articleCount > 0)
+              .map((c) => ({ ...c, href: l.collection(c.slug) })),
+            latest: latest.map((a) => ({ ...a, href: l.article(a.slug) })),
+          }),
+        );
+        return storedPage({ type: HTML, body });
+      }),
+    );
 
     hc.get(
       '/hc/:workspace/search',
@@ -177,23 +236,29 @@ export default async function helpCenterRoutes(app: App, deps: Deps): Promise<vo
       },
     );
 
-    hc.get('/hc/:workspace/sitemap.xml', page(), async (req, reply) => {
-      const center = await helpCenterOf(req, reply);
-      if (!center) return reply;
-      const l = linksOf(config.publicUrl, center.slug);
-      const { articles, collections } = await sitemapEntries(deps, center.workspaceId);
-      const newest = [...articles, ...collections].reduce<Date | null>(
-        (m, e) => (m === null || e.lastmod > m ? e.lastmod : m),
-        null,
-      );
-      const urls = [
-        { loc: l.absolute(l.home), lastmod: newest?.toISOString() ?? null },
-        ...collections.map((c) => ({ loc: l.absolute(l.collection(c.slug)), lastmod: c.lastmod.toISOString() })),
-        ...articles.map((a) => ({ loc: l.absolute(l.article(a.slug)), lastmod: a.lastmod.toISOString() })),
-      ];
-      const body = renderPage('sitemap', { urls });
-      return sendCached(req, reply, { type: 'application/xml; charset=utf-8', body, maxAge: 300 });
-    });
+    hc.get('/hc/:workspace/sitemap.xml', page(), (req, reply) =>
+      servePage(
+        req,
+        reply,
+        'sitemap',
+        async (center) => {
+          const l = linksOf(config.publicUrl, center.slug);
+          const { articles, collections } = await sitemapEntries(deps, center.workspaceId);
+          const newest = [...articles, ...collections].reduce<Date | null>(
+            (m, e) => (m === null || e.lastmod > m ? e.lastmod : m),
+            null,
+          );
+          const urls = [
+            { loc: l.absolute(l.home), lastmod: newest?.toISOString() ?? null },
+            ...collections.map((c) => ({ loc: l.absolute(l.collection(c.slug)), lastmod: c.lastmod.toISOString() })),
+            ...articles.map((a) => ({ loc: l.absolute(l.article(a.slug)), lastmod: a.lastmod.toISOString() })),
+          ];
+          const body = renderPage('sitemap', { urls });
+          return storedPage({ type: 'application/xml; charset=utf-8', body, maxAge: 300 });
+        },
+        { csp: false },
+      ),
+    );
 
     hc.get('/hc/:workspace/robots.txt', page(), async (req, reply) => {
       const center = await helpCenterOf(req, reply);
@@ -215,80 +280,81 @@ export default async function helpCenterRoutes(app: App, deps: Deps): Promise<vo
       return sendCached(req, reply, { type: 'text/css; charset=utf-8', body: sheet.css, immutable: current });
     });
 
-    hc.get('/hc/:workspace/articles/:article', page(), async (req, reply) => {
-      const center = await helpCenterOf(req, reply);
-      if (!center) return reply;
-      const l = linksOf(config.publicUrl, center.slug);
-      const found = await findPublishedArticle(deps, center.workspaceId, (req.params as { article: string }).article);
-      if (found.kind === 'none') return notFoundPage(req, reply, center);
-      if (found.kind === 'moved') {
-        return reply
-          .code(301)
-          .header('location', l.article(found.slug))
-          .header('cache-control', 'public, max-age=3600')
-          .send();
-      }
-      const a = found.article;
-      // A view counts when the page is served, a 304 included (the reader is reading it again).
-      const ua = String(req.headers['user-agent'] ?? '');
-      if (req.method === 'GET' && isReader(ua)) {
-        await countView(deps.database, center.workspaceId, a.id, visitorOf(config, req.ip, ua)).catch((err: unknown) =>
-          req.log.warn(
-            { error: { message: String((err as Error).message).slice(0, 200) } },
-            'article view not counted',
-          ),
+    hc.get('/hc/:workspace/articles/:article', page(), (req, reply) => {
+      const slug = (req.params as { article: string }).article;
+      return servePage(req, reply, `article ${slug}`, async (center) => {
+        const l = linksOf(config.publicUrl, center.slug);
+        const found = await findPublishedArticle(deps, center.workspaceId, slug);
+        if (found.kind === 'none') {
+          notFoundPage(req, reply, center);
+          return null;
+        }
+        if (found.kind === 'moved') {
+          reply
+            .code(301)
+            .header('location', l.article(found.slug))
+            .header('cache-control', 'public, max-age=3600')
+            .send();
+          return null;
+        }
+        const a = found.article;
+        const lang = langOf(a.language);
+        const updated = new Date(a.updated_at);
+        const body = renderPage(
+          'article',
+          model(center, {
+            lang,
+            title: a.title,
+            description: a.excerpt,
+            canonical: l.absolute(l.article(a.slug)),
+            ogType: 'article',
+            breadcrumb: [
+              { name: center.title, href: l.home },
+              ...(found.collection ? [{ name: found.collection.name, href: l.collection(found.collection.slug) }] : []),
+              { name: a.title, href: null },
+            ],
+            article: a,
+            bodyHtml: demoteHeadings(a.body_html),
+            updatedIso: updated.toISOString(),
+            updatedText: new Intl.DateTimeFormat(lang, { dateStyle: 'long', timeZone: 'UTC' }).format(updated),
+          }),
         );
-      }
-      const lang = langOf(a.language);
-      const updated = new Date(a.updated_at);
-      const body = renderPage(
-        'article',
-        model(center, {
-          lang,
-          title: a.title,
-          description: a.excerpt,
-          canonical: l.absolute(l.article(a.slug)),
-          ogType: 'article',
-          breadcrumb: [
-            { name: center.title, href: l.home },
-            ...(found.collection ? [{ name: found.collection.name, href: l.collection(found.collection.slug) }] : []),
-            { name: a.title, href: null },
-          ],
-          article: a,
-          bodyHtml: demoteHeadings(a.body_html),
-          updatedIso: updated.toISOString(),
-          updatedText: new Intl.DateTimeFormat(lang, { dateStyle: 'long', timeZone: 'UTC' }).format(updated),
-        }),
-      );
-      return sendCached(req, reply, { type: HTML, body, csp });
+        return { ...storedPage({ type: HTML, body }), articleId: a.id };
+      });
     });
 
-    hc.get('/hc/:workspace/:collection', page(), async (req, reply) => {
-      const center = await helpCenterOf(req, reply);
-      if (!center) return reply;
-      const l = linksOf(config.publicUrl, center.slug);
+    hc.get('/hc/:workspace/:collection', page(), (req, reply) => {
       const slug = (req.params as { collection: string }).collection;
-      // /hc/{slug}/ is the home page's address with a slash: the home page's own.
-      if (slug === '') return reply.code(301).header('location', l.home).send();
-      const c = await findCollection(deps, center.workspaceId, slug);
-      if (!c) return notFoundPage(req, reply, center);
-      const articles = await collectionArticles(deps, center.workspaceId, c.id);
-      const body = renderPage(
-        'collection',
-        model(center, {
-          title: c.name,
-          description: c.description ?? `Articles in ${c.name}.`,
-          canonical: l.absolute(l.collection(c.slug)),
-          ogType: 'website',
-          breadcrumb: [
-            { name: center.title, href: l.home },
-            { name: c.name, href: null },
-          ],
-          collection: c,
-          articles: articles.map((a) => ({ ...a, href: l.article(a.slug) })),
-        }),
-      );
-      return sendCached(req, reply, { type: HTML, body, csp });
+      return servePage(req, reply, `collection ${slug}`, async (center) => {
+        const l = linksOf(config.publicUrl, center.slug);
+        // /hc/{slug}/ is the home page's address with a slash: the home page's own.
+        if (slug === '') {
+          reply.code(301).header('location', l.home).send();
+          return null;
+        }
+        const c = await findCollection(deps, center.workspaceId, slug);
+        if (!c) {
+          notFoundPage(req, reply, center);
+          return null;
+        }
+        const articles = await collectionArticles(deps, center.workspaceId, c.id);
+        const body = renderPage(
+          'collection',
+          model(center, {
+            title: c.name,
+            description: c.description ?? `Articles in ${c.name}.`,
+            canonical: l.absolute(l.collection(c.slug)),
+            ogType: 'website',
+            breadcrumb: [
+              { name: center.title, href: l.home },
+              { name: c.name, href: null },
+            ],
+            collection: c,
+            articles: articles.map((a) => ({ ...a, href: l.article(a.slug) })),
+          }),
+        );
+        return storedPage({ type: HTML, body });
+      });
     });
 
     // Any other path under a help center: its 404 page.
