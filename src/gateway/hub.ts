@@ -205,7 +205,7 @@ export class Hub {
         if (!shown) continue;
         const frame = broadcastFrame(topic, 'event', JSON.stringify(shown));
         for (const c of subs) {
-          c.sendWire(frame);
+          c.sendEvent(topic, frame);
           sent++;
         }
       }
