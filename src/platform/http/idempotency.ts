@@ -124,7 +124,7 @@ export function installIdempotency(
     const auth = req.auth;
     const selected = req.ctx ?? (auth.kind === 'user' ? auth.ctx : null);
     const caller =
-      auth.kind === 'visitor'
+      auth?.kind === 'visitor'
         ? `v:${auth.visitor.visitorId}`
         : selected
           ? callerKey(selected)
