@@ -11,6 +11,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
 import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
+import { ApiError } from '../../platform/http/errors.js';
 import { documentedBody } from '../../platform/http/openapi.js';
 import { PageQuerySchema } from '../../platform/http/pagination.js';
 import { overLimit } from '../../platform/http/rate-limit.js';
@@ -151,9 +152,12 @@ export default async function widgetRoutes(app: App, deps: Deps): Promise<void> 
         if (origin !== null && typeof key === 'string') {
           try {
             checkOrigin(req, await widgetOfKey(deps, key));
-          } catch {
-            req.widgetOrigin = 'refused';
-            return reply.code(403).header('cache-control', 'no-store').send();
+          } catch (err) {
+            // An unknown key is the request's own 404 (with CORS headers, so the widget reads it).
+            if (err instanceof ApiError && err.code === 'forbidden') {
+              return reply.code(403).header('cache-control', 'no-store').send();
+            }
+            if (!(err instanceof ApiError)) throw err;
           }
         }
         return reply
