@@ -44,6 +44,8 @@ import ticketRoutes from './modules/tickets/routes.js';
 import triageRoutes from './modules/triage/routes.js';
 import viewRoutes from './modules/views/routes.js';
 import webhookRoutes from './modules/webhooks/routes.js';
+import widgetRoutes from './modules/widget/routes.js';
+import { visitorResolver } from './modules/widget/visitors.js';
 import workspaceRoutes from './modules/workspace/routes.js';
 import { registerOpenApi } from './openapi.js';
 import type { App, RouteEntry } from './platform/http/app-type.js';
@@ -110,6 +112,7 @@ const MODULES: Array<(app: App, deps: Deps) => Promise<void>> = [
   onboardingRoutes,
   helpCenterRoutes,
   portalRoutes,
+  widgetRoutes,
 ];
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -126,6 +129,8 @@ function securityOf(a: Access): Array<Record<string, string[]>> | undefined {
       return a.scopes === null
         ? [{ accessToken: [], workspace: [] }]
         : [{ accessToken: [], workspace: [] }, { apiKey: a.scopes }];
+    case 'visitor':
+      return [{ visitor: [] }];
   }
 }
 
@@ -212,7 +217,11 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
   });
 
   await app.register(cookie);
-  registerAuth(app, { apiKey: apiKeyResolver(deps), accessToken: userResolver(deps) });
+  registerAuth(app, {
+    apiKey: apiKeyResolver(deps),
+    accessToken: userResolver(deps),
+    visitorToken: visitorResolver(deps),
+  });
   installTextGuard(app); // after authorization, before each route's schema
   await installRateLimit(app, { perMinute: deps.config.rateLimitPerMinute, redis: deps.redis });
   installIdempotency(app, deps.database, deps.secrets, deps.writer, deps.config.idempotencyLeaseMs);

@@ -51,6 +51,10 @@ const TAGS: Array<{ name: string; description: string }> = [
   { name: 'triage', description: 'AI triage settings: which fields are set on new tickets.' },
   { name: 'business-hours', description: 'Working hours and holidays that SLA clocks follow.' },
   { name: 'onboarding', description: 'The first-run checklist of a workspace.' },
+  {
+    name: 'widget',
+    description: 'The chat widget: its visitors (Authorization: Visitor svc_vis_…) and its settings.',
+  },
 ];
 
 interface Doc {

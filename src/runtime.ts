@@ -36,6 +36,7 @@ import { configuredEngine } from './modules/triage/service.js';
 import { renameTagInViews } from './modules/views/service.js';
 import { DEFAULT_WEBHOOK_OPTIONS, type WebhookOptions } from './modules/webhooks/options.js';
 import { registerWebhooks, type WebhookWorkers } from './modules/webhooks/workers.js';
+import { widgetInstalled } from './modules/widget/settings.js';
 import { openBus } from './platform/bus/index.js';
 import { SecretBox } from './platform/crypto/secrets.js';
 import { TokenSigner } from './platform/crypto/tokens.js';
@@ -189,7 +190,11 @@ export async function createRuntime(
       // Nothing plugs into the AI seams yet (src/deps.ts AiSeams).
       ai: { decide: null, triage: null, triageEngine: configuredEngine },
       // The knowledge base's check of publish_article: a published article (src/modules/kb/articles.ts).
-      onboardingChecks: new Map([['publish_article', (db, workspaceId) => hasPublishedArticle(db, workspaceId)]]),
+      // The widget's check of install_widget: a session from a browser on an allowed origin (src/modules/widget/settings.ts).
+      onboardingChecks: new Map([
+        ['publish_article', (db, workspaceId) => hasPublishedArticle(db, workspaceId)],
+        ['install_widget', (db, workspaceId) => widgetInstalled(db, workspaceId)],
+      ]),
     };
     const runCounts = deps.runCounts;
     closers.unshift(() => runCounts.stop());

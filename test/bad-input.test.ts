@@ -20,6 +20,8 @@ type Schema = Record<string, any>;
 let svc: Service;
 let own: OwnDatabase;
 let tenant: Tenant;
+/** A chat widget visitor of the tenant, for the visitor routes (src/modules/widget). */
+let visitorToken: string;
 beforeAll(async () => {
   // No job worker: the hourly maintenance job prunes old rows and would move the fingerprint.
   // Row counts of every table must not move: other test files share PostgreSQL, so this one
@@ -27,6 +29,8 @@ beforeAll(async () => {
   own = await ownDatabase('badinput');
   svc = await startService(own.env, { jobs: false });
   tenant = await newTenant(svc.api, 'Hostile Input Inc');
+  const key = (await svc.api.get('/v1/workspace', tenant.as)).body.widget_key;
+  visitorToken = (await svc.api.post('/v1/widget/session', { key })).body.visitor_token;
 });
 afterAll(async () => {
   await svc?.stop();
@@ -274,6 +278,8 @@ function credentialsFor(route: RouteEntry): Record<string, string> {
       return { authorization: `Bearer ${tenant.owner.token}` };
     case 'workspace':
       return { authorization: `Bearer ${tenant.owner.token}`, 'svc-workspace': tenant.workspaceId };
+    case 'visitor':
+      return { authorization: `Visitor ${visitorToken}` };
   }
 }
 

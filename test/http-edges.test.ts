@@ -10,9 +10,13 @@ import { isErrorBody, newTenant, type Service, startService, type Tenant } from 
 
 let svc: Service;
 let t: Tenant;
+/** A chat widget visitor of the tenant, for the visitor routes (src/modules/widget). */
+let visitorToken: string;
 beforeAll(async () => {
   svc = await startService({}, { jobs: false });
   t = await newTenant(svc.api);
+  const key = (await svc.api.get('/v1/workspace', t.as)).body.widget_key;
+  visitorToken = (await svc.api.post('/v1/widget/session', { key })).body.visitor_token;
 });
 afterAll(async () => svc?.stop());
 
@@ -66,7 +70,10 @@ describe('NUL characters in path and query values', () => {
       const headers: Record<string, string> = p.route.url.startsWith('/v1/inbound/')
         ? { 'svc-inbound-secret': 'test-inbound-secret-0123456789' }
         : {};
-      const res = await svc.api.req(p.route.method, p.url, { ...t.as, headers });
+      const res =
+        p.route.access.kind === 'visitor'
+          ? await svc.api.req(p.route.method, p.url, { headers: { authorization: `Visitor ${visitorToken}` } })
+          : await svc.api.req(p.route.method, p.url, { ...t.as, headers });
       const ok =
         res.status === 422 &&
         isErrorBody(res.body, 422, 'validation_failed') &&

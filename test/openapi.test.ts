@@ -102,6 +102,10 @@ describe('GET /v1/openapi.json', () => {
       for (const requirement of security) {
         for (const name of Object.keys(requirement)) expect(schemes, `${where} uses ${name}`).toHaveProperty(name);
       }
+      if (a.kind === 'visitor') {
+        expect(security, `${where} takes the visitor credential only`).toEqual([{ visitor: [] }]);
+        continue;
+      }
       const withToken = security.find((s) => 'accessToken' in s);
       const withKey = security.find((s) => 'apiKey' in s);
       expect(withToken, `${where} accepts an access token`).toBeDefined();

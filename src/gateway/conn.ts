@@ -57,6 +57,8 @@ export class Conn {
   profile: { name: string; avatar: string | null } | null = null;
   /** Tickets of joined ticket topics (agents) or checked typing targets (widgets). */
   tickets: Map<string, TicketInfo> | null = null;
+  /** Topics whose live event frames wait while the events missed before the join are replayed. */
+  held: Map<string, WireFrame[]> | null = null;
   #hits: { presence: number[]; typing: number[] } | null = null;
 
   constructor(
@@ -94,6 +96,13 @@ export class Conn {
     if (this.closed || this.ws.readyState !== 1) return;
     this.socket.write(frame.wire);
     this.#checkBuffer();
+  }
+
+  /** An event frame of a topic: held while that topic's missed events are replayed, else sent. */
+  sendEvent(topic: string, frame: WireFrame): void {
+    const held = this.held?.get(topic);
+    if (held) held.push(frame);
+    else this.sendWire(frame);
   }
 
   /** Bytes written but not yet taken by the kernel (ws.bufferedAmount, as ws never queues here). */

@@ -8,17 +8,20 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { sql } from 'kysely';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import type { Deps } from '../deps.js';
 import type { ControlMessage } from '../platform/bus/index.js';
+import { pageLimit } from '../platform/db/keyset.js';
 import type { EventEnvelope } from '../platform/events/envelope.js';
+import { rowToEnvelope } from '../platform/events/publisher.js';
 import type { Role } from '../platform/http/context.js';
 import { Conn, type GatewayLimits, type Identity, type TicketInfo } from './conn.js';
-import { Hub } from './hub.js';
+import { forWidget, Hub } from './hub.js';
 import { identityOf } from './identity.js';
-import { PRESENCE_STATES, type PresenceState } from './meta.js';
+import { type Meta, PRESENCE_STATES, type PresenceState } from './meta.js';
 import { openPeers, type PeerLink, type PeerMessage } from './peers.js';
-import { BEAT_MS, Presence } from './presence.js';
+import { BEAT_MS, Presence, type PresenceList } from './presence.js';
 import {
   broadcastFrame,
   CLOSE,
@@ -83,7 +86,11 @@ export class Gateway {
       // The Phoenix client's `authToken` option offers ["phoenix", "base64url.bearer.phx.<token>"].
       handleProtocols: (protocols) => (protocols.has('phoenix') ? 'phoenix' : false),
     });
-    this.#presence = new Presence(this.node, (topic, diff) => this.#broadcastLocal(topic, 'presence_diff', diff, null));
+    this.#presence = new Presence(this.node, (topic, diff) =>
+      topic.startsWith(AGENTS_PREFIX)
+        ? this.#agentsChanged(topic.slice(AGENTS_PREFIX.length), diff)
+        : this.#broadcastLocal(topic, 'presence_diff', diff, null),
+    );
   }
 
   /** Subscribes to the bus (events and control notices) and, with NATS, to the other gateways. */
@@ -313,10 +320,51 @@ export class Gateway {
       conn.send(encodeFrame(previous ?? null, null, topic, 'phx_close', {}));
     }
     conn.joined.set(topic, f.joinRef);
+    // A widget that joins with {since: seq} gets the public events of its topic it missed, then
+    // the live ones; live events wait (conn.held) until the missed ones are sent.
+    const upTo = hub.lastSeq;
+    const since = t!.kind === 'contact' ? sinceOf(f.payload.since) : null;
+    const replay = since !== null && since < upTo;
+    if (replay) {
+      conn.held ??= new Map();
+      conn.held.set(topic, []);
+    }
     hub.subscribe(topic, conn);
     const response: Record<string, unknown> = { server_time: new Date().toISOString() };
-    if (t!.kind === 'workspace') response.latest_seq = hub.lastSeq;
-    this.#reply(conn, f, 'ok', response);
+    if (t!.kind === 'workspace' || t!.kind === 'contact') response.latest_seq = upTo;
+    if (replay) {
+      let missed: Awaited<ReturnType<Gateway['missedEvents']>>;
+      try {
+        missed = await this.missedEvents(wid, topic, since, upTo);
+      } catch (err) {
+        conn.held?.delete(topic);
+        throw err;
+      }
+      if (conn.closed || conn.joined.get(topic) !== f.joinRef || !conn.held?.has(topic)) return;
+      if (missed.resync) response.resync = true;
+      this.#reply(conn, f, 'ok', response);
+      for (const e of missed.events) conn.sendWire(broadcastFrame(topic, 'event', JSON.stringify(e)));
+      const held = conn.held.get(topic) ?? [];
+      conn.held.delete(topic);
+      for (const frame of held) conn.sendWire(frame);
+    } else {
+      this.#reply(conn, f, 'ok', response);
+    }
+    if (t!.kind === 'contact') {
+      // Who of the workspace's people is online, for the widget: names and pictures only.
+      conn.send(
+        encodeFrame(f.joinRef, null, topic, 'presence_state', forVisitors(this.#presence.list(AGENTS_PREFIX + wid))),
+      );
+    }
+    if (t!.kind === 'workspace' && conn.who.kind === 'agent' && conn.userId) {
+      const profile = conn.profile ?? { name: '', avatar: null };
+      this.#presence.track(AGENTS_PREFIX + wid, conn.id, {
+        user_id: conn.userId,
+        name: profile.name,
+        avatar: profile.avatar,
+        state: 'viewing',
+      });
+    }
     if (outcome.ticket && conn.who.kind === 'agent' && conn.userId) {
       conn.tickets ??= new Map();
       conn.tickets.set(outcome.ticket.id, outcome.ticket.info);
@@ -339,7 +387,10 @@ export class Gateway {
     const ctx = who.ctx;
     switch (t.kind) {
       case 'workspace':
-        return t.wid === who.wid ? { ok: true } : no;
+        if (t.wid !== who.wid) return no;
+        // A person on the workspace topic is online for the widget (name and picture).
+        if (ctx.actor.kind === 'member') await this.#loadProfile(conn, ctx.actor.userId);
+        return { ok: true };
       case 'team':
         // Admins and owners see every private team (as in canSee); others their own.
         return t.wid === who.wid && (isAdmin(ctx.role) || ctx.teams.includes(t.teamId)) ? { ok: true } : no;
@@ -365,17 +416,56 @@ export class Gateway {
           if (payload.team_id !== privateTeam) return no;
           if (!isAdmin(ctx.role) && !ctx.teams.includes(privateTeam)) return no;
         }
-        if (!conn.profile) {
-          const user = await this.deps.database.db
-            .selectFrom('users')
-            .select(['name', 'avatar_url'])
-            .where('id', '=', ctx.actor.userId)
-            .executeTakeFirst();
-          conn.profile = { name: user?.name ?? '', avatar: user?.avatar_url ?? null };
-        }
+        await this.#loadProfile(conn, ctx.actor.userId);
         return { ok: true, ticket: { id: t.ticketId, info: { contactId: row.contact_id, channel: row.channel } } };
       }
     }
+  }
+
+  /** The person's name and picture, for presence and typing (read once per socket). */
+  async #loadProfile(conn: Conn, userId: string): Promise<void> {
+    if (conn.profile) return;
+    const user = await this.deps.database.db
+      .selectFrom('users')
+      .select(['name', 'avatar_url'])
+      .where('id', '=', userId)
+      .executeTakeFirst();
+    conn.profile = { name: user?.name ?? '', avatar: user?.avatar_url ?? null };
+  }
+
+  /**
+   * The public events of a contact topic after `since` up to `upTo`, in the widget's form;
+   * resync when some are no longer kept (retention) or there are more than a replay sends.
+   */
+  async missedEvents(
+    wid: string,
+    topic: string,
+    since: number,
+    upTo: number,
+  ): Promise<{ events: Array<NonNullable<ReturnType<typeof forWidget>>>; resync: boolean }> {
+    const db = this.deps.database.db;
+    const oldest = await db
+      .selectFrom('events')
+      .select((eb) => eb.fn.min('seq').as('seq'))
+      .where('workspace_id', '=', wid)
+      .executeTakeFirst();
+    const first = oldest?.seq == null ? null : Number(oldest.seq);
+    const rows = await db
+      .selectFrom('events')
+      .selectAll()
+      .where('workspace_id', '=', wid)
+      .where('seq', '>', since)
+      .where('seq', '<=', upTo)
+      .where('visibility', '=', 'public')
+      .where(sql<boolean>`topics @> ARRAY[${topic}]::text[]`)
+      .orderBy('seq')
+      .limit(pageLimit(MAX_REPLAYED + 1))
+      .execute();
+    const events = rows
+      .slice(0, MAX_REPLAYED)
+      .map((r) => forWidget(rowToEnvelope(r), topic))
+      .filter((e) => e !== null);
+    return { events, resync: rows.length > MAX_REPLAYED || first === null || first > since + 1 };
   }
 
   /** Leaves a topic: unsubscribes, and ends the socket's presence there. */
@@ -387,6 +477,8 @@ export class Gateway {
       this.#presence.untrack(topic, conn.id);
       conn.tickets?.delete(t.ticketId);
     }
+    if (t.kind === 'workspace') this.#presence.untrack(AGENTS_PREFIX + t.wid, conn.id);
+    conn.held?.delete(topic);
     if (!hub) return;
     hub.unsubscribe(topic, conn);
     this.#releaseIfIdle(hub);
@@ -481,6 +573,19 @@ export class Gateway {
     this.#reply(conn, f, 'ok');
   }
 
+  /** The workspace's people online changed: every widget of the workspace hears it (names and pictures). */
+  #agentsChanged(wid: string, diff: { joins: PresenceList; leaves: PresenceList }): void {
+    const hub = this.#hubs.get(wid);
+    if (!hub) return;
+    let payload: string | undefined;
+    for (const [topic, subs] of hub.subs) {
+      if (!topic.startsWith('contact:')) continue;
+      payload ??= JSON.stringify({ joins: forVisitors(diff.joins), leaves: forVisitors(diff.leaves) });
+      const frame = broadcastFrame(topic, 'presence_diff', payload);
+      for (const c of subs) c.sendWire(frame);
+    }
+  }
+
   /** To this process's sockets of the topic and to the other gateways' (never stored). */
   #publish(topic: string, event: string, payload: unknown, exceptUser: string | null): void {
     this.#broadcastLocal(topic, event, payload, exceptUser);
@@ -569,6 +674,31 @@ export class Gateway {
 }
 
 const isAdmin = (role: Role | null) => role === 'admin' || role === 'owner';
+
+/** Presence of a workspace's people on the agent socket (internal topic, never joined by clients). */
+const AGENTS_PREFIX = 'agents:';
+/** Missed events a widget's join replays at most (more: resync, the widget reloads). */
+export const MAX_REPLAYED = 500;
+
+/** A join's `since`: a seq (a non-negative integer), or null. */
+const sinceOf = (v: unknown): number | null => (Number.isSafeInteger(v) && (v as number) >= 0 ? (v as number) : null);
+
+/** Presence as a widget sees it: each person's name and picture (keyed by user id), nothing else. */
+function forVisitors(list: PresenceList): PresenceList {
+  const out: PresenceList = {};
+  for (const [key, { metas }] of Object.entries(list)) {
+    out[key] = {
+      metas: metas.map((m) => ({
+        phx_ref: m.phx_ref,
+        ...(m.phx_ref_prev ? { phx_ref_prev: m.phx_ref_prev } : {}),
+        name: m.name,
+        avatar: m.avatar,
+        online_at: m.online_at,
+      })) as Meta[],
+    };
+  }
+  return out;
+}
 
 function addTo<K>(map: Map<K, Set<Conn>>, key: K, conn: Conn): void {
   let set = map.get(key);

@@ -7,6 +7,8 @@
 // `gapWaitMs` for the missing ones and then reads them from the events table (a later seq is
 // only ever committed after the earlier ones: the workspace counter row serialises them).
 // Anything below `next` is a repeat (the outbox sweeper republishes) and is dropped.
+
+import { widgetEventData } from '../modules/widget/present.js';
 import type { Database } from '../platform/db/index.js';
 import { pageLimit } from '../platform/db/keyset.js';
 import { type EventEnvelope, publicEnvelope, standIn } from '../platform/events/envelope.js';
@@ -199,9 +201,11 @@ export class Hub {
       else if (topic.startsWith('contact:') && e.visibility === 'public') {
         const subs = this.subs.get(topic);
         if (!subs) continue;
-        const frame = broadcastFrame(topic, 'event', JSON.stringify(forWidget(e, topic)));
+        const shown = forWidget(e, topic);
+        if (!shown) continue;
+        const frame = broadcastFrame(topic, 'event', JSON.stringify(shown));
         for (const c of subs) {
-          c.sendWire(frame);
+          c.sendEvent(topic, frame);
           sent++;
         }
       }
@@ -224,19 +228,14 @@ export class Hub {
   }
 }
 
-/** Fields of a message the customer's widget never receives. */
-const WIDGET_HIDDEN = ['reply_to', 'auth_failed', 'form_sender', 'bcc'];
-
-/** A public event as the widget gets it: its own topic only, and no agents-only message fields. */
-export function forWidget(e: EventEnvelope, topic: string): Omit<EventEnvelope, 'team_id'> {
-  const data: Record<string, unknown> = { ...e.data };
-  for (const k of WIDGET_HIDDEN) delete data[k];
-  const message = data.message;
-  if (message && typeof message === 'object' && !Array.isArray(message)) {
-    const m: Record<string, unknown> = { ...(message as Record<string, unknown>) };
-    for (const k of WIDGET_HIDDEN) delete m[k];
-    data.message = m;
-  }
+/**
+ * A public event as the widget gets it: its own topic only, and the message in the widget's shape
+ * (src/modules/widget/present.ts: no agent's email, no agents-only field); null when there is
+ * nothing the widget may see in it (a note).
+ */
+export function forWidget(e: EventEnvelope, topic: string): Omit<EventEnvelope, 'team_id'> | null {
+  const data = widgetEventData(e.data);
+  if (data === null) return null;
   return {
     id: e.id,
     seq: e.seq,

@@ -49,15 +49,40 @@ export function attachmentView(deps: Deps, row: ViewRow): AttachmentView {
 export const storageKeyOf = (workspaceId: string, id: string) => `${workspaceId}/${id.slice(-2)}/${id}`;
 
 /** Stores a spooled upload (bytes, then the row) and answers its Attachment. */
-export async function createAttachment(deps: Deps, ctx: RequestContext, upload: Spooled): Promise<AttachmentView> {
+export const createAttachment = (deps: Deps, ctx: RequestContext, upload: Spooled): Promise<AttachmentView> =>
+  createAttachmentFor(
+    deps,
+    ctx.workspaceId,
+    {
+      userId: ctx.actor.kind === 'member' ? ctx.actor.userId : null,
+      apiKeyId: ctx.actor.kind === 'api_key' ? ctx.actor.apiKeyId : null,
+      contactId: null,
+    },
+    upload,
+  );
+
+/** Who uploaded a file: a member, a key, or a chat widget's visitor (their contact). */
+export interface Uploader {
+  userId: string | null;
+  apiKeyId: string | null;
+  contactId: string | null;
+}
+
+/** Stores a spooled upload of `uploader` (bytes, then the row) and answers its Attachment. */
+export async function createAttachmentFor(
+  deps: Deps,
+  workspaceId: string,
+  uploader: Uploader,
+  upload: Spooled,
+): Promise<AttachmentView> {
   const id = newId();
-  const key = storageKeyOf(ctx.workspaceId, id);
+  const key = storageKeyOf(workspaceId, id);
   await deps.storage.put(key, createReadStream(upload.path), upload.size, upload.contentType);
   try {
     const row = await deps.database.db
       .insertInto('attachments')
       .values({
-        workspace_id: ctx.workspaceId,
+        workspace_id: workspaceId,
         id,
         message_id: null,
         filename: upload.filename,
@@ -66,8 +91,9 @@ export async function createAttachment(deps: Deps, ctx: RequestContext, upload: 
         inline: false,
         storage_key: key,
         sha256: upload.sha256,
-        uploaded_by_user_id: ctx.actor.kind === 'member' ? ctx.actor.userId : null,
-        uploaded_by_api_key_id: ctx.actor.kind === 'api_key' ? ctx.actor.apiKeyId : null,
+        uploaded_by_user_id: uploader.userId,
+        uploaded_by_api_key_id: uploader.apiKeyId,
+        uploaded_by_contact_id: uploader.contactId,
       })
       .returning(VIEW_COLUMNS)
       .executeTakeFirstOrThrow();

@@ -373,3 +373,79 @@ export async function searchContacts(deps: Deps, ctx: RequestContext, q: string,
     ),
   );
 }
+
+/**
+ * A chat widget visitor's contact (src/modules/widget), in the caller's unit: with `externalId`
+ * (a verified identity) the contact holding it, found or made; else `contactId`'s (a resumed
+ * visitor), or a new contact without an email. An email and a name fill the contact's blanks
+ * only, and an email another contact holds is left there (`emailTaken`): a typed email proves
+ * nothing, so it never joins a visitor to someone else's contact.
+ */
+export async function visitorContact(
+  u: Unit,
+  input: { contactId: string | null; externalId: string | null; email: string | null; name: string | null },
+): Promise<{ id: string; email: string | null; name: string | null; avatar_url: string | null; emailTaken: boolean }> {
+  let id = input.contactId;
+  let created = false;
+  if (input.externalId !== null) {
+    const fresh = newId();
+    const inserted = await sql<{ id: string }>`
+      INSERT INTO contacts (workspace_id, id, external_id)
+      VALUES (${u.workspaceId}, ${fresh}, ${input.externalId})
+      ON CONFLICT (workspace_id, external_id) WHERE external_id IS NOT NULL DO NOTHING
+      RETURNING id`.execute(u.trx);
+    if (inserted.rows.length > 0) {
+      id = fresh;
+      created = true;
+    } else {
+      id = (
+        await u.trx
+          .selectFrom('contacts')
+          .select('id')
+          .where('workspace_id', '=', u.workspaceId)
+          .where('external_id', '=', input.externalId)
+          .executeTakeFirstOrThrow()
+      ).id;
+    }
+  } else if (id === null) {
+    id = newId();
+    await u.trx.insertInto('contacts').values({ workspace_id: u.workspaceId, id }).execute();
+    created = true;
+  }
+  const row = await u.trx
+    .selectFrom('contacts')
+    .select(['email', 'name'])
+    .where('workspace_id', '=', u.workspaceId)
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirstOrThrow();
+  const set: { email?: string; name?: string } = {};
+  const name = trimmedOrNull(input.name);
+  if (name !== null && row.name === null) set.name = name;
+  let emailTaken = false;
+  const email = input.email?.trim() || null;
+  if (email !== null && row.email === null) {
+    const holder = await u.trx
+      .selectFrom('contacts')
+      .select('id')
+      .where('workspace_id', '=', u.workspaceId)
+      .where(sql`lower(email)`, '=', email.toLowerCase())
+      .executeTakeFirst();
+    if (holder) emailTaken = true;
+    else set.email = email;
+  } else if (email !== null && row.email !== null && row.email.toLowerCase() !== email.toLowerCase()) {
+    emailTaken = true;
+  }
+  if (Object.keys(set).length > 0) {
+    await u.trx
+      .updateTable('contacts')
+      .set({ ...set, updated_at: new Date() })
+      .where('workspace_id', '=', u.workspaceId)
+      .where('id', '=', id)
+      .execute();
+  }
+  const view = (await loadContact(u.trx, u.workspaceId, id))!;
+  if (created) u.emit({ type: 'contact.created', data: { contact: view } });
+  else if (Object.keys(set).length > 0) u.emit({ type: 'contact.updated', data: { contact: view } });
+  return { id, email: view.email, name: view.name, avatar_url: view.avatar_url, emailTaken };
+}

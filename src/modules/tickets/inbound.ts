@@ -17,6 +17,7 @@ import type { Unit } from '../../platform/db/tx.js';
 import type { EventDraft } from '../../platform/events/envelope.js';
 import { preview } from '../../platform/html/index.js';
 import { SYSTEM, SYSTEM_ACTOR } from '../../platform/http/context.js';
+import { claimAttachments } from '../attachments/service.js';
 import { addActivity } from './activities.js';
 import { hookMessage } from './hooks.js';
 import { loadMessageView, type MessageView } from './messages.js';
@@ -66,6 +67,8 @@ export interface InboundMessage {
   /** autoSubmitted's reason, or null for mail a person sent. */
   autoSubmitted: string | null;
   files: InboundFile[];
+  /** Uploads already stored (the chat widget's), claimed by the message (attachments/service.ts). */
+  attachmentIds?: string[];
 }
 
 /** How a message on an existing ticket counts: see the status rules above. */
@@ -168,6 +171,7 @@ async function insertInbound(
       )
       .execute();
   }
+  if (m.attachmentIds && m.attachmentIds.length > 0) await claimAttachments(deps, u, m.attachmentIds, id);
   await u.trx
     .updateTable('tickets')
     .set((eb) => ({
@@ -181,16 +185,23 @@ async function insertInbound(
     .where('id', '=', ticket.id)
     .execute();
   const message = (await loadMessageView(deps, u.trx, u.workspaceId, id))!;
+  // A customer's message on a chat ticket is public: the customer's widget gets it too.
+  const isPublic = ticket.channel === 'chat' && ticket.contact_id !== null;
   return {
     message,
-    event: { type: 'message.created', data: { ticket_id: ticket.id, message }, teamId: ticket.private_team_id },
+    event: {
+      type: 'message.created',
+      data: { ticket_id: ticket.id, message },
+      teamId: ticket.private_team_id,
+      ...(isPublic ? { visibility: 'public', topics: [`contact:${u.workspaceId}:${ticket.contact_id}`] } : {}),
+    },
   };
 }
 
 export interface NewInboundTicket {
   subject: string;
-  /** email (the default) or portal (the help center's contact form, a portal reply's follow-up). */
-  channel?: 'email' | 'portal';
+  /** email (the default), portal (the help center's contact form, a portal reply's follow-up) or chat (the widget). */
+  channel?: 'email' | 'portal' | 'chat';
   mailboxId: string | null;
   teamId: string | null;
   contactId: string | null;

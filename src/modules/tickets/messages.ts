@@ -154,18 +154,28 @@ export async function loadMessageView(
 export async function listMessages(deps: Deps, ctx: RequestContext, param: string): Promise<{ data: MessageView[] }> {
   const db = deps.database.db;
   const ticket = await findVisibleTicket(db, ctx, param);
-  const rows = await messageQuery(db, ctx.workspaceId)
-    .where('m.ticket_id', '=', ticket.id)
+  return { data: await listMessagesOfTicket(deps, db, ctx.workspaceId, ticket.id) };
+}
+
+/** Every message of a ticket the caller has already found, oldest first (also the chat widget's). */
+export async function listMessagesOfTicket(
+  deps: Deps,
+  db: Kysely<DB>,
+  workspaceId: string,
+  ticketId: string,
+): Promise<MessageView[]> {
+  const rows = await messageQuery(db, workspaceId)
+    .where('m.ticket_id', '=', ticketId)
     .orderBy('m.created_at')
     .orderBy('m.id')
     .execute();
   const files = await attachmentsOfMessages(
     deps,
     db,
-    ctx.workspaceId,
+    workspaceId,
     rows.map((r) => r.id),
   );
-  return { data: rows.map((r) => presentMessage(r, files.get(r.id) ?? [])) };
+  return rows.map((r) => presentMessage(r, files.get(r.id) ?? []));
 }
 
 /** GET /v1/messages/{id}/original: the whole original body, quoted history included. */

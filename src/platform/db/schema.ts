@@ -47,6 +47,7 @@ import type {
   TicketTagsTable,
   ViewsTable,
 } from './tables-records.js';
+import type { WidgetSettingsTable, WidgetVisitorsTable } from './tables-widget.js';
 import type {
   AssignmentPointersTable,
   AssignmentRulesTable,
@@ -65,6 +66,7 @@ export type * from './tables-identity.js';
 export type * from './tables-kb.js';
 export type * from './tables-portal.js';
 export type * from './tables-records.js';
+export type * from './tables-widget.js';
 export type * from './tables-workflow.js';
 
 export interface DB {
@@ -105,6 +107,8 @@ export interface DB {
   portal_sign_in_links: PortalSignInLinksTable;
   portal_sessions: PortalSessionsTable;
   portal_limit_marks: PortalLimitMarksTable;
+  widget_settings: WidgetSettingsTable;
+  widget_visitors: WidgetVisitorsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   mailboxes: MailboxesTable;

@@ -144,6 +144,8 @@ export interface AttachmentsTable {
   sha256: string;
   uploaded_by_user_id: string | null;
   uploaded_by_api_key_id: string | null;
+  /** A widget visitor's upload (0033): only that visitor's messages may claim it. */
+  uploaded_by_contact_id: Generated<string | null>;
   created_at: DefaultTimestamp;
 }
 

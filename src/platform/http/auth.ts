@@ -2,7 +2,7 @@
 // (preValidation: the route's declared access against that context).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isUuid } from '../crypto/random.js';
-import { type Access, type RequestContext, roleAtLeast, type UserContext } from './context.js';
+import { type Access, type RequestContext, roleAtLeast, type UserContext, type VisitorContext } from './context.js';
 import { ApiError, forbidden, notFound, unauthorized } from './errors.js';
 
 /** Implemented by the identity modules; platform code only sees this interface. */
@@ -18,13 +18,16 @@ export interface CredentialResolver {
     workspaceId: string | null,
     ip: string,
   ): Promise<{ user: UserContext; member: RequestContext | null } | null>;
+  /** A chat widget's visitor token (`svc_vis_…`) → the visitor, or null when unknown or revoked. */
+  visitorToken(token: string, ip: string): Promise<VisitorContext | null>;
 }
 
 export type AuthState =
   | { kind: 'none' }
   | { kind: 'invalid' }
   | { kind: 'key'; ctx: RequestContext }
-  | { kind: 'user'; user: UserContext; ctx: RequestContext | null; workspace: 'absent' | 'unknown' | 'ok' };
+  | { kind: 'user'; user: UserContext; ctx: RequestContext | null; workspace: 'absent' | 'unknown' | 'ok' }
+  | { kind: 'visitor'; visitor: VisitorContext };
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -33,6 +36,8 @@ declare module 'fastify' {
     ctx: RequestContext;
     /** Set by authorize() for user routes. */
     user: UserContext;
+    /** Set by authorize() for visitor routes (the chat widget). */
+    visitor: VisitorContext;
   }
   interface FastifyContextConfig {
     access?: Access;
@@ -45,6 +50,7 @@ export function registerAuth(app: FastifyInstance, resolver: CredentialResolver)
   app.decorateRequest('auth', null as never);
   app.decorateRequest('ctx', null as never);
   app.decorateRequest('user', null as never);
+  app.decorateRequest('visitor', null as never);
 
   app.addHook('onRequest', async (req) => {
     req.auth = await authenticate(req, resolver);
@@ -60,6 +66,11 @@ export function registerAuth(app: FastifyInstance, resolver: CredentialResolver)
 async function authenticate(req: FastifyRequest, resolver: CredentialResolver): Promise<AuthState> {
   const header = req.headers.authorization;
   if (header === undefined) return NONE;
+  const v = /^Visitor (svc_vis_[A-Za-z0-9_-]{1,200})$/.exec(header);
+  if (v) {
+    const visitor = await resolver.visitorToken(v[1]!, req.ip);
+    return visitor ? { kind: 'visitor', visitor } : { kind: 'invalid' };
+  }
   const m = /^Bearer ([\x21-\x7e]{1,4096})$/.exec(header);
   if (!m) return { kind: 'invalid' };
   const token = m[1]!;
@@ -83,6 +94,14 @@ function authorize(req: FastifyRequest, access: Access): void {
   const auth = req.auth;
   if (access.kind === 'public') return;
   if (auth.kind === 'none' || auth.kind === 'invalid') throw unauthorized();
+  // A visitor token opens the widget's visitor routes and nothing else; they take nothing else.
+  if (access.kind === 'visitor') {
+    if (auth.kind !== 'visitor')
+      throw unauthorized('This route takes a visitor token: Authorization: Visitor svc_vis_….');
+    req.visitor = auth.visitor;
+    return;
+  }
+  if (auth.kind === 'visitor') throw unauthorized('A visitor token opens the chat widget routes only.');
 
   if (access.kind === 'user') {
     if (auth.kind !== 'user') throw forbidden('This route is for signed-in people, not API keys.');

@@ -90,6 +90,19 @@ export const recordedActorType = (actor: Actor) => (actor.kind === 'member' ? ('
 /** The person acting, if a person acts. */
 export const actingUserId = (actor: Actor): string | null => (actor.kind === 'member' ? actor.userId : null);
 
+/**
+ * A chat widget's visitor (`Authorization: Visitor svc_vis_…`, src/modules/widget): one
+ * workspace, one contact. Not an actor of the write path: what a visitor writes is a customer's
+ * message, written as the system writes inbound mail.
+ */
+export interface VisitorContext {
+  workspaceId: string;
+  contactId: string;
+  /** The visitor token's row (widget_visitors.id). */
+  visitorId: string;
+  ip: string;
+}
+
 /** A signed-in user, before any workspace is chosen. */
 export interface UserContext {
   userId: string;
@@ -104,12 +117,14 @@ export interface UserContext {
  * - identity: a signed-in user or any API key (who am I).
  * - workspace: a member with at least `role`, or an API key holding any of `scopes`
  *   (`scopes: null` means API keys may not use the route at all).
+ * - visitor: a chat widget's visitor token (and nothing else).
  */
 export type Access =
   | { kind: 'public' }
   | { kind: 'user' }
   | { kind: 'identity' }
-  | { kind: 'workspace'; role: Role; scopes: Scope[] | null };
+  | { kind: 'workspace'; role: Role; scopes: Scope[] | null }
+  | { kind: 'visitor' };
 
 export const access = {
   public: (): Access => ({ kind: 'public' }),
@@ -117,6 +132,7 @@ export const access = {
   identity: (): Access => ({ kind: 'identity' }),
   member: (role: Role, ...scopes: Scope[]): Access => ({ kind: 'workspace', role, scopes }),
   usersOnly: (role: Role): Access => ({ kind: 'workspace', role, scopes: null }),
+  visitor: (): Access => ({ kind: 'visitor' }),
 };
 
 /** Stable identity of the caller for idempotency and rate limits. */

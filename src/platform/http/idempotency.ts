@@ -123,7 +123,12 @@ export function installIdempotency(
     // also on routes that do not need one).
     const auth = req.auth;
     const selected = req.ctx ?? (auth.kind === 'user' ? auth.ctx : null);
-    const caller = selected ? callerKey(selected) : `u:${req.user.userId}:`;
+    const caller =
+      auth?.kind === 'visitor'
+        ? `v:${auth.visitor.visitorId}`
+        : selected
+          ? callerKey(selected)
+          : `u:${req.user.userId}:`;
     const route = `${req.method} ${req.url.split('?')[0]}`;
     const bodyHash = sha256(`${req.url}\n${req.rawBody ?? ''}`);
     const now = Date.now();

@@ -2,7 +2,7 @@
 // minute for each API key, signed-in session or (unauthenticated) IP address; writes
 // count double. Counters live in Redis when REDIS_URL is set, so every process shares them.
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { ApiError } from './errors.js';
 
@@ -19,6 +19,7 @@ function bucketOf(req: FastifyRequest): string {
   const a = req.auth;
   if (a?.kind === 'key') return `k:${a.ctx.actor.kind === 'api_key' ? a.ctx.actor.apiKeyId : ''}`;
   if (a?.kind === 'user') return `s:${a.user.sessionId}`;
+  if (a?.kind === 'visitor') return `v:${a.visitor.visitorId}`;
   return `ip:${req.ip}`;
 }
 
@@ -35,19 +36,27 @@ export async function installRateLimit(app: FastifyInstance, opts: { perMinute: 
     let r = await limiter(req);
     if (!r.isAllowed && WRITES.has(req.method) && !r.isExceeded) r = await limiter(req);
     if (r.isAllowed) return;
-    const reset = String(Math.max(0, r.ttlInSeconds));
-    reply.header('ratelimit-limit', String(r.max));
-    reply.header('ratelimit-remaining', String(r.remaining));
-    reply.header('ratelimit-reset', reset);
-    if (r.isExceeded) {
-      throw new ApiError(
-        'rate_limited',
-        `Too many requests: at most ${r.max} a minute. Retry in ${reset} s.`,
-        undefined,
-        {
-          'retry-after': reset,
-        },
-      );
-    }
+    const err = overLimit(reply, r, `Too many requests: at most ${r.max} a minute.`);
+    if (r.isExceeded) throw err;
   });
+}
+
+/** What a limiter made by `app.createRateLimit` answers when it counted a request. */
+export interface LimiterCount {
+  max: number;
+  remaining: number;
+  ttlInSeconds: number;
+}
+
+/**
+ * The RateLimit-* headers of a counted request on the reply, and the 429 rate_limited (with
+ * Retry-After) to throw when its limiter says it is over: `what` says which limit, the retry
+ * time follows. Other limits (the chat widget's) use it too.
+ */
+export function overLimit(reply: FastifyReply, r: LimiterCount, what: string): ApiError {
+  const reset = String(Math.max(0, r.ttlInSeconds));
+  reply.header('ratelimit-limit', String(r.max));
+  reply.header('ratelimit-remaining', String(r.remaining));
+  reply.header('ratelimit-reset', reset);
+  return new ApiError('rate_limited', `${what} Retry in ${reset} s.`, undefined, { 'retry-after': reset });
 }

@@ -319,7 +319,9 @@ export function installRequestLog(app: FastifyInstance): void {
         ms: Math.round(reply.elapsedTime * 10) / 10,
         ...(auth && (auth.kind === 'key' || auth.kind === 'user') && auth.ctx
           ? { workspace: auth.ctx.workspaceId }
-          : {}),
+          : auth?.kind === 'visitor'
+            ? { workspace: auth.visitor.workspaceId }
+            : {}),
       },
       'request',
     );

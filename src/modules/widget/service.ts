@@ -1,0 +1,361 @@
+// What the chat widget's visitors do (docs/widget.md): open a session (new, resumed, with an
+// email and name, or a verified identity), start conversations, read and write their messages,
+// upload files, ask for a person.
+//
+// - A conversation is a chat ticket of the visitor's contact (channel chat); a visitor sees their
+//   own chat tickets only (not deleted, not spam) and only their public messages (replies).
+// - A visitor's message is a customer's message, written like an email's or the portal's
+//   (tickets/inbound.ts, the system acting): plain text kept as text (HTML is escaped, never
+//   interpreted), the status rules of a customer message (a pending, on_hold or solved ticket
+//   opens again; a closed one gets a follow-up ticket with custom.follow_up_of), the workflow
+//   hooks, and message.created published to the agents and, being public on a chat ticket, to
+//   the visitor's contact topic.
+import { createHmac } from 'node:crypto';
+import type { Static } from '@sinclair/typebox';
+import type { Deps } from '../../deps.js';
+import { WIDGET_PATH } from '../../gateway/gateway.js';
+import { constantTimeEqual, isUuid } from '../../platform/crypto/random.js';
+import type { Unit } from '../../platform/db/tx.js';
+import { uniqueOrConflict } from '../../platform/db/unique.js';
+import { preview, textToHtml } from '../../platform/html/index.js';
+import { SYSTEM, type VisitorContext } from '../../platform/http/context.js';
+import { ApiError, invalid, notFound, unauthorized } from '../../platform/http/errors.js';
+import { iso } from '../../platform/http/schemas.js';
+import { createAttachmentFor } from '../attachments/service.js';
+import type { Spooled } from '../attachments/upload.js';
+import { visitorContact } from '../contacts/service.js';
+import { gatewayUrl } from '../realtime/routes.js';
+import { appendInboundMessage, createInboundTicket, type InboundMessage } from '../tickets/inbound.js';
+import { listMessagesOfTicket } from '../tickets/messages.js';
+import { applyPatch } from '../tickets/patch.js';
+import { type TicketRow, ticketQuery } from '../tickets/queries.js';
+import { widgetSecret } from '../workspace/service.js';
+import { type WidgetMessageView, widgetMessage } from './present.js';
+import type { Conversation, SessionBody, WidgetSession } from './schemas.js';
+import type { Widget } from './settings.js';
+import { findVisitor, issueVisitorToken, setVisitorEmail } from './visitors.js';
+
+export type ConversationView = Static<typeof Conversation>;
+type SessionInput = Static<typeof SessionBody>;
+
+const SUBJECT_LENGTH = 80;
+const conversationNotFound = () => notFound('Conversation not found.');
+
+// ---------------------------------------------------------------------------------------------
+// Sessions
+
+/** Hex HMAC-SHA256 of user_id with the widget secret, as the site's server computes it. */
+export const userHashOf = (secret: string, userId: string): string =>
+  createHmac('sha256', secret).update(userId, 'utf8').digest('hex');
+
+/**
+ * POST /v1/widget/session. Resumes `visitor_token` (401 when it is unknown, revoked or of another
+ * workspace) or starts a visitor; with user_id and user_hash (checked in constant time, 401 when
+ * wrong, before anything is written) the visitor is the contact holding that external_id, one
+ * contact for every device. A fresh widget realtime token comes with every session.
+ */
+export async function openSession(
+  deps: Deps,
+  widget: Widget,
+  input: SessionInput,
+): Promise<Static<typeof WidgetSession>> {
+  const workspaceId = widget.workspaceId;
+  if ((input.user_id === undefined) !== (input.user_hash === undefined)) {
+    throw invalid(
+      input.user_id === undefined ? 'body.user_id' : 'body.user_hash',
+      'user_id and user_hash come together',
+    );
+  }
+  if (input.user_id !== undefined) {
+    const secret = await widgetSecret(deps, workspaceId);
+    const expected = secret ? userHashOf(secret, input.user_id) : '';
+    if (!secret || !constantTimeEqual(input.user_hash!.toLowerCase(), expected)) {
+      throw unauthorized("user_hash is not the HMAC-SHA256 of user_id with this workspace's widget secret.");
+    }
+  }
+  const resumed = input.visitor_token !== undefined ? await findVisitor(deps, input.visitor_token, workspaceId) : null;
+  if (input.visitor_token !== undefined && !resumed) {
+    throw unauthorized(
+      'The visitor token is unknown, revoked or of another workspace: start a new session without it.',
+    );
+  }
+  const session = await uniqueOrConflict(
+    { contacts_email_key: 'A contact with this email was just created; try again.' },
+    () =>
+      deps.writer.run(workspaceId, async (u) => {
+        const contact = await visitorContact(u, {
+          contactId: resumed?.contactId ?? null,
+          externalId: input.user_id ?? null,
+          email: input.email ?? null,
+          name: input.name ?? null,
+        });
+        // The same visitor, the same contact: keep the token. A verified identity on another
+        // contact (the visitor signed in on the site) gets a token of its own.
+        let token = input.visitor_token;
+        let visitorId = resumed?.id ?? null;
+        if (!resumed || resumed.contactId !== contact.id) {
+          const issued = await issueVisitorToken(u, contact.id, contact.emailTaken ? (input.email ?? null) : null);
+          token = issued.token;
+          visitorId = issued.id;
+        } else if (contact.emailTaken && input.email !== undefined) {
+          await setVisitorEmail(u, resumed.id, input.email);
+        }
+        return { token: token!, visitorId: visitorId!, contact };
+      }),
+  );
+  const { token: wsToken } = await deps.tokens.sign({
+    purpose: 'widget_ws',
+    sub: session.contact.id,
+    wid: workspaceId,
+  });
+  return {
+    visitor_token: session.token,
+    contact: {
+      id: session.contact.id,
+      email: session.contact.email,
+      name: session.contact.name,
+      avatar_url: session.contact.avatar_url,
+    },
+    ws_token: wsToken,
+    gateway_url: `${gatewayUrl(deps.config.publicUrl)}${WIDGET_PATH}`,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conversations
+
+const presentConversation = (t: TicketRow): ConversationView => ({
+  id: t.id,
+  number: Number(t.number),
+  subject: t.subject,
+  status: t.status as ConversationView['status'],
+  created_at: iso(t.created_at)!,
+  last_message_at: iso(t.last_message_at),
+});
+
+/** The visitor's own chat tickets (live, not spam). */
+const ownChats = (db: Deps['database']['db'], v: VisitorContext) =>
+  ticketQuery(db, v.workspaceId)
+    .where('t.contact_id', '=', v.contactId)
+    .where('t.channel', '=', 'chat')
+    .where('t.deleted_at', 'is', null)
+    .where('t.spam', '=', false);
+
+/** GET /v1/widget/conversations: newest first, in pages. */
+export async function listConversations(
+  deps: Deps,
+  v: VisitorContext,
+  q: { limit?: number; cursor?: string },
+): Promise<{ data: ConversationView[]; next_cursor: string | null }> {
+  const limit = q.limit ?? 50;
+  const list = `widget-conversations:${v.workspaceId}:${v.contactId}`;
+  const after = deps.pager.decode(list, q.cursor, 1);
+  let query = ownChats(deps.database.db, v);
+  if (after) {
+    const n = after[0];
+    if (typeof n !== 'number') throw invalid('query.cursor', 'is not a cursor of this list; start again without one');
+    query = query.where('t.number', '<', n);
+  }
+  const rows = await query
+    .orderBy('t.number', 'desc')
+    .limit(limit + 1)
+    .execute();
+  return deps.pager.page(list, rows, limit, (r) => [Number(r.number)], presentConversation);
+}
+
+async function ownChat(deps: Deps, v: VisitorContext, id: string): Promise<TicketRow> {
+  if (!isUuid(id)) throw conversationNotFound();
+  const row = await ownChats(deps.database.db, v).where('t.id', '=', id.toLowerCase()).executeTakeFirst();
+  if (!row) throw conversationNotFound();
+  return row;
+}
+
+async function lockOwnChat(u: Unit, v: VisitorContext, id: string): Promise<TicketRow> {
+  if (!isUuid(id)) throw conversationNotFound();
+  const row = await ownChats(u.trx, v).where('t.id', '=', id.toLowerCase()).forUpdate('t').executeTakeFirst();
+  if (!row) throw conversationNotFound();
+  return row;
+}
+
+/** The visitor as the sender of a message: their contact's email (or the one they typed) and name. */
+async function sender(u: Unit, v: VisitorContext) {
+  const c = await u.trx
+    .selectFrom('contacts as c')
+    .innerJoin('widget_visitors as wv', (j) =>
+      j.onRef('wv.workspace_id', '=', 'c.workspace_id').onRef('wv.contact_id', '=', 'c.id'),
+    )
+    .select(['c.email', 'c.name', 'c.blocked', 'wv.email as typed_email'])
+    .where('c.workspace_id', '=', v.workspaceId)
+    .where('c.id', '=', v.contactId)
+    .where('wv.id', '=', v.visitorId)
+    .executeTakeFirst();
+  if (!c) throw unauthorized();
+  return { email: c.email ?? c.typed_email ?? null, name: c.name ?? '', blocked: c.blocked };
+}
+
+function chatMessage(
+  v: VisitorContext,
+  from: { email: string | null; name: string },
+  subject: string,
+  text: string,
+  attachmentIds: string[],
+): InboundMessage {
+  return {
+    mailboxId: null,
+    rawInboundId: null,
+    contactId: v.contactId,
+    subject,
+    fromEmail: from.email ?? '',
+    fromName: from.name,
+    to: [],
+    cc: [],
+    // Plain text: whatever HTML it holds is escaped and stays text.
+    bodyHtml: textToHtml(text),
+    bodyText: text,
+    hasQuoted: false,
+    originalHtml: null,
+    originalText: null,
+    replyTo: null,
+    authFailed: false,
+    formSender: null,
+    messageId: null,
+    messageIdSent: null,
+    inReplyTo: null,
+    references: [],
+    autoSubmitted: null,
+    files: [],
+    attachmentIds,
+  };
+}
+
+/** Refuses attachment ids that are not this visitor's own unsent uploads (422 at body.attachment_ids). */
+async function checkUploads(u: Unit, v: VisitorContext, ids: string[]): Promise<string[]> {
+  const wanted = [...new Set(ids.map((id) => id.toLowerCase()))];
+  if (wanted.length === 0) return [];
+  const rows = await u.trx
+    .selectFrom('attachments')
+    .select('id')
+    .where('workspace_id', '=', v.workspaceId)
+    .where('id', 'in', wanted)
+    .where('uploaded_by_contact_id', '=', v.contactId)
+    .where('message_id', 'is', null)
+    .execute();
+  const mine = new Set(rows.map((r) => r.id));
+  const other = wanted.find((id) => !mine.has(id));
+  if (other !== undefined) {
+    throw invalid('body.attachment_ids', `${JSON.stringify(other)} is not a file you uploaded for a message`);
+  }
+  return wanted;
+}
+
+const textOf = (body: string) => {
+  const text = body.replace(/\r\n?/g, '\n').trim();
+  if (text === '') throw invalid('body.body', 'must not be blank');
+  return text;
+};
+
+/** POST /v1/widget/conversations: a new chat ticket with the visitor's first message. */
+export async function startConversation(
+  deps: Deps,
+  widget: Widget,
+  v: VisitorContext,
+  input: { body: string; attachment_ids?: string[] },
+): Promise<ConversationView> {
+  const text = textOf(input.body);
+  return deps.writer.run(v.workspaceId, async (u) => {
+    const from = await sender(u, v);
+    if (widget.settings.require_email && from.email === null) {
+      throw new ApiError('validation_failed', 'This chat needs your email first: open a session with your email.', [
+        { location: 'body.email', message: 'is required by this workspace before a conversation starts' },
+      ]);
+    }
+    const ids = await checkUploads(u, v, input.attachment_ids ?? []);
+    const subject = preview(text, SUBJECT_LENGTH);
+    const { ticket } = await createInboundTicket(
+      deps,
+      u,
+      {
+        subject,
+        channel: 'chat',
+        mailboxId: null,
+        teamId: null,
+        contactId: v.contactId,
+        spam: from.blocked,
+        custom: {},
+      },
+      chatMessage(v, from, subject, text, ids),
+    );
+    return presentConversation(ticket);
+  });
+}
+
+/** GET /v1/widget/conversations/{id}/messages: the public messages, oldest first. */
+export async function conversationMessages(
+  deps: Deps,
+  v: VisitorContext,
+  id: string,
+): Promise<{ data: WidgetMessageView[] }> {
+  const ticket = await ownChat(deps, v, id);
+  const messages = await listMessagesOfTicket(deps, deps.database.db, v.workspaceId, ticket.id);
+  return { data: messages.map(widgetMessage).filter((m): m is WidgetMessageView => m !== null) };
+}
+
+/**
+ * POST /v1/widget/conversations/{id}/messages: the visitor's message under the status rules of a
+ * customer's message; on a closed conversation it starts a follow-up (its conversation_id says so).
+ */
+export async function sendMessage(
+  deps: Deps,
+  v: VisitorContext,
+  id: string,
+  input: { body: string; attachment_ids?: string[] },
+): Promise<WidgetMessageView> {
+  const text = textOf(input.body);
+  return deps.writer.run(v.workspaceId, async (u) => {
+    const ticket = await lockOwnChat(u, v, id);
+    const from = await sender(u, v);
+    const ids = await checkUploads(u, v, input.attachment_ids ?? []);
+    const m = chatMessage(v, from, ticket.subject, text, ids);
+    if (ticket.status === 'closed') {
+      const { message } = await createInboundTicket(
+        deps,
+        u,
+        {
+          subject: ticket.subject,
+          channel: 'chat',
+          mailboxId: null,
+          teamId: ticket.team_id,
+          contactId: v.contactId,
+          spam: false,
+          custom: { follow_up_of: { id: ticket.id, number: Number(ticket.number) } },
+        },
+        m,
+      );
+      return widgetMessage(message)!;
+    }
+    const { message } = await appendInboundMessage(deps, u, ticket, m, 'customer');
+    return widgetMessage(message)!;
+  });
+}
+
+/**
+ * POST /v1/widget/conversations/{id}/handoff: the visitor asks for a person. Recorded on the
+ * ticket (custom.handoff_requested_at, ticket.updated) and the conversation opens again if it
+ * was waiting or solved, so it is back in the agents' open queue.
+ */
+export async function requestHandoff(deps: Deps, v: VisitorContext, id: string): Promise<ConversationView> {
+  return deps.writer.run(v.workspaceId, async (u) => {
+    const ticket = await lockOwnChat(u, v, id);
+    if (ticket.status === 'closed') throw invalid('path.id', 'this conversation is closed: start a new one');
+    const reopen = ticket.status === 'pending' || ticket.status === 'on_hold' || ticket.status === 'solved';
+    const { row } = await applyPatch(deps, u, SYSTEM, ticket, {
+      custom: { handoff_requested_at: new Date().toISOString() },
+      ...(reopen ? { status: 'open' as const } : {}),
+    });
+    return presentConversation(row);
+  });
+}
+
+/** POST /v1/widget/attachments: the visitor's upload, only theirs to attach. */
+export const uploadForVisitor = (deps: Deps, v: VisitorContext, upload: Spooled) =>
+  createAttachmentFor(deps, v.workspaceId, { userId: null, apiKeyId: null, contactId: v.contactId }, upload);

@@ -1,0 +1,27 @@
+// Row types: the chat widget (0033, src/modules/widget): its settings per workspace and the
+// visitors' tokens.
+import type { Generated } from 'kysely';
+import type { DefaultTimestamp, NullableTimestamp } from './columns.js';
+
+/** A workspace's widget settings (no row: the defaults). */
+export interface WidgetSettingsTable {
+  workspace_id: string;
+  greeting: Generated<string>;
+  require_email: Generated<boolean>;
+  enabled: Generated<boolean>;
+  allowed_origins: Generated<string[]>;
+  installed_at: NullableTimestamp;
+  updated_at: DefaultTimestamp;
+}
+
+/** A visitor's token (one workspace, one contact): the SHA-256 of `svc_vis_…`. */
+export interface WidgetVisitorsTable {
+  workspace_id: string;
+  id: string;
+  contact_id: string;
+  token_hash: string;
+  email: string | null;
+  created_at: DefaultTimestamp;
+  last_seen_at: DefaultTimestamp;
+  revoked_at: NullableTimestamp;
+}

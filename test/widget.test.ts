@@ -1,0 +1,537 @@
+// The chat widget's HTTP routes (docs/widget.md) as a website's visitor and the workspace's
+// admins use them: config by widget_key, sessions (new, resumed, email and name, verified
+// identities), conversations and their public messages, uploads, handoff, the settings with
+// allowed_origins and CORS, the per-visitor limits, and install_widget in onboarding.
+import { createHmac } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type Api,
+  addMember,
+  isErrorBody,
+  newTenant,
+  type ReqOpts,
+  type Service,
+  startService,
+  type Tenant,
+} from './helpers.js';
+
+let svc: Service;
+let api: Api;
+beforeAll(async () => {
+  svc = await startService({}, { jobs: false });
+  api = svc.api;
+});
+afterAll(async () => svc?.stop());
+
+const SITE = 'https://shop.example.com';
+
+interface Site {
+  t: Tenant;
+  key: string;
+}
+
+async function site(name = 'Acme Support'): Promise<Site> {
+  const t = await newTenant(api, name);
+  const key = (await api.get('/v1/workspace', t.as)).body.widget_key as string;
+  return { t, key };
+}
+
+async function session(key: string, body: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+  const r = await api.post('/v1/widget/session', { key, ...body }, { headers });
+  expect(r.status, r.text).toBe(200);
+  return r.body as {
+    visitor_token: string;
+    contact: { id: string; email: string | null; name: string | null };
+    ws_token: string;
+    gateway_url: string;
+  };
+}
+
+const as = (visitorToken: string, headers: Record<string, string> = {}): ReqOpts => ({
+  headers: { authorization: `Visitor ${visitorToken}`, ...headers },
+});
+
+async function converse(token: string, body = 'Hello, my order is late') {
+  const r = await api.post('/v1/widget/conversations', { body }, as(token));
+  expect(r.status, r.text).toBe(201);
+  return r.body as { id: string; number: number; subject: string; status: string };
+}
+
+const settings = (s: Site, patch: Record<string, unknown>) => api.patch('/v1/widget/settings', patch, s.t.as);
+
+async function rotateSecret(s: Site): Promise<string> {
+  const r = await api.post('/v1/workspace/widget-secret/rotate', undefined, s.t.as);
+  expect(r.status, r.text).toBe(200);
+  return r.body.widget_secret;
+}
+
+const hmac = (secret: string, userId: string) => createHmac('sha256', secret).update(userId).digest('hex');
+
+async function upload(token: string, data: Buffer, filename = 'receipt.pdf') {
+  const form = new FormData();
+  form.append('file', new Blob([data]), filename);
+  const r = await fetch(`${svc.url}/v1/widget/attachments`, {
+    method: 'POST',
+    headers: { authorization: `Visitor ${token}` },
+    body: form,
+  });
+  const text = await r.text();
+  return { status: r.status, body: text ? JSON.parse(text) : null };
+}
+
+describe('config', () => {
+  it('answers the widget look and rules by widget_key; unknown or turned-off keys are 404', async () => {
+    const s = await site('Config Co');
+    const r = await api.get(`/v1/widget/config?key=${s.key}`);
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toEqual({
+      workspace_name: 'Config Co',
+      brand_color: '#2563eb',
+      greeting: '',
+      help_center_url: null,
+      require_email: false,
+    });
+    await settings(s, { greeting: 'Hi! How can we help?', require_email: true });
+    await api.patch('/v1/workspace', { settings: { help_center_enabled: true } }, s.t.as);
+    const again = await api.get(`/v1/widget/config?key=${s.key}`);
+    expect(again.body).toMatchObject({ greeting: 'Hi! How can we help?', require_email: true });
+    expect(again.body.help_center_url).toMatch(/\/hc\/config-co/);
+
+    const unknown = await api.get('/v1/widget/config?key=wk_nope');
+    expect(unknown.status).toBe(404);
+    expect(isErrorBody(unknown.body, 404, 'not_found')).toBe(true);
+    expect((await api.get('/v1/widget/config')).status).toBe(422);
+
+    expect((await settings(s, { enabled: false })).status).toBe(200);
+    expect((await api.get(`/v1/widget/config?key=${s.key}`)).status).toBe(404);
+    expect((await api.post('/v1/widget/session', { key: s.key })).status).toBe(404);
+  });
+});
+
+describe('settings', () => {
+  it('are read and changed by admins (and keys with settings scopes), not by agents', async () => {
+    const s = await site();
+    expect((await api.get('/v1/widget/settings', s.t.as)).body).toEqual({
+      greeting: '',
+      require_email: false,
+      enabled: true,
+      allowed_origins: [],
+    });
+    const r = await settings(s, { allowed_origins: ['https://Shop.Example.com', 'https://shop.example.com:443'] });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.allowed_origins).toEqual([SITE]);
+    const agent = await addMember(svc, s.t, 'agent');
+    expect((await api.get('/v1/widget/settings', agent.as)).status).toBe(403);
+    expect((await api.patch('/v1/widget/settings', { greeting: 'x' }, agent.as)).status).toBe(403);
+    const bad = await settings(s, { allowed_origins: ['shop.example.com/path'] });
+    expect(bad.status).toBe(422);
+    expect(bad.body.errors[0].location).toMatch(/^body\.allowed_origins/);
+  });
+});
+
+describe('allowed origins', () => {
+  it('refuses a browser on an unlisted origin with 403 and no CORS headers; listed origins get them', async () => {
+    const s = await site();
+    // Empty list: every origin, with CORS headers naming it.
+    const any = await api.get(`/v1/widget/config?key=${s.key}`, { headers: { origin: 'https://anywhere.example' } });
+    expect(any.status).toBe(200);
+    expect(any.headers.get('access-control-allow-origin')).toBe('https://anywhere.example');
+
+    await settings(s, { allowed_origins: [SITE] });
+    const listed = await api.get(`/v1/widget/config?key=${s.key}`, { headers: { origin: SITE } });
+    expect(listed.status).toBe(200);
+    expect(listed.headers.get('access-control-allow-origin')).toBe(SITE);
+
+    const evil = { origin: 'https://evil.example' };
+    const refused = await api.get(`/v1/widget/config?key=${s.key}`, { headers: evil });
+    expect(refused.status).toBe(403);
+    expect(isErrorBody(refused.body, 403, 'forbidden')).toBe(true);
+    expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+    const noSession = await api.post('/v1/widget/session', { key: s.key }, { headers: evil });
+    expect(noSession.status).toBe(403);
+    expect(noSession.headers.get('access-control-allow-origin')).toBeNull();
+
+    // The visitor routes too, with a visitor that is otherwise fine.
+    const v = await session(s.key, {}, { origin: SITE });
+    const list = await api.get('/v1/widget/conversations', as(v.visitor_token, evil));
+    expect(list.status).toBe(403);
+    expect(list.headers.get('access-control-allow-origin')).toBeNull();
+    const post = await api.post('/v1/widget/conversations', { body: 'hi' }, as(v.visitor_token, evil));
+    expect(post.status).toBe(403);
+    const ok = await api.get('/v1/widget/conversations', as(v.visitor_token, { origin: SITE }));
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('access-control-allow-origin')).toBe(SITE);
+    // A server (no Origin) is not a browser's cross-origin request.
+    expect((await api.get('/v1/widget/conversations', as(v.visitor_token))).status).toBe(200);
+
+    // The browser's preflight: with ?key= the list decides; the answer grants the headers the widget sends.
+    const pre = await fetch(`${svc.url}/v1/widget/session?key=${s.key}`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: SITE,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+      },
+    });
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get('access-control-allow-origin')).toBe(SITE);
+    expect(pre.headers.get('access-control-allow-headers')).toContain('authorization');
+    const preEvil = await fetch(`${svc.url}/v1/widget/session?key=${s.key}`, {
+      method: 'OPTIONS',
+      headers: { ...evil, 'access-control-request-method': 'POST' },
+    });
+    expect(preEvil.status).toBe(403);
+    expect(preEvil.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
+
+describe('sessions', () => {
+  it('start a visitor (svc_vis_ token, contact, widget_ws token) and resume it with its token', async () => {
+    const s = await site();
+    const v = await session(s.key, { name: 'Vic Visitor' });
+    expect(v.visitor_token).toMatch(/^svc_vis_[A-Za-z0-9_-]{43}$/);
+    expect(v.contact).toEqual({ id: expect.any(String), email: null, name: 'Vic Visitor', avatar_url: null });
+    expect(v.gateway_url).toMatch(/^ws:\/\/.+\/socket\/widget\/websocket$/);
+    const claims = JSON.parse(Buffer.from(v.ws_token.split('.')[1]!, 'base64url').toString());
+    expect(claims).toMatchObject({ purpose: 'widget_ws', sub: v.contact.id, wid: s.t.workspaceId });
+    expect(claims.exp - claims.iat).toBe(300);
+    // Only a hash is stored.
+    const rows = await svc.rt.deps.database.db
+      .selectFrom('widget_visitors')
+      .selectAll()
+      .where('contact_id', '=', v.contact.id)
+      .execute();
+    expect(rows).toHaveLength(1);
+    expect(JSON.stringify(rows)).not.toContain(v.visitor_token);
+
+    const resumed = await session(s.key, { visitor_token: v.visitor_token, email: 'vic@example.com' });
+    expect(resumed.visitor_token).toBe(v.visitor_token);
+    expect(resumed.contact).toMatchObject({ id: v.contact.id, email: 'vic@example.com', name: 'Vic Visitor' });
+    // The agents see the contact.
+    const c = await api.get(`/v1/contacts/${v.contact.id}`, s.t.as);
+    expect(c.body).toMatchObject({ email: 'vic@example.com', name: 'Vic Visitor' });
+  });
+
+  it('refuse a token of another workspace, a revoked one, and other credentials (401)', async () => {
+    const a = await site();
+    const b = await site();
+    const va = await session(a.key);
+    const other = await api.post('/v1/widget/session', { key: b.key, visitor_token: va.visitor_token });
+    expect(other.status).toBe(401);
+    expect(isErrorBody(other.body, 401, 'unauthorized')).toBe(true);
+    // A visitor token never opens agent routes, and agent credentials never open visitor routes.
+    expect((await api.get('/v1/tickets', as(va.visitor_token))).status).toBe(401);
+    expect((await api.get('/v1/widget/conversations', a.t.as)).status).toBe(401);
+    expect((await api.get('/v1/widget/conversations', as('svc_vis_forged'))).status).toBe(401);
+
+    const conv = await converse(va.visitor_token);
+    expect((await api.delete('/v1/widget/session', as(va.visitor_token))).status).toBe(204);
+    expect((await api.get('/v1/widget/conversations', as(va.visitor_token))).status).toBe(401);
+    expect((await api.get(`/v1/widget/conversations/${conv.id}/messages`, as(va.visitor_token))).status).toBe(401);
+    expect((await api.post('/v1/widget/session', { key: a.key, visitor_token: va.visitor_token })).status).toBe(401);
+  });
+
+  it('keeps an email that another contact holds away from that contact: a typed email proves nothing', async () => {
+    const s = await site();
+    const victim = await api.post('/v1/contacts', { email: 'ceo@example.com', name: 'The CEO' }, s.t.as);
+    const v = await session(s.key, { email: 'ceo@example.com' });
+    expect(v.contact.id).not.toBe(victim.body.id);
+    expect(v.contact.email).toBeNull();
+    // Its messages still carry the address for the agents.
+    const conv = await converse(v.visitor_token);
+    const msgs = await api.get(`/v1/tickets/${conv.id}/messages`, s.t.as);
+    expect(msgs.body.data[0].from_email).toBe('ceo@example.com');
+  });
+
+  it('verifies identities: the right user_hash is one contact on every device; a wrong one is 401 and creates nothing', async () => {
+    const s = await site();
+    const secret = await rotateSecret(s);
+    const laptop = await session(s.key, { user_id: 'user-42', user_hash: hmac(secret, 'user-42'), name: 'Ada' });
+    const phone = await session(s.key, { user_id: 'user-42', user_hash: hmac(secret, 'user-42').toUpperCase() });
+    expect(phone.contact.id).toBe(laptop.contact.id);
+    expect(phone.visitor_token).not.toBe(laptop.visitor_token);
+    const contact = await api.get(`/v1/contacts/${laptop.contact.id}`, s.t.as);
+    expect(contact.body).toMatchObject({ external_id: 'user-42', name: 'Ada' });
+    // A conversation started on the laptop is on the phone too.
+    const conv = await converse(laptop.visitor_token);
+    const onPhone = await api.get('/v1/widget/conversations', as(phone.visitor_token));
+    expect(onPhone.body.data.map((c: { id: string }) => c.id)).toEqual([conv.id]);
+
+    const count = async () =>
+      Number(
+        (
+          await svc.rt.deps.database.db
+            .selectFrom('contacts')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .where('workspace_id', '=', s.t.workspaceId)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    const before = await count();
+    for (const body of [
+      { user_id: 'user-43', user_hash: hmac(secret, 'user-42') },
+      { user_id: 'user-42', user_hash: hmac('another secret', 'user-42') },
+    ]) {
+      const r = await api.post('/v1/widget/session', { key: s.key, ...body });
+      expect(r.status, JSON.stringify(body)).toBe(401);
+    }
+    expect(await count()).toBe(before);
+    expect((await api.post('/v1/widget/session', { key: s.key, user_id: 'user-42' })).status).toBe(422);
+    expect((await api.post('/v1/widget/session', { key: s.key, user_id: 'x', user_hash: 'zz' })).status).toBe(422);
+  });
+});
+
+describe('conversations and messages', () => {
+  it("are the visitor's own chat tickets with their public messages: never notes, agents' emails or internal fields", async () => {
+    const s = await site();
+    const v = await session(s.key, { name: 'Vic', email: 'vic@example.com' });
+    const first = await converse(v.visitor_token, 'Where is my parcel?');
+    expect(first).toEqual({
+      id: expect.any(String),
+      number: expect.any(Number),
+      subject: 'Where is my parcel?',
+      status: 'open',
+      created_at: expect.any(String),
+      last_message_at: expect.any(String),
+    });
+    const second = await converse(v.visitor_token, 'Another question');
+    const list = await api.get('/v1/widget/conversations', as(v.visitor_token));
+    expect(list.body.data.map((c: { id: string }) => c.id)).toEqual([second.id, first.id]);
+    expect(list.body.next_cursor).toBeNull();
+    const page = await api.get('/v1/widget/conversations?limit=1', as(v.visitor_token));
+    expect(page.body.data).toHaveLength(1);
+    const next = await api.get(`/v1/widget/conversations?limit=1&cursor=${page.body.next_cursor}`, as(v.visitor_token));
+    expect(next.body.data[0].id).toBe(first.id);
+
+    // The agents see a chat ticket of the visitor's contact.
+    const ticket = await api.get(`/v1/tickets/${first.id}`, s.t.as);
+    expect(ticket.body).toMatchObject({ channel: 'chat', status: 'open' });
+    expect(ticket.body.contact.id).toBe(v.contact.id);
+
+    await api.post(`/v1/tickets/${first.id}/messages`, { kind: 'note', body_html: '<p>secret note</p>' }, s.t.as);
+    const reply = await api.post(
+      `/v1/tickets/${first.id}/messages`,
+      { kind: 'reply', body_html: '<p>On its way!</p>' },
+      s.t.as,
+    );
+    expect(reply.status, reply.text).toBe(201);
+    const msgs = await api.get(`/v1/widget/conversations/${first.id}/messages`, as(v.visitor_token));
+    expect(msgs.status, msgs.text).toBe(200);
+    expect(msgs.body.data.map((m: { body_text: string }) => m.body_text)).toEqual([
+      'Where is my parcel?',
+      'On its way!',
+    ]);
+    expect(msgs.text).not.toContain('secret note');
+    expect(msgs.text).not.toContain(s.t.owner.email);
+    const [mine, theirs] = msgs.body.data;
+    expect(mine.author).toEqual({ type: 'contact', name: 'Vic', avatar_url: null });
+    expect(theirs.author).toEqual({ type: 'agent', name: 'Olivia Owner', avatar_url: null });
+    expect(Object.keys(theirs).sort()).toEqual(
+      ['attachments', 'author', 'body_html', 'body_text', 'conversation_id', 'created_at', 'direction', 'id'].sort(),
+    );
+
+    const sent = await api.post(
+      `/v1/widget/conversations/${first.id}/messages`,
+      { body: 'Thanks!' },
+      as(v.visitor_token),
+    );
+    expect(sent.status, sent.text).toBe(201);
+    expect(sent.body).toMatchObject({ conversation_id: first.id, direction: 'inbound', body_text: 'Thanks!' });
+  });
+
+  it("answers 404 for another visitor's conversation, an email ticket of the same contact, and ids that are not ids", async () => {
+    const s = await site();
+    const alice = await session(s.key);
+    const bob = await session(s.key);
+    const hers = await converse(alice.visitor_token);
+    for (const [method, path, body] of [
+      ['GET', `/v1/widget/conversations/${hers.id}/messages`, undefined],
+      ['POST', `/v1/widget/conversations/${hers.id}/messages`, { body: 'let me in' }],
+      ['POST', `/v1/widget/conversations/${hers.id}/handoff`, undefined],
+      ['GET', '/v1/widget/conversations/not-an-id/messages', undefined],
+    ] as const) {
+      const r = await api.req(method, path, { ...as(bob.visitor_token), ...(body ? { body } : {}) });
+      expect(r.status, `${method} ${path}`).toBe(404);
+    }
+    expect((await api.get('/v1/widget/conversations', as(bob.visitor_token))).body.data).toEqual([]);
+    // Another channel's ticket of the same contact is not a conversation.
+    const email = await api.post(
+      '/v1/tickets',
+      { subject: 'By mail', contact_id: alice.contact.id, body_html: '<p>x</p>' },
+      s.t.as,
+    );
+    expect(email.status, email.text).toBe(201);
+    expect((await api.get(`/v1/widget/conversations/${email.body.id}/messages`, as(alice.visitor_token))).status).toBe(
+      404,
+    );
+  });
+
+  it('keeps HTML and script in visitor messages as text, escaped for the agents', async () => {
+    const s = await site();
+    const v = await session(s.key);
+    const text = '<script>alert("x")</script><img src=x onerror=alert(1)> & <b>bold</b>';
+    const conv = await converse(v.visitor_token, text);
+    const agentView = await api.get(`/v1/tickets/${conv.id}/messages`, s.t.as);
+    const m = agentView.body.data[0];
+    expect(m.body_text).toBe(text);
+    expect(m.body_html).not.toMatch(/<script|<img|<b>/i);
+    expect(m.body_html).toContain('&lt;script&gt;');
+    const visitorView = await api.get(`/v1/widget/conversations/${conv.id}/messages`, as(v.visitor_token));
+    expect(visitorView.body.data[0].body_text).toBe(text);
+    expect(visitorView.body.data[0].body_html).not.toMatch(/<script/i);
+    expect((await api.post('/v1/widget/conversations', { body: '   ' }, as(v.visitor_token))).status).toBe(422);
+    expect((await api.post('/v1/widget/conversations', { body: 'x'.repeat(10_001) }, as(v.visitor_token))).status).toBe(
+      422,
+    );
+  });
+
+  it('reopens a pending, on hold or solved conversation; a closed one gets a follow-up', async () => {
+    const s = await site();
+    const v = await session(s.key);
+    const conv = await converse(v.visitor_token);
+    for (const status of ['pending', 'on_hold', 'solved']) {
+      expect((await api.patch(`/v1/tickets/${conv.id}`, { status }, s.t.as)).status).toBe(200);
+      const r = await api.post(
+        `/v1/widget/conversations/${conv.id}/messages`,
+        { body: `again ${status}` },
+        as(v.visitor_token),
+      );
+      expect(r.status, r.text).toBe(201);
+      expect((await api.get(`/v1/tickets/${conv.id}`, s.t.as)).body.status, status).toBe('open');
+    }
+    expect((await api.patch(`/v1/tickets/${conv.id}`, { status: 'closed' }, s.t.as)).status).toBe(200);
+    const r = await api.post(
+      `/v1/widget/conversations/${conv.id}/messages`,
+      { body: 'one more thing' },
+      as(v.visitor_token),
+    );
+    expect(r.status, r.text).toBe(201);
+    expect(r.body.conversation_id).not.toBe(conv.id);
+    const follow = await api.get(`/v1/tickets/${r.body.conversation_id}`, s.t.as);
+    expect(follow.body).toMatchObject({ channel: 'chat', status: 'open' });
+    expect(follow.body.custom.follow_up_of.id).toBe(conv.id);
+  });
+
+  it('asks for an email first when require_email is on', async () => {
+    const s = await site();
+    await settings(s, { require_email: true });
+    const v = await session(s.key);
+    const refused = await api.post('/v1/widget/conversations', { body: 'hi' }, as(v.visitor_token));
+    expect(refused.status).toBe(422);
+    expect(refused.body.errors[0].location).toBe('body.email');
+    await session(s.key, { visitor_token: v.visitor_token, email: `v${Date.now()}@example.com` });
+    await converse(v.visitor_token);
+  });
+
+  it('hands off to a person: the ticket records it and opens again', async () => {
+    const s = await site();
+    const v = await session(s.key);
+    const conv = await converse(v.visitor_token);
+    await api.patch(`/v1/tickets/${conv.id}`, { status: 'pending' }, s.t.as);
+    const r = await api.post(`/v1/widget/conversations/${conv.id}/handoff`, undefined, as(v.visitor_token));
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toMatchObject({ id: conv.id, status: 'open' });
+    const t = await api.get(`/v1/tickets/${conv.id}`, s.t.as);
+    expect(typeof t.body.custom.handoff_requested_at).toBe('string');
+  });
+
+  it('replays a retried start with the same Idempotency-Key instead of opening two conversations', async () => {
+    const s = await site();
+    const v = await session(s.key);
+    const o = as(v.visitor_token, { 'idempotency-key': 'start-1' });
+    const a = await api.post('/v1/widget/conversations', { body: 'once' }, o);
+    const b = await api.post('/v1/widget/conversations', { body: 'once' }, o);
+    expect(a.status).toBe(201);
+    expect(b.status).toBe(201);
+    expect(b.body.id).toBe(a.body.id);
+    expect(b.headers.get('idempotent-replayed')).toBe('true');
+  });
+});
+
+describe('attachments', () => {
+  it('go through the attachment pipeline; only their visitor can attach them; 30 MB is 413', async () => {
+    const s = await site();
+    const v = await session(s.key);
+    const other = await session(s.key);
+    const up = await upload(v.visitor_token, Buffer.from('%PDF-1.4\n%\xe2\xe3\n1 0 obj\n<<>>\nendobj\n'));
+    expect(up.status, JSON.stringify(up.body)).toBe(201);
+    expect(up.body).toMatchObject({ filename: 'receipt.pdf', inline: false });
+    const stolen = await api.post(
+      '/v1/widget/conversations',
+      { body: 'mine', attachment_ids: [up.body.id] },
+      as(other.visitor_token),
+    );
+    expect(stolen.status).toBe(422);
+    expect(stolen.body.errors[0].location).toBe('body.attachment_ids');
+    const conv = await api.post(
+      '/v1/widget/conversations',
+      { body: 'see file', attachment_ids: [up.body.id] },
+      as(v.visitor_token),
+    );
+    expect(conv.status, conv.text).toBe(201);
+    const msgs = await api.get(`/v1/widget/conversations/${conv.body.id}/messages`, as(v.visitor_token));
+    expect(msgs.body.data[0].attachments.map((a: { id: string }) => a.id)).toEqual([up.body.id]);
+    const agent = await api.get(`/v1/tickets/${conv.body.id}/messages`, s.t.as);
+    expect(agent.body.data[0].attachments[0].id).toBe(up.body.id);
+    // Attached once: not again.
+    const again = await api.post(
+      '/v1/widget/conversations',
+      { body: 'again', attachment_ids: [up.body.id] },
+      as(v.visitor_token),
+    );
+    expect(again.status).toBe(422);
+
+    const big = await upload(v.visitor_token, Buffer.alloc(30 * 1024 * 1024, 1), 'big.bin');
+    expect(big.status).toBe(413);
+    expect(big.body.code).toBe('too_large');
+  });
+});
+
+describe('limits', () => {
+  it('refuses the 21st new conversation in an hour and the 61st message in a minute with 429 and Retry-After', async () => {
+    const s = await site();
+    const v = await session(s.key);
+    let last: { id: string } | null = null;
+    for (let i = 0; i < 20; i++) last = await converse(v.visitor_token, `question ${i}`);
+    const over = await api.post('/v1/widget/conversations', { body: 'one too many' }, as(v.visitor_token));
+    expect(over.status).toBe(429);
+    expect(isErrorBody(over.body, 429, 'rate_limited')).toBe(true);
+    expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(60);
+
+    // 20 messages counted with the conversations; 40 more make 60.
+    for (let i = 0; i < 40; i++) {
+      const r = await api.post(`/v1/widget/conversations/${last!.id}/messages`, { body: `m${i}` }, as(v.visitor_token));
+      expect(r.status, r.text).toBe(201);
+    }
+    const tooMany = await api.post(
+      `/v1/widget/conversations/${last!.id}/messages`,
+      { body: 'm61' },
+      as(v.visitor_token),
+    );
+    expect(tooMany.status).toBe(429);
+    const retry = Number(tooMany.headers.get('retry-after'));
+    expect(retry).toBeGreaterThan(0);
+    expect(retry).toBeLessThanOrEqual(60);
+    // Another visitor has limits of their own.
+    await converse((await session(s.key)).visitor_token);
+  });
+});
+
+describe('onboarding', () => {
+  it('marks install_widget done at the first widget session from a browser on an allowed origin', async () => {
+    const s = await site();
+    const done = async () =>
+      ((await api.get('/v1/onboarding', s.t.as)).body.steps as Array<{ id: string; done: boolean }>).find(
+        (x) => x.id === 'install_widget',
+      )!.done;
+    expect(await done()).toBe(false);
+    await settings(s, { allowed_origins: [SITE] });
+    await session(s.key); // a server: no Origin
+    expect(
+      (await api.post('/v1/widget/session', { key: s.key }, { headers: { origin: 'https://evil.example' } })).status,
+    ).toBe(403);
+    expect(await done()).toBe(false);
+    await session(s.key, {}, { origin: SITE });
+    expect(await done()).toBe(true);
+  });
+});
