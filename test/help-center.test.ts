@@ -555,6 +555,55 @@ describe('search', () => {
     expect((await page(`${c.base}/search?q=`)).text).toContain('Type a question');
   });
 
+  it('pages of ten results, best first, every match reachable; a page past the end or an odd page number', async () => {
+    const c = await newCenter();
+    // 23 matches: the one with the word in its title ranks first; one draft never shows.
+    await post(c.t.as, '/v1/kb/articles', { title: 'Gateway timeouts', status: 'published' });
+    for (let i = 1; i <= 22; i++) {
+      await post(c.t.as, '/v1/kb/articles', {
+        title: `Note ${String(i).padStart(2, '0')}`,
+        body_html: `<p>Something about the gateway in note ${i}.</p>`,
+        status: 'published',
+      });
+    }
+    await post(c.t.as, '/v1/kb/articles', { title: 'Gateway draft', body_html: '<p>gateway</p>' });
+    const links = (html: string) =>
+      all(html, 'a')
+        .map((a) => a.attribs.href ?? '')
+        .filter((h) => h.startsWith(`${c.base}/articles/`));
+    const pagerLink = (html: string, rel: string) =>
+      all(html, 'a').find((a) => a.attribs.rel === rel)?.attribs.href?.replaceAll('&amp;', '&');
+
+    const p1 = await page(`${c.base}/search?q=gateway&utm_source=x`);
+    expect(links(p1.text)).toHaveLength(10);
+    expect(links(p1.text)[0]).toBe(`${c.base}/articles/gateway-timeouts`);
+    expect(p1.text).toContain('23 articles, 1 to 10 shown');
+    expect(pagerLink(p1.text, 'prev')).toBeUndefined();
+    const next = pagerLink(p1.text, 'next')!;
+    expect(next).toBe(`${c.base}/search?q=gateway&page=2`);
+
+    const seen = new Set(links(p1.text));
+    const p2 = await page(next);
+    for (const h of links(p2.text)) seen.add(h);
+    const p3 = await page(pagerLink(p2.text, 'next')!);
+    expect(links(p3.text)).toHaveLength(3);
+    expect(p3.text).toContain('21 to 23 shown');
+    expect(pagerLink(p3.text, 'next')).toBeUndefined();
+    for (const h of links(p3.text)) seen.add(h);
+    expect(seen.size).toBe(23); // every match once, none twice
+    expect([...seen].some((h) => h.includes('draft'))).toBe(false);
+
+    const past = await page(`${c.base}/search?q=gateway&page=9`);
+    expect(past.status).toBe(200);
+    expect(past.text).toContain('There are no more results.');
+    expect(pagerLink(past.text, 'prev')).toBe(`${c.base}/search?q=gateway&page=3`);
+    for (const odd of ['0', '-1', 'abc', '1e3', '99999']) {
+      const r = await page(`${c.base}/search?q=gateway&page=${odd}`);
+      expect(r.status).toBe(200);
+      expect(links(r.text)[0]).toBe(`${c.base}/articles/gateway-timeouts`);
+    }
+  });
+
   it('an article in German has lang="de"; other pages en', async () => {
     const c = await newCenter();
     await post(c.t.as, '/v1/kb/articles', { title: 'Konto löschen', language: 'de', status: 'published' });

@@ -666,6 +666,61 @@ describe('preview', () => {
     expect(preview('\u{1F1EB}\u{1F1F7}\u{1F1E9}\u{1F1EA}', 3)).toBe('\u{1F1EB}\u{1F1F7}…');
   });
 
+  it('cuts where segmenting the whole text would, in any script: combining marks, ZWJ emoji, flags, Hangul, CJK', () => {
+    // The reference: every grapheme cluster from the start, while they fit (what preview did
+    // before it started segmenting near the cut).
+    const seg = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+    const reference = (line: string, max: number) => {
+      if ([...line].length <= max) return line;
+      let cut = '';
+      let used = 0;
+      for (const { segment } of seg.segment(line)) {
+        const size = [...segment].length;
+        if (used + size > max - 1) break;
+        cut += segment;
+        used += size;
+      }
+      if (cut === '') cut = [...line].slice(0, max - 1).join('');
+      return `${cut.trimEnd()}…`;
+    };
+    const pieces = [
+      'a',
+      'Z',
+      '7',
+      '.',
+      'é',
+      'e\u0301',
+      'a\u0301\u0302\u0303',
+      '\u00a9',
+      '\u0600',
+      '\u0915\u094d\u0937',
+      '\u{1F469}\u200D\u{1F469}\u200D\u{1F467}',
+      '\u{1F44D}\u{1F3FD}',
+      '\u{1F1EB}',
+      '\u{1F1F7}',
+      '\u1100\u1161\u11A8',
+      '\uD55C',
+      '\u4E2D',
+      '\u6587',
+      'x\u200D',
+      '\u0483',
+      '\u3099',
+      '\u{1D11E}',
+    ];
+    let seed = 7;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    for (let i = 0; i < 3000; i++) {
+      let t = '';
+      const len = 1 + rand(60);
+      for (let k = 0; k < len; k++) t += pieces[rand(pieces.length)];
+      const max = 1 + rand(30);
+      expect(preview(t, max), JSON.stringify({ t, max })).toBe(reference(t, max));
+    }
+  });
+
   it('rejects a max that is not a positive integer', () => {
     expect(() => preview('x', 0)).toThrow(RangeError);
     expect(() => preview('x', 1.5)).toThrow(RangeError);

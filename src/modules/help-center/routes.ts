@@ -37,7 +37,9 @@ import { isReader, visitorOf } from './views.js';
 const HTML = 'text/html; charset=utf-8';
 /** The search box's longest query (as GET /v1/kb/articles?q=). */
 const Q_MAX = 200;
-const RESULTS = 20;
+/** Search results per page, and the last page offered (the 500 best matches). */
+const RESULTS = 10;
+const MAX_PAGES = 50;
 
 /** Every page: public, hidden from the API document, its query open (see above). */
 const page = (querystring?: object) => ({
@@ -210,17 +212,29 @@ export default async function helpCenterRoutes(app: App, deps: Deps): Promise<vo
 
     hc.get(
       '/hc/:workspace/search',
-      page(Type.Object({ q: Type.Optional(Type.String()) }, { additionalProperties: true })),
+      page(
+        Type.Object(
+          { q: Type.Optional(Type.String()), page: Type.Optional(Type.String()) },
+          { additionalProperties: true },
+        ),
+      ),
       async (req, reply) => {
         const center = await helpCenterOf(req, reply);
         if (!center) return reply;
         const l = linksOf(config.publicUrl, center.slug);
-        const q = [...((req.query as { q?: string }).q ?? '').trim()].slice(0, Q_MAX).join('');
-        const results = q === '' ? [] : await search(deps, center.workspaceId, q, RESULTS);
+        const query = req.query as { q?: string; page?: string };
+        const q = [...(query.q ?? '').trim()].slice(0, Q_MAX).join('');
+        // ?page=N, 1 to MAX_PAGES; anything else is the first page (a link cut short, a typo).
+        const asked = /^[1-9]\d{0,3}$/.test(query.page ?? '') ? Number(query.page) : 1;
+        const n = Math.min(asked, MAX_PAGES);
+        const found =
+          q === '' ? { total: 0, hits: [] } : await search(deps, center.workspaceId, q, (n - 1) * RESULTS, RESULTS);
+        const pages = Math.min(MAX_PAGES, Math.ceil(found.total / RESULTS));
+        const pageHref = (k: number) => `${l.search}?${new URLSearchParams(k === 1 ? { q } : { q, page: String(k) })}`;
         const body = renderPage(
           'search',
           model(center, {
-            title: q === '' ? 'Search' : `Results for “${q}”`,
+            title: q === '' ? 'Search' : n > 1 ? `Results for “${q}”, page ${n}` : `Results for “${q}”`,
             description: `Search the articles of ${center.title}.`,
             canonical: null,
             ogType: 'website',
@@ -229,7 +243,18 @@ export default async function helpCenterRoutes(app: App, deps: Deps): Promise<vo
               { name: center.title, href: l.home },
               { name: 'Search', href: null },
             ],
-            results: results.map((r) => ({ ...r, href: l.article(r.slug) })),
+            total: found.total,
+            first: (n - 1) * RESULTS + 1,
+            results: found.hits.map((r) => ({ ...r, href: l.article(r.slug) })),
+            pager:
+              pages > 1
+                ? {
+                    page: n,
+                    pages,
+                    prev: n > 1 ? pageHref(Math.min(n - 1, pages)) : null,
+                    next: n < pages ? pageHref(n + 1) : null,
+                  }
+                : null,
           }),
         );
         return sendCached(req, reply, { type: HTML, body, csp });

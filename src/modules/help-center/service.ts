@@ -5,7 +5,7 @@
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { articleQuery, findArticleBySlug, type KbArticleView, presentArticle } from '../kb/articles.js';
-import { searchPublishedArticles } from '../kb/list.js';
+import { searchPublished } from '../kb/list.js';
 import { presentWorkspace } from '../workspace/service.js';
 
 /** Slugs of workspaces, collections and articles: anything else names nothing (404, no query). */
@@ -161,11 +161,12 @@ export async function findPublishedArticle(deps: Deps, workspaceId: string, slug
   return { kind: 'article', article: hit.article, collection: c ?? null };
 }
 
-/** Published articles matching q, best first, each with its snippet (escaped HTML, <mark>s). */
-export async function search(deps: Deps, workspaceId: string, q: string, limit: number) {
-  const hits = await searchPublishedArticles(deps, workspaceId, q, limit);
-  return hits.map((h) => ({ ...summary(h), snippet: h.snippet }));
-}
+/**
+ * A page of the published articles matching q, best first, each with its snippet (escaped
+ * HTML, <mark>s), and how many match in all.
+ */
+export const search = (deps: Deps, workspaceId: string, q: string, offset: number, limit: number) =>
+  searchPublished(deps, workspaceId, q, offset, limit);
 
 /** What the sitemap lists: published articles and the collections holding some, with lastmod. */
 export async function sitemapEntries(deps: Deps, workspaceId: string) {

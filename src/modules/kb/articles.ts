@@ -25,6 +25,12 @@ export type KbArticleView = Static<typeof KbArticle>;
 export const ARTICLE_NOT_FOUND = 'Article not found.';
 /** Length of a derived excerpt, in code points, the "…" included. */
 const EXCERPT_LENGTH = 200;
+/**
+ * Enough of an article's text to derive its excerpt from when the rest is not wanted (search
+ * results): preview reads max * 8 + 64 code units, more only when those collapse to almost
+ * nothing (a text that is 95 % whitespace would give a shorter excerpt from this start).
+ */
+export const EXCERPT_SOURCE = 8000;
 
 export function articleQuery(db: Kysely<DB>, workspaceId: string) {
   return db

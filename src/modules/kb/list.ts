@@ -16,7 +16,14 @@ import { escapeHtml } from '../../platform/html/index.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { invalid } from '../../platform/http/errors.js';
 import type { Page } from '../../platform/http/pagination.js';
-import { type ArticleRow, articleQuery, excerptOf, type KbArticleView, presentArticle } from './articles.js';
+import {
+  type ArticleRow,
+  articleQuery,
+  EXCERPT_SOURCE,
+  excerptOf,
+  type KbArticleView,
+  presentArticle,
+} from './articles.js';
 import type { KbArticleHit, ListKbArticlesQuery } from './schemas.js';
 
 export type KbArticleHitView = Static<typeof KbArticleHit>;
@@ -38,15 +45,20 @@ interface Search {
   query: RawBuilder<unknown>;
 }
 
-/** The languages the workspace's articles are written in. */
+/**
+ * The languages the workspace's articles are written in: a skip scan of the (workspace_id,
+ * language) index, one probe per language, whatever the number of articles.
+ */
 async function languagesOf(deps: Deps, workspaceId: string): Promise<string[]> {
-  const rows = await deps.database.db
-    .selectFrom('kb_articles')
-    .select('language')
-    .distinct()
-    .where('workspace_id', '=', workspaceId)
-    .execute();
-  return rows.map((r) => r.language);
+  const r = await sql<{ language: string }>`
+    WITH RECURSIVE l (language) AS (
+      SELECT min(language) FROM kb_articles WHERE workspace_id = ${workspaceId}
+      UNION ALL
+      SELECT (SELECT min(k.language) FROM kb_articles k WHERE k.workspace_id = ${workspaceId} AND k.language > l.language)
+        FROM l WHERE l.language IS NOT NULL
+    )
+    SELECT language FROM l WHERE language IS NOT NULL`.execute(deps.database.db);
+  return r.rows.map((x) => x.language);
 }
 
 function searchOf(q: string, languages: string[]): Search {
@@ -171,13 +183,90 @@ export async function searchArticles(
   }));
 }
 
-/** The help center's search: the best `limit` published articles matching q, with snippets. */
-export async function searchPublishedArticles(
+/** A page of the help center's search results: a published article with its snippet. */
+export interface PublishedHit {
+  title: string;
+  slug: string;
+  excerpt: string;
+  updatedAt: Date;
+  snippet: string;
+}
+
+/**
+ * The help center's search: the published articles matching q, best first, `limit` of them
+ * from `offset`, with how many match in all. Two statements: the ranking reads only the stored
+ * vectors (kept in the rows: migration 0034) and counts the matches in the same pass; then the
+ * page's own articles are read, with their snippets (ts_headline parses each text again: the
+ * costly part, so only for the page).
+ */
+export async function searchPublished(
   deps: Deps,
   workspaceId: string,
   q: string,
+  offset: number,
   limit: number,
-): Promise<Array<KbArticleView & { snippet: string }>> {
-  const rows = await matching(deps, workspaceId, { status: 'published' }, q, limit, null);
-  return rows.map((r) => ({ ...presentArticle(r), snippet: snippetHtml(r.headline) }));
+): Promise<{ total: number; hits: PublishedHit[] }> {
+  const languages = await languagesOf(deps, workspaceId);
+  if (languages.length === 0) return { total: 0, hits: [] };
+  const search = searchOf(q, languages);
+  const db = deps.database.db;
+  const ranked = await db
+    .selectFrom('kb_articles as a')
+    .select(['a.id', sql<number>`count(*) OVER ()`.as('total')])
+    .where('a.workspace_id', '=', workspaceId)
+    .where('a.status', '=', 'published')
+    .where(search.match)
+    .orderBy(sql`${search.rank}`, 'desc')
+    .orderBy('a.created_at', 'desc')
+    .orderBy('a.id', 'desc')
+    .limit(pageLimit(limit))
+    .offset(offset)
+    .execute();
+  if (ranked.length === 0) {
+    if (offset === 0) return { total: 0, hits: [] };
+    // Past the last page: how many there are, for the way back.
+    const c = await db
+      .selectFrom('kb_articles as a')
+      .select(sql<number>`count(*)`.as('n'))
+      .where('a.workspace_id', '=', workspaceId)
+      .where('a.status', '=', 'published')
+      .where(search.match)
+      .executeTakeFirstOrThrow();
+    return { total: Number(c.n), hits: [] };
+  }
+  const rows = await db
+    .selectFrom('kb_articles as a')
+    .select([
+      'a.id',
+      'a.title',
+      'a.slug',
+      'a.excerpt',
+      'a.updated_at',
+      // The derived excerpt is the start of the text: no more of it is read.
+      sql<string>`left(a.body_text, ${EXCERPT_SOURCE})`.as('lead'),
+      sql<string>`ts_headline(kb_search_config(a.language), translate(left(a.body_text, 20000), ${`${START}${STOP}`}, ''),
+                              ${search.query}::tsquery, ${HEADLINE_OPTIONS})`.as('headline'),
+    ])
+    .where('a.workspace_id', '=', workspaceId)
+    .where(
+      'a.id',
+      'in',
+      ranked.map((r) => r.id),
+    )
+    .execute();
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const hits = ranked.flatMap((x) => {
+    const r = byId.get(x.id);
+    if (!r) return []; // deleted between the two statements
+    return [
+      {
+        title: r.title,
+        slug: r.slug,
+        excerpt: excerptOf(r.excerpt, r.lead),
+        updatedAt: new Date(r.updated_at),
+        snippet: snippetHtml(r.headline),
+      },
+    ];
+  });
+  return { total: Number(ranked[0]!.total), hits };
 }

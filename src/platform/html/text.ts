@@ -118,14 +118,38 @@ export function preview(text: string, max: number = HTML_LIMITS.previewLength): 
   if (codePoints <= max) return line;
 
   const budget = max - 1; // room for the "…"
-  let cut = '';
-  let used = 0;
-  for (const { segment } of graphemes.segment(line)) {
-    const size = [...segment].length;
-    if (used + size > budget) break;
-    cut += segment;
-    used += size;
+  return `${graphemePrefix(line, budget).trimEnd()}…`;
+}
+
+/**
+ * No grapheme cluster rule joins two characters of this kind (UAX #29: none of them is a
+ * control pair, Extend, ZWJ, SpacingMark, Prepend, Hangul jamo or regional indicator): Latin
+ * below the combining marks, and the CJK unified ideographs.
+ */
+const alwaysSplit = (c: number): boolean => c < 0x300 || (c >= 0x4e00 && c <= 0x9fff);
+
+/**
+ * The longest start of `line` of at most `budget` code points that ends between grapheme
+ * clusters (its first `budget` code points when one cluster is longer than that). Segmenting
+ * costs a microsecond a cluster, so it starts at the last place before the cut where two
+ * characters that are never joined meet (a boundary), usually right at the cut.
+ */
+function graphemePrefix(line: string, budget: number): string {
+  // end: the UTF-16 index after the first `budget` code points.
+  let end = 0;
+  for (let n = 0; n < budget && end < line.length; n++) {
+    const c = line.charCodeAt(end);
+    end += c >= 0xd800 && c <= 0xdbff && (line.charCodeAt(end + 1) & 0xfc00) === 0xdc00 ? 2 : 1;
   }
-  if (cut === '') cut = [...line].slice(0, budget).join('');
-  return `${cut.trimEnd()}…`;
+  let start = end;
+  while (start > 0 && !(alwaysSplit(line.charCodeAt(start - 1)) && alwaysSplit(line.charCodeAt(start)))) start--;
+  if (start === end) return line.slice(0, end);
+  // Whole clusters from start while they fit before end (start is a boundary, or 0).
+  let cut = start;
+  for (const { segment, index } of graphemes.segment(line.slice(start))) {
+    if (start + index + segment.length > end) break;
+    cut = start + index + segment.length;
+  }
+  if (cut === 0) return line.slice(0, end);
+  return line.slice(0, cut);
 }
