@@ -572,7 +572,9 @@ describe('search', () => {
         .map((a) => a.attribs.href ?? '')
         .filter((h) => h.startsWith(`${c.base}/articles/`));
     const pagerLink = (html: string, rel: string) =>
-      all(html, 'a').find((a) => a.attribs.rel === rel)?.attribs.href?.replaceAll('&amp;', '&');
+      all(html, 'a')
+        .find((a) => a.attribs.rel === rel)
+        ?.attribs.href?.replaceAll('&amp;', '&');
 
     const p1 = await page(`${c.base}/search?q=gateway&utm_source=x`);
     expect(links(p1.text)).toHaveLength(10);

@@ -627,6 +627,72 @@ describe('the customer area', () => {
     expect((await c.svc.api.get(`/v1/tickets/${me.ticket.id}`, c.t.as)).body.status).toBe('closed');
   });
 
+  it('a request merged into another of theirs goes on there; merged into someone else’s, it says so and takes no reply', async () => {
+    const c = await newCenter();
+    const me = await customer(c, uniqueEmail('merge'), 'Printer jams');
+    const second = await postMultipart(
+      c,
+      `${c.base}/new`,
+      contactFields(c, { email: me.email, subject: 'Printer jams again' }),
+    );
+    expect(second.status).toBe(303);
+    const other = (await ticketsOf(c)).find((t) => t.subject === 'Printer jams again')!;
+    const merged = await c.svc.api.post(`/v1/tickets/${me.ticket.id}/merge`, { into_id: other.id }, c.t.as);
+    expect(merged.status, merged.text).toBe(200);
+
+    // The list shows the surviving request only; the merged one's address leads to it.
+    const list = await get(c, `${c.base}/requests`, me.cookie);
+    expect(list.text).toContain(`href="${c.base}/requests/${other.number}"`);
+    expect(list.text).not.toContain(`href="${c.base}/requests/${me.ticket.number}"`);
+    const old = await get(c, `${c.base}/requests/${me.ticket.number}`, me.cookie);
+    expect(old.status).toBe(303);
+    expect(old.location).toBe(`${c.base}/requests/${other.number}`);
+    const survivor = await get(c, old.location!, me.cookie);
+    expect(survivor.text).toContain('Printer jams'); // the first request's message moved here
+
+    // A reply sent from a page opened before the merge lands in the surviving request.
+    const r = await postMultipart(
+      c,
+      `${c.base}/requests/${me.ticket.number}`,
+      { csrf: csrfOf(survivor.text), message: 'Any news?' },
+      [],
+      { cookie: me.cookie },
+    );
+    expect(r.status, r.text).toBe(303);
+    expect(r.location).toBe(`${c.base}/requests/${other.number}?sent`);
+    expect((await messagesOf(c, other.id)).at(-1)).toMatchObject({ body_text: 'Any news?' });
+    expect(await messagesOf(c, me.ticket.id)).toHaveLength(0);
+
+    // Merged into another customer's ticket: nothing of it shows, and a reply is not taken.
+    const them = await customer(c, uniqueEmail('them'), 'Their own problem');
+    const mine2 = await postMultipart(
+      c,
+      `${c.base}/new`,
+      contactFields(c, { email: me.email, subject: 'Toner empty' }),
+    );
+    expect(mine2.status).toBe(303);
+    const toner = (await ticketsOf(c)).find((t) => t.subject === 'Toner empty')!;
+    expect((await c.svc.api.post(`/v1/tickets/${toner.id}/merge`, { into_id: them.ticket.id }, c.t.as)).status).toBe(
+      200,
+    );
+    const gone = await get(c, `${c.base}/requests/${toner.number}`, me.cookie);
+    expect(gone.status).toBe(200);
+    expect(gone.text).toContain('was merged into another conversation');
+    expect(gone.text).not.toContain('Their own problem');
+    expect(gone.text).not.toContain('Send reply'); // no reply form
+    expect(gone.text).not.toContain('name="message"');
+    const before = (await messagesOf(c, them.ticket.id)).length;
+    const refused = await postMultipart(
+      c,
+      `${c.base}/requests/${toner.number}`,
+      { csrf: csrfOf(survivor.text), message: 'Hello?' },
+      [],
+      { cookie: me.cookie },
+    );
+    expect(refused.status).toBe(404);
+    expect(await messagesOf(c, them.ticket.id)).toHaveLength(before);
+  });
+
   it('a post without the CSRF token, or with another session’s, is 403 and changes nothing', async () => {
     const c = await newCenter();
     const me = await customer(c);

@@ -4,29 +4,10 @@
 import { type Kysely, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { DB } from '../../platform/db/schema.js';
+import { liveTicket } from '../tickets/queries.js';
 import type { InboundMail } from './parse.js';
 import { threadCandidates, ticketTokenOf } from './threading.js';
 import { verifyTicketTokenFor } from './ticket-token.js';
-
-/** A live ticket (following merges), or null. */
-async function liveTicket(db: Kysely<DB>, workspaceId: string, id: string): Promise<string | null> {
-  let current = id;
-  for (let hop = 0; hop < 5; hop++) {
-    const t = await db
-      .selectFrom('tickets')
-      .select(['id', 'merged_into_id', 'deleted_at'])
-      .where('workspace_id', '=', workspaceId)
-      .where('id', '=', current)
-      .executeTakeFirst();
-    if (!t) return null;
-    if (t.merged_into_id) {
-      current = t.merged_into_id;
-      continue;
-    }
-    return t.deleted_at === null ? t.id : null;
-  }
-  return null;
-}
 
 /** Whether an address takes part in a ticket: its contact, or a sender or recipient of one of its messages. */
 async function isParticipant(db: Kysely<DB>, workspaceId: string, ticketId: string, email: string): Promise<boolean> {

@@ -405,6 +405,8 @@ export default async function portalRoutes(app: App, deps: Deps): Promise<void> 
       const request = await loadRequest(deps, s, number);
       if (!request) return notFound(reply, hc);
       const l = linksOf(config.publicUrl, hc.slug);
+      // Merged into another of the customer's requests: the conversation goes on there.
+      if (request.movedTo !== null) return see(reply, l.request(request.movedTo));
       const body = renderPage(
         'portal-request',
         model(hc, {

@@ -23,7 +23,7 @@ import {
   type InboundFile,
   type InboundMessage,
 } from '../tickets/inbound.js';
-import { type TicketRow, ticketQuery } from '../tickets/queries.js';
+import { liveTicket, type TicketRow, ticketQuery } from '../tickets/queries.js';
 import type { FormFile } from './form.js';
 import { queueConfirmation } from './mail.js';
 import type { PortalSession } from './session.js';
@@ -175,6 +175,8 @@ export async function listRequests(deps: Deps, s: PortalSession): Promise<Reques
     .where('t.contact_id', '=', s.contactId)
     .where('t.deleted_at', 'is', null)
     .where('t.spam', '=', false)
+    // A merged request goes on in the ticket it was merged into (its messages moved there).
+    .where('t.merged_into_id', 'is', null)
     .orderBy('updated', 'desc')
     .orderBy('t.number', 'desc')
     .limit(100)
@@ -203,6 +205,10 @@ export interface RequestPage {
   status: string;
   createdAt: Date;
   followUpOf: number | null;
+  /** Merged into another of the customer's requests: its number (the page moves there). */
+  movedTo: number | null;
+  /** Merged into a request that is not the customer's: its messages went there, no reply here. */
+  mergedElsewhere: boolean;
   messages: RequestMessage[];
 }
 
@@ -218,11 +224,39 @@ const followUpOf = (custom: unknown): number | null => {
   return typeof f?.number === 'number' ? f.number : null;
 };
 
+/**
+ * Where a merged ticket of the customer's went: the surviving ticket (following merges) when it
+ * is the customer's too; null when it is someone else's (or gone).
+ */
+async function ownSurvivor(db: Deps['database']['db'], s: PortalSession, ticketId: string, lock: boolean) {
+  const id = await liveTicket(db, s.workspaceId, ticketId);
+  if (id === null) return null;
+  const q = ticketQuery(db, s.workspaceId)
+    .where('t.id', '=', id)
+    .where('t.contact_id', '=', s.contactId)
+    .where('t.deleted_at', 'is', null)
+    .where('t.spam', '=', false);
+  return (await (lock ? q.forUpdate('t') : q).executeTakeFirst()) ?? null;
+}
+
 /** One of the customer's tickets with its public messages; null when it is not theirs. */
 export async function loadRequest(deps: Deps, s: PortalSession, number: number): Promise<RequestPage | null> {
   const db = deps.database.db;
   const t = await ownTicket(db, s, number).select('t.custom').executeTakeFirst();
   if (!t) return null;
+  if (t.merged_into_id !== null) {
+    const survivor = await ownSurvivor(db, s, t.id, false);
+    return {
+      number: Number(t.number),
+      subject: t.subject,
+      status: t.status,
+      createdAt: new Date(t.created_at),
+      followUpOf: followUpOf(t.custom),
+      movedTo: survivor ? Number(survivor.number) : null,
+      mergedElsewhere: survivor === null,
+      messages: [],
+    };
+  }
   const rows = await db
     .selectFrom('messages as m')
     .leftJoin('users as u', 'u.id', 'm.author_user_id')
@@ -245,6 +279,8 @@ export async function loadRequest(deps: Deps, s: PortalSession, number: number):
     status: t.status,
     createdAt: new Date(t.created_at),
     followUpOf: followUpOf(t.custom),
+    movedTo: null,
+    mergedElsewhere: false,
     messages: rows.map((r) => {
       const mine = r.author_type === 'contact';
       return {
@@ -266,7 +302,8 @@ async function lockOwnTicket(u: Unit, s: PortalSession, number: number): Promise
 
 /**
  * A customer's reply on their ticket: the ticket's number the reply went to (a follow-up's when
- * the ticket was closed), or null when the ticket is not theirs.
+ * the ticket was closed, the surviving ticket's when it was merged into another of theirs), or
+ * null when the ticket is not theirs, or was merged into someone else's (nothing is stored).
  */
 export async function replyToRequest(
   deps: Deps,
@@ -276,7 +313,8 @@ export async function replyToRequest(
 ): Promise<{ number: number; followUp: boolean } | null> {
   return withFiles(deps, s.workspaceId, input.files, (stored) =>
     deps.writer.run(s.workspaceId, async (u) => {
-      const ticket = await lockOwnTicket(u, s, number);
+      const asked = await lockOwnTicket(u, s, number);
+      const ticket = asked?.merged_into_id ? await ownSurvivor(u.trx, s, asked.id, true) : asked;
       if (!ticket) {
         await dropStored(deps, stored);
         return null;

@@ -176,3 +176,23 @@ export async function openTicketsOfAssignees(
 export async function reload(u: Unit, id: string): Promise<TicketRow> {
   return ticketQuery(u.trx, u.workspaceId).where('t.id', '=', id).executeTakeFirstOrThrow();
 }
+
+/** A live ticket (following merges, at most five), or null (deleted, or a chain too long). */
+export async function liveTicket(db: Kysely<DB>, workspaceId: string, id: string): Promise<string | null> {
+  let current = id;
+  for (let hop = 0; hop < 5; hop++) {
+    const t = await db
+      .selectFrom('tickets')
+      .select(['id', 'merged_into_id', 'deleted_at'])
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', current)
+      .executeTakeFirst();
+    if (!t) return null;
+    if (t.merged_into_id) {
+      current = t.merged_into_id;
+      continue;
+    }
+    return t.deleted_at === null ? t.id : null;
+  }
+  return null;
+}
