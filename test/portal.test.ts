@@ -386,6 +386,20 @@ describe('the contact form with CHALLENGE', () => {
     await new Promise<void>((r) => verify.server.close(() => r()));
   });
 
+  it('an operator who sets CHALLENGE without CHALLENGE_SITE_KEY is told at start; with it, nothing is said', async () => {
+    const warned = (s: Service) => s.logs.some((l) => l.includes('CHALLENGE_SITE_KEY is not'));
+    expect(warned(guarded)).toBe(false);
+    const keyless = await startService(
+      { ...db.env, PUBLIC_URL: ORIGIN, CHALLENGE: 'turnstile', CHALLENGE_SECRET: 'turnstile-secret' },
+      { jobs: false },
+    );
+    try {
+      expect(warned(keyless)).toBe(true);
+    } finally {
+      await keyless.stop();
+    }
+  });
+
   it('carries the widget, and stores nothing unless the check passes', async () => {
     const c = await newCenter(true, guarded);
     const form = await get(c, `${c.base}/new`);

@@ -60,6 +60,14 @@ export default async function portalRoutes(app: App, deps: Deps): Promise<void> 
   const maxFileBytes = maxMb * 1024 * 1024;
   const filesHint = `Up to ${MAX_FILES} files, ${maxMb} MB each.`;
   const challenge = formCsp(config);
+  if (config.challenge.kind !== 'none' && !config.challenge.siteKey) {
+    // The API's callers bring their own challenge token; the contact form needs the site key to
+    // show the check, without which every form sent would fail it.
+    deps.log.warn(
+      { challenge: config.challenge.kind },
+      'CHALLENGE is set but CHALLENGE_SITE_KEY is not: the help center contact form cannot show the check and will refuse every request',
+    );
+  }
 
   const model = (hc: HelpCenter, m: { title: string } & Record<string, unknown>): PageModel => {
     const l = linksOf(config.publicUrl, hc.slug);
