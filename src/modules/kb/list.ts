@@ -210,15 +210,23 @@ export async function searchPublished(
   if (languages.length === 0) return { total: 0, hits: [] };
   const search = searchOf(q, languages);
   const db = deps.database.db;
-  const ranked = await db
+  // Ranked in a subquery kept apart from the count (OFFSET 0 keeps the planner from merging
+  // them): the count's window then holds ids and ranks, not each match's stored vector (2.8 KB
+  // apiece, copied for all 775 matches of a common word: 2.5 ms of 6).
+  const matches = db
     .selectFrom('kb_articles as a')
-    .select(['a.id', sql<number>`count(*) OVER ()`.as('total')])
+    .select(['a.id', 'a.created_at', search.rank.as('rank')])
     .where('a.workspace_id', '=', workspaceId)
     .where('a.status', '=', 'published')
     .where(search.match)
-    .orderBy(sql`${search.rank}`, 'desc')
-    .orderBy('a.created_at', 'desc')
-    .orderBy('a.id', 'desc')
+    .offset(0)
+    .as('m');
+  const ranked = await db
+    .selectFrom(matches)
+    .select(['m.id', sql<number>`count(*) OVER ()`.as('total')])
+    .orderBy('m.rank', 'desc')
+    .orderBy('m.created_at', 'desc')
+    .orderBy('m.id', 'desc')
     .limit(pageLimit(limit))
     .offset(offset)
     .execute();
