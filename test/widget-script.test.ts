@@ -146,6 +146,10 @@ describe("the widget's article suggestions", () => {
       },
     ]);
     expect((await svc.api.get('/v1/widget/articles?q=%20', as())).body).toEqual({ data: [] });
+    // A question as visitors type it: any of its words (all of them are in no article).
+    const question = encodeURIComponent('How do I get a refund for order 1042? -refund "or" OR');
+    const asked = await svc.api.get(`/v1/widget/articles?q=${question}`, as());
+    expect(asked.body.data.map((a: { title: string }) => a.title)).toEqual(['How do I get a refund?']);
   });
 
   it('need the visitor credential, a short q, and an allowed origin', async () => {

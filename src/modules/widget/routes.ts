@@ -64,6 +64,17 @@ import { revokeVisitor } from './visitors.js';
 /** Article suggestions: the best few, as the visitor types. */
 const ARTICLE_SUGGESTIONS = 5;
 
+/**
+ * A visitor's question as a search of any of its words ("How do I get a refund for order 1042?"
+ * → "how or do or … or 1042"): the help center's search box wants all of them, and a question's
+ * words are rarely all in one article. The best matches (more words, the title) still come first.
+ * Only letters and digits are kept, so nothing in the text is read as search syntax.
+ */
+export function anyOfTheWords(text: string): string {
+  const words = (text.match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.toLowerCase() !== 'or');
+  return words.slice(0, 16).join(' or ');
+}
+
 /** Per visitor (their contact): new conversations an hour, messages a minute (docs/api.md "Rate limits"). */
 export const WIDGET_LIMITS = { conversationsPerHour: 20, messagesPerMinute: 60 };
 
@@ -354,7 +365,7 @@ export default async function widgetRoutes(app: App, deps: Deps): Promise<void> 
       },
       async (req) => {
         const center = await findHelpCenterById(deps, req.visitor.workspaceId);
-        const q = req.query.q.trim();
+        const q = anyOfTheWords(req.query.q);
         if (!center || q === '') return { data: [] };
         const l = linksOf(deps.config.publicUrl, center.slug);
         const hits = await search(deps, center.workspaceId, q, ARTICLE_SUGGESTIONS);
