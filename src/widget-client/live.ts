@@ -6,7 +6,8 @@
 // ws_token) and then a new socket, joining with {since: the last seq applied}: the messages missed
 // meanwhile come first, in order, then the live ones. `resync` in the join's reply (too many
 // missed, or no longer kept) means: reload over HTTP. Tries back off from half a second to 15
-// seconds, and start again at once when the browser says it is online again.
+// seconds, and start again at once when the browser says it is online again (when it says it is
+// offline, the socket is given up at once).
 import { type Channel, Presence, Socket } from 'phoenix';
 import type { Agent, Session } from './types.js';
 
@@ -42,7 +43,11 @@ export class Live {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private stopped = false;
   private readonly onOnline = () => this.retryNow();
-  private readonly onOffline = () => this.handlers.status('offline');
+  /** The browser lost its network: the socket is gone too; reconnect when it is back (online). */
+  private readonly onOffline = () => {
+    if (this.socket) this.lost();
+    this.handlers.status('offline');
+  };
 
   constructor(private readonly handlers: LiveHandlers) {
     window.addEventListener('online', this.onOnline);

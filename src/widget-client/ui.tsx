@@ -308,14 +308,16 @@ function Thread({ c, s, id }: { c: Controller; s: State; id: string | null }) {
         {messages === null ? (
           <p>Loading the conversation…</p>
         ) : (
-          <ul class="log" role="log" aria-live="polite" aria-label="Messages">
-            {messages.map((m) => (
-              <MessageItem key={m.id} m={m} />
-            ))}
-            {pending.map((p) => (
-              <PendingItem key={p.localId} c={c} p={p} />
-            ))}
-          </ul>
+          <div role="log" aria-live="polite" aria-label="Messages">
+            <ul class="log">
+              {messages.map((m) => (
+                <MessageItem key={m.id} m={m} />
+              ))}
+              {pending.map((p) => (
+                <PendingItem key={p.localId} c={c} p={p} />
+              ))}
+            </ul>
+          </div>
         )}
         <p class="typing" aria-live="polite">
           {typingNow ? `${typingNow} is typing…` : ''}
