@@ -59,7 +59,7 @@ const STAMP = new Date()
   .replace(/[-:]/g, '')
   .replace(/\.\d+Z$/, 'Z');
 const DB_NAME = `svc_bench_widget_${STAMP.toLowerCase().replace(/[^a-z0-9]/g, '')}_${process.pid}`;
-const RESULTS = join(ROOT, 'bench', 'results', `widget-${STAMP}.json`);
+const RESULTS = join(ROOT, 'bench', 'results', `widget-${STAMP}.jsonl`);
 
 let service: ServiceProcess | null = null;
 let staticServer: ChildProcess | null = null;
@@ -388,7 +388,7 @@ async function main(): Promise<void> {
     const b = await script(service.base, dataDir);
     const result = { date: new Date().toISOString(), commit, database: 'postgresql', chat: a, script: b };
     mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
-    writeFileSync(RESULTS, `${JSON.stringify(result, null, 2)}\n`);
+    writeFileSync(RESULTS, `${JSON.stringify(result)}\n`);
     console.log(`\nresults: ${RESULTS}`);
     const warnings = service.lines.filter((l) => /"level":(40|50|60)/.test(l));
     if (warnings.length > 0) console.log(`service warnings (${warnings.length}):\n${warnings.slice(-10).join('\n')}`);
