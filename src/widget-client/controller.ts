@@ -272,13 +272,20 @@ export class Controller {
 
   // --- Data ----------------------------------------------------------------------------------
 
-  private async loadConversations(): Promise<void> {
-    try {
-      const conversations = await this.api.conversations();
-      this.set({ conversations });
-    } catch (err) {
-      this.fail(err);
-    }
+  /** The list's load in flight: open() waits for it before choosing what to show. */
+  private listing: Promise<void> | null = null;
+
+  private loadConversations(): Promise<void> {
+    const load = (async () => {
+      try {
+        const conversations = await this.api.conversations();
+        this.set({ conversations });
+      } catch (err) {
+        this.fail(err);
+      }
+    })();
+    this.listing = load;
+    return load;
   }
 
   private async loadMessages(id: string): Promise<void> {
@@ -344,6 +351,7 @@ export class Controller {
     }
     this.markRead();
     void this.ensureSession()
+      .then(() => this.listing)
       .then(() => {
         // A first visit without conversations goes straight to writing one.
         if (this.state.view.name === 'home' && this.state.conversations?.length === 0) this.newConversation();
