@@ -12,6 +12,9 @@
 // next to the module that reads them, as src/platform/db/migrations is next to migrate.ts), and so
 // are the help center's templates (dist/templates).
 //
+// The chat widget's browser script (src/widget-client, Preact) is bundled on its own for browsers
+// (scripts/widget-bundle.mjs) into dist/widget/widget.js, which GET /widget.js serves.
+//
 // The package export `helpdesk/webhooks` is built on its own (no shared chunk: a receiver may
 // copy it), with its type declarations from tsc when TypeScript is installed (it is not in a
 // production install, where nothing compiles against the package).
@@ -20,6 +23,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFile
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bundleWidget } from './widget-bundle.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = join(ROOT, 'dist');
@@ -34,6 +38,7 @@ const INPUTS = [
   'tsconfig.json',
   'tsconfig.build.json',
   'scripts/build.mjs',
+  'scripts/widget-bundle.mjs',
 ];
 
 function newest(path) {
@@ -102,6 +107,11 @@ async function build() {
   // The help center's templates and stylesheet, the portal's pages among them (portal-*.eta), read
   // next to the module that renders them (src/modules/help-center/templates, dist/templates).
   cpSync(join(ROOT, 'src/modules/help-center/templates'), join(OUT, 'templates'), { recursive: true });
+
+  // The chat widget's script for browsers (GET /widget.js).
+  const widget = await bundleWidget(esbuild);
+  mkdirSync(join(OUT, 'widget'));
+  writeFileSync(join(OUT, 'widget', 'widget.js'), widget);
 
   let tsc = null;
   try {

@@ -20,6 +20,7 @@ import { spoolDirOf } from '../attachments/purge.js';
 import { Attachment } from '../attachments/schemas.js';
 import { receiveUpload } from '../attachments/upload.js';
 import { linksOf } from '../help-center/routes.js';
+import { findHelpCenterById, search } from '../help-center/service.js';
 import { DEFAULT_SETTINGS } from '../workspace/service.js';
 import {
   Conversation,
@@ -28,12 +29,15 @@ import {
   NewMessageBody,
   PatchWidgetSettingsBody,
   SessionBody,
+  WidgetArticle,
+  WidgetArticlesQuery,
   WidgetConfig,
   WidgetKeyQuery,
   WidgetMessage,
   WidgetSession,
   WidgetSettings,
 } from './schemas.js';
+import widgetScriptRoutes from './script.js';
 import {
   conversationMessages,
   listConversations,
@@ -56,6 +60,20 @@ import {
   widgetOfWorkspace,
 } from './settings.js';
 import { revokeVisitor } from './visitors.js';
+
+/** Article suggestions: the best few, as the visitor types. */
+const ARTICLE_SUGGESTIONS = 5;
+
+/**
+ * A visitor's question as a search of any of its words ("How do I get a refund for order 1042?"
+ * → "how or do or … or 1042"): the help center's search box wants all of them, and a question's
+ * words are rarely all in one article. The best matches (more words, the title) still come first.
+ * Only letters and digits are kept, so nothing in the text is read as search syntax.
+ */
+export function anyOfTheWords(text: string): string {
+  const words = (text.match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.toLowerCase() !== 'or');
+  return words.slice(0, 16).join(' or ');
+}
 
 /** Per visitor (their contact): new conversations an hour, messages a minute (docs/api.md "Rate limits"). */
 export const WIDGET_LIMITS = { conversationsPerHour: 20, messagesPerMinute: 60 };
@@ -331,6 +349,36 @@ export default async function widgetRoutes(app: App, deps: Deps): Promise<void> 
       async (req) => requestHandoff(deps, req.visitor, req.params.id),
     );
 
+    scope.get(
+      '/v1/widget/articles',
+      {
+        ...visitor(),
+        schema: {
+          tags: TAGS,
+          summary: "The help center's published articles matching q: suggestions as the visitor types",
+          description:
+            `The best ${ARTICLE_SUGGESTIONS} published articles (drafts never), each with the address of its help ` +
+            'center page. While the help center is off its articles are not public: the list is empty.',
+          querystring: WidgetArticlesQuery,
+          response: { 200: Type.Object({ data: Type.Array(WidgetArticle) }) },
+        },
+      },
+      async (req) => {
+        const center = await findHelpCenterById(deps, req.visitor.workspaceId);
+        const q = anyOfTheWords(req.query.q);
+        if (!center || q === '') return { data: [] };
+        const l = linksOf(deps.config.publicUrl, center.slug);
+        const hits = await search(deps, center.workspaceId, q, ARTICLE_SUGGESTIONS);
+        return {
+          data: hits.map((h) => ({
+            title: h.title,
+            excerpt: h.excerpt,
+            url: new URL(l.article(h.slug), deps.config.publicUrl).href,
+          })),
+        };
+      },
+    );
+
     const maxBytes = deps.config.attachmentMaxMb * 1024 * 1024;
     scope.post(
       '/v1/widget/attachments',
@@ -383,4 +431,7 @@ export default async function widgetRoutes(app: App, deps: Deps): Promise<void> 
       },
     );
   });
+
+  // GET /widget.js, the browser script that calls the routes above.
+  await widgetScriptRoutes(app);
 }

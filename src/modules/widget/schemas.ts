@@ -10,6 +10,8 @@ import { Status } from '../tickets/schemas.js';
 export const ORIGIN_PATTERN = '^https?://[^/?#\\s]+$';
 export const MAX_ALLOWED_ORIGINS = 50;
 export const MAX_BODY = 10_000;
+/** The search box's longest query (as the help center's). */
+export const ARTICLE_Q_MAX = 200;
 
 export const WidgetKeyQuery = Type.Object(
   { key: Type.String({ minLength: 1, maxLength: 100, description: "The workspace's widget_key." }) },
@@ -61,6 +63,7 @@ export const WidgetSession = Type.Object(
     contact: VisitorContact,
     ws_token: Type.String({ description: 'Widget realtime token (purpose widget_ws, 5 minutes, valid at connect).' }),
     gateway_url: Type.String({ description: 'The widget socket: connect with the token parameter ws_token.' }),
+    topic: Type.String({ description: "The socket topic to join: contact:<workspace_id>:<the contact's id>." }),
   },
   { title: 'WidgetSession' },
 );
@@ -132,3 +135,17 @@ export const PatchWidgetSettingsBody = Body({
     }),
   ),
 });
+
+export const WidgetArticlesQuery = Type.Object(
+  { q: Type.String({ maxLength: ARTICLE_Q_MAX, description: "The visitor's words: what they are about to ask." }) },
+  { additionalProperties: false },
+);
+
+export const WidgetArticle = Type.Object(
+  {
+    title: Type.String(),
+    excerpt: Type.String({ description: 'Plain text.' }),
+    url: Type.String({ description: "The article's page in the help center." }),
+  },
+  { title: 'WidgetArticle' },
+);

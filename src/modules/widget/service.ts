@@ -118,6 +118,7 @@ export async function openSession(
     },
     ws_token: wsToken,
     gateway_url: `${gatewayUrl(deps.config.publicUrl)}${WIDGET_PATH}`,
+    topic: `contact:${workspaceId}:${session.contact.id}`,
   };
 }
 
