@@ -368,7 +368,7 @@ export default async function widgetRoutes(app: App, deps: Deps): Promise<void> 
         const q = anyOfTheWords(req.query.q);
         if (!center || q === '') return { data: [] };
         const l = linksOf(deps.config.publicUrl, center.slug);
-        const hits = await search(deps, center.workspaceId, q, ARTICLE_SUGGESTIONS);
+        const { hits } = await search(deps, center.workspaceId, q, 0, ARTICLE_SUGGESTIONS);
         return {
           data: hits.map((h) => ({
             title: h.title,
