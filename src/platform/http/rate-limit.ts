@@ -36,8 +36,10 @@ export async function installRateLimit(app: FastifyInstance, opts: { perMinute: 
     let r = await limiter(req);
     if (!r.isAllowed && WRITES.has(req.method) && !r.isExceeded) r = await limiter(req);
     if (r.isAllowed) return;
-    const err = overLimit(reply, r, `Too many requests: at most ${r.max} a minute.`);
-    if (r.isExceeded) throw err;
+    // Every counted answer carries the RateLimit-* headers; the error (and its stack) is made
+    // only for the one that is over.
+    if (r.isExceeded) throw overLimit(reply, r, `Too many requests: at most ${r.max} a minute.`);
+    rateHeaders(reply, r);
   });
 }
 
@@ -48,15 +50,21 @@ export interface LimiterCount {
   ttlInSeconds: number;
 }
 
+/** The RateLimit-* headers of a counted request on the reply; returns the seconds to the reset. */
+function rateHeaders(reply: FastifyReply, r: LimiterCount): string {
+  const reset = String(Math.max(0, r.ttlInSeconds));
+  reply.header('ratelimit-limit', String(r.max));
+  reply.header('ratelimit-remaining', String(r.remaining));
+  reply.header('ratelimit-reset', reset);
+  return reset;
+}
+
 /**
  * The RateLimit-* headers of a counted request on the reply, and the 429 rate_limited (with
  * Retry-After) to throw when its limiter says it is over: `what` says which limit, the retry
  * time follows. Other limits (the chat widget's) use it too.
  */
 export function overLimit(reply: FastifyReply, r: LimiterCount, what: string): ApiError {
-  const reset = String(Math.max(0, r.ttlInSeconds));
-  reply.header('ratelimit-limit', String(r.max));
-  reply.header('ratelimit-remaining', String(r.remaining));
-  reply.header('ratelimit-reset', reset);
+  const reset = rateHeaders(reply, r);
   return new ApiError('rate_limited', `${what} Retry in ${reset} s.`, undefined, { 'retry-after': reset });
 }
