@@ -319,6 +319,15 @@ describe.runIf(run)('the chat widget in a browser', () => {
     const last = (await svc.api.get(`/v1/tickets/${ticketId}/messages`, t.as)).body.data.at(-1);
     expect(last.body_text).toBe('No, thanks!');
     expect(last.attachments.map((a: { filename: string }) => a.filename).sort()).toEqual(['dropped.txt', 'pasted.txt']);
+
+    // Solved, with ratings on: the chat opened again offers the rating link, as the solved email does.
+    expect((await svc.api.patch('/v1/workspace', { settings: { csat_enabled: true } }, t.as)).status).toBe(200);
+    expect((await svc.api.patch(`/v1/tickets/${ticketId}`, { status: 'solved' }, t.as)).status).toBe(200);
+    await again.getByRole('button', { name: 'Close chat' }).first().click();
+    await again.getByRole('button', { name: /^Open chat/ }).click();
+    const rate = again.getByRole('link', { name: 'Rate the help you got' });
+    await rate.waitFor({ timeout: 5000 });
+    expect(await rate.getAttribute('href')).toMatch(/\/csat\/[\w.-]+$/);
     await again.close();
     expect(dialogs).toEqual([]);
   });

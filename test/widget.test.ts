@@ -412,6 +412,39 @@ describe('conversations and messages', () => {
     expect(follow.body.custom.follow_up_of.id).toBe(conv.id);
   });
 
+  it('offers the rating link in a solved conversation when the workspace asks for ratings, and it rates the chat', async () => {
+    const s = await site();
+    const v = await session(s.key); // an anonymous visitor: no email for the solved mail to go to
+    const conv = await converse(v.visitor_token);
+    const listed = async () =>
+      ((await api.get('/v1/widget/conversations', as(v.visitor_token))).body.data as any[]).find(
+        (c) => c.id === conv.id,
+      );
+    expect((await listed()).csat_url).toBeNull();
+    expect((await api.patch(`/v1/tickets/${conv.id}`, { status: 'solved' }, s.t.as)).status).toBe(200);
+    expect((await listed()).csat_url).toBeNull(); // CSAT off: no link
+    expect((await api.patch('/v1/workspace', { settings: { csat_enabled: true } }, s.t.as)).status).toBe(200);
+    const url = (await listed()).csat_url as string;
+    expect(url).toMatch(/\/csat\/[\w.-]+$/);
+    const token = url.split('/csat/')[1]!;
+    expect((await api.get(`/v1/csat/${token}`)).body).toMatchObject({ number: conv.number, score: null });
+    expect((await api.post(`/v1/csat/${token}`, { score: 5, comment: 'Quick chat!' })).status).toBe(200);
+    expect((await api.get(`/v1/tickets/${conv.id}`, s.t.as)).body.csat).toMatchObject({ score: 5 });
+    // Open again, or solved more than 30 days ago: no link.
+    expect(
+      (await api.post(`/v1/widget/conversations/${conv.id}/messages`, { body: 'and one more' }, as(v.visitor_token)))
+        .status,
+    ).toBe(201);
+    expect((await listed()).csat_url).toBeNull();
+    expect((await api.patch(`/v1/tickets/${conv.id}`, { status: 'solved' }, s.t.as)).status).toBe(200);
+    await svc.rt.deps.database.db
+      .updateTable('tickets')
+      .set({ solved_at: new Date(Date.now() - 31 * 86_400_000) })
+      .where('id', '=', conv.id)
+      .execute();
+    expect((await listed()).csat_url).toBeNull();
+  });
+
   it('asks for an email first when require_email is on', async () => {
     const s = await site();
     await settings(s, { require_email: true });

@@ -348,6 +348,8 @@ export class Controller {
     if (!this.state.open) {
       this.set({ open: true });
       this.emit('open', null);
+      // A conversation solved meanwhile now offers its rating link: the list says so.
+      if (this.state.session && this.state.conversations !== null) void this.loadConversations();
     }
     this.markRead();
     void this.ensureSession()

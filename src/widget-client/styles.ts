@@ -71,6 +71,7 @@ button{cursor:pointer}
 .me .failed{color:inherit;font-weight:700}
 .failed button{background:transparent;border:0;color:inherit;text-decoration:underline;padding:0;margin-left:6px;font-weight:700}
 .typing{font-size:12px;color:#4b5563;min-height:18px;margin:8px 0 0}
+.rate{font-size:14px;margin:8px 0 0;padding:8px 12px;border:1px solid #d1d5db;border-radius:8px}
 .foot{border-top:1px solid #e5e7eb;background:#fff;padding:10px 12px}
 .suggest{margin:0 0 8px;padding:0;list-style:none}
 .suggest h3{font-size:12px;color:#4b5563;margin:0 0 4px;font-weight:600}

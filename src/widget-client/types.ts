@@ -32,6 +32,8 @@ export interface Conversation {
   status: string;
   created_at: string;
   last_message_at: string | null;
+  /** The rating page while the conversation is solved and the workspace asks for ratings. */
+  csat_url: string | null;
 }
 
 export interface Attachment {

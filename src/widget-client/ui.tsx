@@ -297,6 +297,7 @@ function Thread({ c, s, id }: { c: Controller; s: State; id: string | null }) {
   const typing = id ? s.typing[id] : undefined;
   const typingNow = typing && typing.until > Date.now() ? typing.name : null;
   const count = (messages?.length ?? 0) + pending.length;
+  const rating = id ? (s.conversations?.find((x) => x.id === id)?.csat_url ?? null) : null;
   useEffect(() => {
     const el = body.current;
     if (el) el.scrollTop = el.scrollHeight;
@@ -322,6 +323,14 @@ function Thread({ c, s, id }: { c: Controller; s: State; id: string | null }) {
         <p class="typing" aria-live="polite">
           {typingNow ? `${typingNow} is typing…` : ''}
         </p>
+        {rating && (
+          <p class="rate">
+            This conversation is solved.{' '}
+            <a href={rating} target="_blank" rel="noopener noreferrer">
+              Rate the help you got
+            </a>
+          </p>
+        )}
       </div>
       <div class="foot">{s.askEmail ? <EmailForm c={c} /> : <Composer c={c} s={s} />}</div>
     </>

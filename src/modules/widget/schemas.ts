@@ -76,6 +76,12 @@ export const Conversation = Type.Object(
     status: Status,
     created_at: Timestamp,
     last_message_at: Nullable(Timestamp),
+    csat_url: Nullable(
+      Type.String({
+        description:
+          'The rating page (/csat/{token}) while the conversation is solved, the workspace asks for ratings (csat_enabled) and the solve is less than 30 days old; otherwise null. The widget shows it in the conversation, as the solved email does.',
+      }),
+    ),
   },
   { title: 'WidgetConversation' },
 );

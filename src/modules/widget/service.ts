@@ -24,6 +24,7 @@ import { iso } from '../../platform/http/schemas.js';
 import { createAttachmentFor } from '../attachments/service.js';
 import type { Spooled } from '../attachments/upload.js';
 import { visitorContact } from '../contacts/service.js';
+import { csatToken, csatUrl } from '../csat/service.js';
 import { gatewayUrl } from '../realtime/routes.js';
 import { appendInboundMessage, createInboundTicket, type InboundMessage } from '../tickets/inbound.js';
 import { listMessagesOfTicket } from '../tickets/messages.js';
@@ -125,14 +126,39 @@ export async function openSession(
 // ---------------------------------------------------------------------------------------------
 // Conversations
 
-const presentConversation = (t: TicketRow): ConversationView => ({
+const presentConversation = (t: TicketRow, csatUrl: string | null = null): ConversationView => ({
   id: t.id,
   number: Number(t.number),
   subject: t.subject,
   status: t.status as ConversationView['status'],
   created_at: iso(t.created_at)!,
   last_message_at: iso(t.last_message_at),
+  csat_url: csatUrl,
 });
+
+/** A rating link is offered this long after the solve (as long as the emailed one lasts). */
+const RATING_DAYS = 30;
+
+/**
+ * The rating links of solved conversations (CSAT on, solved within RATING_DAYS): the chat's
+ * counterpart of the solved email's link (src/modules/csat). Conversation id → link.
+ */
+async function ratingLinks(deps: Deps, workspaceId: string, rows: TicketRow[]): Promise<Map<string, string>> {
+  const since = Date.now() - RATING_DAYS * 86_400_000;
+  const solved = rows.filter(
+    (t) => t.status === 'solved' && t.solved_at !== null && new Date(t.solved_at).getTime() > since,
+  );
+  if (solved.length === 0) return new Map();
+  const ws = await deps.database.db
+    .selectFrom('workspaces')
+    .select('settings')
+    .where('id', '=', workspaceId)
+    .executeTakeFirst();
+  if ((ws?.settings as { csat_enabled?: unknown } | undefined)?.csat_enabled !== true) return new Map();
+  const links = new Map<string, string>();
+  for (const t of solved) links.set(t.id, csatUrl(deps.config.publicUrl, await csatToken(deps, workspaceId, t.id)));
+  return links;
+}
 
 /** The visitor's own chat tickets (live, not spam). */
 const ownChats = (db: Deps['database']['db'], v: VisitorContext) =>
@@ -161,7 +187,14 @@ export async function listConversations(
     .orderBy('t.number', 'desc')
     .limit(limit + 1)
     .execute();
-  return deps.pager.page(list, rows, limit, (r) => [Number(r.number)], presentConversation);
+  const links = await ratingLinks(deps, v.workspaceId, rows);
+  return deps.pager.page(
+    list,
+    rows,
+    limit,
+    (r) => [Number(r.number)],
+    (r) => presentConversation(r, links.get(r.id) ?? null),
+  );
 }
 
 async function ownChat(deps: Deps, v: VisitorContext, id: string): Promise<TicketRow> {
