@@ -293,6 +293,7 @@ describe('conversations and messages', () => {
       status: 'open',
       created_at: expect.any(String),
       last_message_at: expect.any(String),
+      csat_url: null, // an open conversation has nothing to rate
     });
     const second = await converse(v.visitor_token, 'Another question');
     const list = await api.get('/v1/widget/conversations', as(v.visitor_token));
