@@ -105,10 +105,11 @@ export async function findPicture(db: Kysely<DB>, id: string) {
 
 /**
  * Removes pictures retired before `now - horizonMs`: bytes first (a missing object is fine), then
- * the rows, in batches that lock their rows (two processes do not remove the same ones).
+ * the rows, in batches that lock their rows (two processes do not remove the same ones). Served
+ * copies cached in memory go too, in this process.
  */
 export async function removeRetiredPictures(
-  deps: Pick<Deps, 'database' | 'storage'>,
+  deps: Pick<Deps, 'database' | 'storage'> & Partial<Pick<Deps, 'pictures'>>,
   opts: { now?: Date; horizonMs?: number; batch?: number } = {},
 ): Promise<number> {
   const cutoff = new Date((opts.now ?? new Date()).getTime() - (opts.horizonMs ?? CACHE_HORIZON_MS));
@@ -129,6 +130,9 @@ export async function removeRetiredPictures(
       for (const r of rows) {
         await deps.storage.delete(imageKey(r.id, 256));
         await deps.storage.delete(imageKey(r.id, 64));
+        // This process stops serving it at once; others within their cache's hour (pictures.ts).
+        deps.pictures?.served.delete(`${r.id}-256`);
+        deps.pictures?.served.delete(`${r.id}-64`);
       }
       await trx
         .deleteFrom('images')
