@@ -127,7 +127,7 @@ async function put(s: Service, path: string, as: ReqOpts, data: Buffer, filename
   return { status: r.status, body, headers: r.headers, text };
 }
 
-const ID_RE = /\/v1\/images\/([0-9a-f]{32})$/;
+const ID_RE = /\/v1\/images\/([0-9a-f-]{36})$/;
 function idOf(url: string | null): string {
   const m = ID_RE.exec(url ?? '');
   if (!m) throw new Error(`not a picture url: ${url}`);
@@ -178,7 +178,7 @@ describe('uploads', () => {
     expect(await sharp(small.bytes).metadata()).toMatchObject({ format: 'png', width: 64, height: 64 });
     // ETag: the same answer is not sent twice.
     const etag = big.headers.get('etag')!;
-    expect(etag).toMatch(/^"[0-9a-f]{32}-256"$/);
+    expect(etag).toMatch(/^"[0-9a-f-]{36}-256"$/);
     const again = await served(svc, r.body.avatar_url, 256, { 'if-none-match': etag });
     expect(again.status).toBe(304);
     expect(again.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
@@ -319,10 +319,11 @@ describe('uploads', () => {
   });
 
   it('answers 404 for pictures that do not exist, 422 for ids that cannot be one', async () => {
-    expect((await fetch(`${svc.url}/v1/images/${'0'.repeat(32)}`)).status).toBe(404);
+    const none = '5b0c1f0e-8d1a-4c52-9a53-0d6f2d7e9b11';
+    expect((await fetch(`${svc.url}/v1/images/${none}`)).status).toBe(404);
     expect((await fetch(`${svc.url}/v1/images/../../etc/passwd`)).status).toBe(404);
     expect((await fetch(`${svc.url}/v1/images/abc`)).status).toBe(422);
-    expect((await fetch(`${svc.url}/v1/images/${'0'.repeat(32)}?s=128`)).status).toBe(422);
+    expect((await fetch(`${svc.url}/v1/images/${none}?s=128`)).status).toBe(422);
   });
 });
 

@@ -9,10 +9,10 @@ import type { Deps } from '../../deps.js';
 import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { notFound } from '../../platform/http/errors.js';
-import { findPicture, IMAGE_ID_PATTERN, imageKey, type PictureSize } from './store.js';
+import { findPicture, imageKey, type PictureSize } from './store.js';
 
 const ImageParams = Type.Object({
-  id: Type.String({ pattern: IMAGE_ID_PATTERN, description: 'The picture id (the last segment of an avatar_url).' }),
+  id: Type.String({ format: 'uuid', description: 'The picture id (the last segment of an avatar_url).' }),
 });
 const ImageQuery = Type.Object(
   {

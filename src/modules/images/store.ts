@@ -1,13 +1,13 @@
 // Processed pictures at rest: two PNGs per picture in the storage layer (local disk or S3) under
 // images/<2 hex>/<id>-<size>.png, and a row in `images` that says whose it is and, once it was
-// replaced or removed, since when. Ids are 128 random bits in hex, never reused: a picture's URL
-// names one set of bytes forever, which is what lets it be served as immutable.
+// replaced or removed, since when. Ids are random UUIDs (v4: 122 random bits), never reused: a
+// picture's URL names one set of bytes forever, which is what lets it be served as immutable.
 //
 // A new picture's row is written retired (retired_at = now) before its bytes, and the owner's
 // transaction adopts it (retired_at = null) in the same statement-group that points the owner at
 // it and retires the old one. A crash or a failed transaction in between leaves only a retired
 // picture, which the removal job takes away like any other.
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { DB, ImagesTable } from '../../platform/db/schema.js';
@@ -17,8 +17,7 @@ export type PictureSize = 256 | 64;
 export type OwnerKind = ImagesTable['owner_kind'];
 export type AvatarSource = 'upload' | 'oauth' | 'gravatar' | 'domain' | 'widget';
 
-export const IMAGE_ID_PATTERN = '^[0-9a-f]{32}$';
-const URL_ID_RE = /\/v1\/images\/([0-9a-f]{32})(?:[?#]|$)/;
+const URL_ID_RE = /\/v1\/images\/([0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12})(?:[?#]|$)/;
 
 /**
  * How long a replaced or removed picture stays servable: 7 days, the event retention, so that
@@ -27,7 +26,8 @@ const URL_ID_RE = /\/v1\/images\/([0-9a-f]{32})(?:[?#]|$)/;
  */
 export const CACHE_HORIZON_MS = 7 * 24 * 3600 * 1000;
 
-export const newImageId = (): string => randomBytes(16).toString('hex');
+/** Random (v4), not time-ordered (v7): an id must not tell when a picture was made. */
+export const newImageId = (): string => randomUUID();
 export const imageKey = (id: string, size: PictureSize): string => `images/${id.slice(0, 2)}/${id}-${size}.png`;
 /** The picture's address: GET serves the 256 px PNG, `?s=64` the small one. */
 export const imageUrl = (config: Deps['config'], id: string): string => `${config.publicUrl}/v1/images/${id}`;

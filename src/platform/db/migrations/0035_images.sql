@@ -1,13 +1,13 @@
 -- Pictures (src/modules/images, docs/images.md): every processed picture (avatars of users,
--- contacts and companies, the workspace's logo and brand images) under a random id that is never
--- reused. The bytes (a 256 and a 64 px PNG) are in the storage layer under images/; this row says
+-- contacts and companies, the workspace's logo and brand images) under a random (v4) id that is
+-- never reused. The bytes (a 256 and a 64 px PNG) are in the storage layer under images/; this row says
 -- which picture they belong to and, once it was replaced or removed, since when: a job removes
 -- the bytes and the row a cache horizon later (docs/images.md "Removal").
 --
 -- Not a tenant table: a user's picture belongs to no one workspace, and serving reads nothing
 -- but the storage. workspace_id says whose it is where there is one.
 CREATE TABLE images (
-  id           text PRIMARY KEY CHECK (id ~ '^[0-9a-f]{32}$'),
+  id           uuid PRIMARY KEY,
   owner_kind   text NOT NULL CHECK (owner_kind IN ('user', 'contact', 'company', 'workspace')),
   owner_id     uuid NOT NULL,
   workspace_id uuid,
