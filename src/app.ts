@@ -22,6 +22,7 @@ import customFieldRoutes from './modules/custom-fields/routes.js';
 import inboundEmailRoutes from './modules/email/inbound-route.js';
 import eventRoutes from './modules/events/routes.js';
 import helpCenterRoutes from './modules/help-center/routes.js';
+import imageRoutes from './modules/images/routes.js';
 import invitationRoutes from './modules/invitations/routes.js';
 import kbRoutes from './modules/kb/routes.js';
 import mailboxRoutes from './modules/mailboxes/routes.js';
@@ -106,6 +107,7 @@ const MODULES: Array<(app: App, deps: Deps) => Promise<void>> = [
   webhookRoutes,
   mailboxRoutes,
   inboundEmailRoutes,
+  imageRoutes,
   assignmentRoutes,
   triageRoutes,
   businessHoursRoutes,

@@ -9,6 +9,7 @@ import type { RunCounts } from './modules/automations/run-counts.js';
 import type { InboundListeners } from './modules/email/delivered.js';
 import type { OutboundOptions } from './modules/email/outbound-options.js';
 import type { ArticleViews } from './modules/help-center/views.js';
+import type { Pictures } from './modules/images/pictures.js';
 import type { OnboardingChecks } from './modules/onboarding/checks.js';
 import type { NewTicketColumns, NewTicketDraft, TicketChange, TicketHookMessage } from './modules/tickets/change.js';
 import type { TicketRow } from './modules/tickets/queries.js';
@@ -63,6 +64,8 @@ export interface Deps {
   ai: AiSeams;
   /** Onboarding steps checked by the module that owns each (src/modules/onboarding/checks.ts). */
   onboardingChecks: OnboardingChecks;
+  /** Pictures: the decoding worker pool, lookup settings, served-bytes cache (src/modules/images). */
+  pictures: Pictures;
 }
 
 /** What an automation asks the decision engine (its ai_decide conditions, in one call). */

@@ -26,6 +26,7 @@ const TAGS: Array<{ name: string; description: string }> = [
   { name: 'realtime', description: 'Tokens and the address of the realtime gateway.' },
   { name: 'tickets', description: 'Tickets: create, list and filter, update, merge, bulk changes, timelines.' },
   { name: 'attachments', description: 'File uploads for messages, and their downloads.' },
+  { name: 'images', description: 'Processed pictures (avatars, logos, brand images), served publicly by id.' },
   { name: 'contacts', description: 'The people who write in.' },
   { name: 'companies', description: 'Organisations contacts belong to.' },
   { name: 'labels', description: 'Labels (tags) and label groups on tickets, contacts and companies.' },

@@ -21,6 +21,8 @@ import { registerInboundJobs } from './modules/email/inbound.js';
 import { registerOutbound } from './modules/email/outbound.js';
 import { DEFAULT_OUTBOUND_OPTIONS, type OutboundOptions } from './modules/email/outbound-options.js';
 import { ArticleViews, pruneArticleViews } from './modules/help-center/views.js';
+import { DEFAULT_PICTURE_OPTIONS, type PictureOptions, Pictures } from './modules/images/pictures.js';
+import { registerPictureJobs } from './modules/images/sources.js';
 import { registerInvitationJobs } from './modules/invitations/mail.js';
 import { hasPublishedArticle } from './modules/kb/articles.js';
 import { notificationsHook } from './modules/notifications/hook.js';
@@ -99,6 +101,8 @@ export async function createRuntime(
     webhooks?: Partial<WebhookOptions>;
     imap?: Partial<ImapOptions>;
     email?: Partial<OutboundOptions>;
+    /** Pictures: pool size, fetch settings (tests point the lookups at stand-in servers). */
+    pictures?: Partial<PictureOptions>;
     /** Tests: report answers that do not match their route's response schema. */
     checkResponses?: AppOptions['checkResponses'];
     /** Embedded database only: the data directory a new database starts from (tests). */
@@ -189,6 +193,7 @@ export async function createRuntime(
       articleViews: new ArticleViews(database, log), // help center views, counted 4 times a second
       // Nothing plugs into the AI seams yet (src/deps.ts AiSeams).
       ai: { decide: null, triage: null, triageEngine: configuredEngine },
+      pictures: new Pictures({ ...DEFAULT_PICTURE_OPTIONS, ...opts.pictures }), // src/modules/images
       // The knowledge base's check of publish_article: a published article (src/modules/kb/articles.ts).
       // The widget's check of install_widget: a session from a browser on an allowed origin (src/modules/widget/settings.ts).
       onboardingChecks: new Map([
@@ -196,6 +201,8 @@ export async function createRuntime(
         ['install_widget', (db, workspaceId) => widgetInstalled(db, workspaceId)],
       ]),
     };
+    const pictures = deps.pictures;
+    closers.unshift(() => pictures.close());
     const runCounts = deps.runCounts;
     closers.unshift(() => runCounts.stop());
     const articleViews = deps.articleViews;
@@ -251,6 +258,8 @@ export async function createRuntime(
       await step(registerCsatJobs(deps)); // rating requests of solved tickets (src/modules/csat/mail.ts)
       await step(registerPortalJobs(deps)); // the portal's confirmations and sign-in links (src/modules/portal/mail.ts)
       await step(registerAttachmentJobs(deps)); // hourly purge of unattached uploads (src/modules/attachments/purge.ts)
+      const pictureJobs = await step(registerPictureJobs(deps)); // lookups, removal of retired pictures (src/modules/images/sources.ts)
+      closers.unshift(async () => pictureJobs.stop());
       await step(registerTicketJobs(deps)); // snoozed tickets wake up every minute (src/modules/tickets/snooze.ts)
       await step(registerSlaJobs(deps)); // SLA breaches every minute and at start (src/modules/sla/breaches.ts)
       await step(registerAutoCloseJob(deps)); // solved tickets close after auto_close_days (src/modules/tickets/auto-close.ts)

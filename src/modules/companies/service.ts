@@ -10,15 +10,16 @@ import { createdBefore, microsOf, pageLimit } from '../../platform/db/keyset.js'
 import type { DB } from '../../platform/db/schema.js';
 import type { Unit } from '../../platform/db/tx.js';
 import { uniqueOrConflict } from '../../platform/db/unique.js';
-import type { RequestContext } from '../../platform/http/context.js';
+import { type RequestContext, SYSTEM_ACTOR } from '../../platform/http/context.js';
 import { invalid, notFound } from '../../platform/http/errors.js';
 import type { Page } from '../../platform/http/pagination.js';
 import { iso } from '../../platform/http/schemas.js';
 import { likePattern, mergeCustom } from '../../platform/http/values.js';
-import { recordAudit } from '../audit/service.js';
+import { type AuditContext, recordAudit } from '../audit/service.js';
 import { contactCounts } from '../contacts/queries.js';
 import { fieldFilterPredicates, fieldParams } from '../custom-fields/filters.js';
 import { applyFieldValues } from '../custom-fields/values.js';
+import { changeApplies, type PictureChange, swapPictures } from '../images/store.js';
 import { applyTags, tagIdsByName } from '../tags/records.js';
 import { hasTag, tagRefsJson } from '../tags/sql.js';
 import type { Company, CompanyRef, CreateCompanyBody, ListCompaniesQuery, PatchCompanyBody } from './schemas.js';
@@ -265,9 +266,10 @@ export async function deleteCompany(deps: Deps, ctx: RequestContext, id: string)
       .deleteFrom('companies')
       .where('workspace_id', '=', ctx.workspaceId)
       .where('id', '=', id)
-      .returning(['name', 'domain'])
+      .returning(['name', 'domain', 'avatar_url'])
       .executeTakeFirst();
     if (!gone) throw notFound('Company not found.');
+    await swapPictures(u.trx, null, gone.avatar_url); // removed after the cache horizon (src/modules/images)
     u.emit({ type: 'company.deleted', data: { company_id: id } });
     await recordAudit(u.trx, ctx, {
       action: 'company.deleted',
@@ -276,4 +278,71 @@ export async function deleteCompany(deps: Deps, ctx: RequestContext, id: string)
       data: { name: gone.name, domain: gone.domain },
     });
   });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pictures (src/modules/images: processing, storage, sources): the company's logo (avatar_url
+// and avatar_source), with company.updated and company.avatar_updated / company.avatar_removed.
+
+/**
+ * Points the company at a stored picture, or at none. The view after the change; null when the
+ * change did not apply (the current picture's source is not in `onlyOver`); 404 when the company
+ * is not in the workspace. `ctx` null: the system (automatic lookups, in a job).
+ */
+export async function setCompanyPicture(
+  deps: Deps,
+  workspaceId: string,
+  ctx: AuditContext | null,
+  id: string,
+  change: PictureChange,
+): Promise<CompanyView | null> {
+  if (!isUuid(id)) throw notFound('Company not found.');
+  return deps.writer.run(workspaceId, async (u) => {
+    const before = await u.trx
+      .selectFrom('companies')
+      .select(['avatar_url', 'avatar_source'])
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!before) throw notFound('Company not found.');
+    if (!changeApplies(change, before.avatar_source)) return null;
+    if (change.picture === null && before.avatar_url === null) return (await loadCompany(u.trx, workspaceId, id))!;
+    await swapPictures(u.trx, change.picture?.id ?? null, before.avatar_url);
+    await u.trx
+      .updateTable('companies')
+      .set({
+        avatar_url: change.picture?.url ?? null,
+        avatar_source: change.picture?.source ?? null,
+        updated_at: new Date(),
+      })
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .execute();
+    const view = (await loadCompany(u.trx, workspaceId, id))!;
+    u.emit({ type: 'company.updated', data: { company: view } });
+    await recordAudit(u.trx, ctx ?? { workspaceId, actor: SYSTEM_ACTOR, ip: null }, {
+      action: change.picture ? 'company.avatar_updated' : 'company.avatar_removed',
+      entityType: 'company',
+      entityId: id,
+      data: change.picture ? { source: change.picture.source } : {},
+    });
+    return view;
+  });
+}
+
+/** What an automatic lookup needs to know of a company (null: not in the workspace). */
+export async function companyPictureFacts(
+  deps: Deps,
+  workspaceId: string,
+  id: string,
+): Promise<{ domain: string | null; avatar_source: string | null } | null> {
+  if (!isUuid(id)) return null;
+  const row = await deps.database.db
+    .selectFrom('companies')
+    .select(['domain', 'avatar_source'])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row ?? null;
 }

@@ -10,15 +10,16 @@ import { createdBefore, microsOf, pageLimit } from '../../platform/db/keyset.js'
 import type { DB } from '../../platform/db/schema.js';
 import type { Unit } from '../../platform/db/tx.js';
 import { uniqueOrConflict } from '../../platform/db/unique.js';
-import type { RequestContext } from '../../platform/http/context.js';
+import { type RequestContext, SYSTEM_ACTOR } from '../../platform/http/context.js';
 import { invalid, notFound } from '../../platform/http/errors.js';
 import type { Page } from '../../platform/http/pagination.js';
 import { iso } from '../../platform/http/schemas.js';
 import { likePattern, mergeCustom } from '../../platform/http/values.js';
-import { recordAudit } from '../audit/service.js';
+import { type AuditContext, recordAudit } from '../audit/service.js';
 import { findOrCreateCompanyByDomain, lockCompanyRef } from '../companies/service.js';
 import { fieldFilterPredicates, fieldParams } from '../custom-fields/filters.js';
 import { applyFieldValues } from '../custom-fields/values.js';
+import { changeApplies, type PictureChange, swapPictures } from '../images/store.js';
 import { applyTags, tagIdsByName } from '../tags/records.js';
 import { hasTag, tagRefsJson } from '../tags/sql.js';
 import { checkTicketCursor, listTickets } from '../tickets/list.js';
@@ -287,9 +288,10 @@ export async function deleteContact(deps: Deps, ctx: RequestContext, id: string)
       .deleteFrom('contacts')
       .where('workspace_id', '=', ctx.workspaceId)
       .where('id', '=', id)
-      .returning(['email', 'name'])
+      .returning(['email', 'name', 'avatar_url'])
       .executeTakeFirst();
     if (!gone) throw notFound('Contact not found.');
+    await swapPictures(u.trx, null, gone.avatar_url); // removed after the cache horizon (src/modules/images)
     u.emit({ type: 'contact.deleted', data: { contact_id: id } });
     await recordAudit(u.trx, ctx, {
       action: 'contact.deleted',
@@ -448,4 +450,71 @@ export async function visitorContact(
   if (created) u.emit({ type: 'contact.created', data: { contact: view } });
   else if (Object.keys(set).length > 0) u.emit({ type: 'contact.updated', data: { contact: view } });
   return { id, email: view.email, name: view.name, avatar_url: view.avatar_url, emailTaken };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pictures (src/modules/images: processing, storage, sources): the contact's avatar_url and
+// avatar_source, with contact.updated and contact.avatar_updated / contact.avatar_removed.
+
+/**
+ * Points the contact at a stored picture, or at none. The view after the change; null when the
+ * change did not apply (the current picture's source is not in `onlyOver`); 404 when the contact
+ * is not in the workspace. `ctx` null: the system (automatic lookups, in a job).
+ */
+export async function setContactPicture(
+  deps: Deps,
+  workspaceId: string,
+  ctx: AuditContext | null,
+  id: string,
+  change: PictureChange,
+): Promise<ContactView | null> {
+  if (!isUuid(id)) throw notFound('Contact not found.');
+  return deps.writer.run(workspaceId, async (u) => {
+    const before = await u.trx
+      .selectFrom('contacts')
+      .select(['avatar_url', 'avatar_source'])
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!before) throw notFound('Contact not found.');
+    if (!changeApplies(change, before.avatar_source)) return null;
+    if (change.picture === null && before.avatar_url === null) return (await loadContact(u.trx, workspaceId, id))!;
+    await swapPictures(u.trx, change.picture?.id ?? null, before.avatar_url);
+    await u.trx
+      .updateTable('contacts')
+      .set({
+        avatar_url: change.picture?.url ?? null,
+        avatar_source: change.picture?.source ?? null,
+        updated_at: new Date(),
+      })
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .execute();
+    const view = (await loadContact(u.trx, workspaceId, id))!;
+    u.emit({ type: 'contact.updated', data: { contact: view } });
+    await recordAudit(u.trx, ctx ?? { workspaceId, actor: SYSTEM_ACTOR, ip: null }, {
+      action: change.picture ? 'contact.avatar_updated' : 'contact.avatar_removed',
+      entityType: 'contact',
+      entityId: id,
+      data: change.picture ? { source: change.picture.source } : {},
+    });
+    return view;
+  });
+}
+
+/** What an automatic lookup needs to know of a contact (null: not in the workspace). */
+export async function contactPictureFacts(
+  deps: Deps,
+  workspaceId: string,
+  id: string,
+): Promise<{ email: string | null; avatar_source: string | null } | null> {
+  if (!isUuid(id)) return null;
+  const row = await deps.database.db
+    .selectFrom('contacts')
+    .select(['email', 'avatar_source'])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row ?? null;
 }

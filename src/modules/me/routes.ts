@@ -8,10 +8,12 @@ import { notFound } from '../../platform/http/errors.js';
 import { Nullable, Role } from '../../platform/http/schemas.js';
 import { ScopeSchema } from '../api-keys/schemas.js';
 import { getUser } from '../auth/service.js';
+import { PICTURE_RULES, pictureBody, withMultipart } from '../images/http.js';
+import { pictureFromUpload, pictureFromUrl } from '../images/service.js';
 import { workspacesOfUser } from '../workspace/service.js';
 import { PatchMeBody } from './schemas.js';
 import meSecurityRoutes from './security.js';
-import { updateMe } from './service.js';
+import { setUserPicture, updateMe } from './service.js';
 
 const Me = Type.Object({
   id: Type.String(),
@@ -70,16 +72,68 @@ export default async function meRoutes(app: App, deps: Deps) {
       config: { access: access.user() },
       schema: {
         tags: ['me'],
-        summary: 'Change your own profile (name)',
+        summary: 'Change your own profile (name, picture)',
         description:
           'For signed-in people (API keys get 403). A change is a member.updated event and an audit entry ' +
-          '(user.updated) in every workspace you belong to; the same values change nothing.',
+          '(user.updated; user.avatar_updated or user.avatar_removed for the picture) in every workspace you ' +
+          'belong to; the same values change nothing. avatar_url: a picture at an HTTPS URL is fetched by the ' +
+          'server and processed as an upload (422 at body.avatar_url when it cannot be fetched: not https, a ' +
+          'private or local address, a redirect to one, over 5 MB or 10 s; 422 unsupported_image or ' +
+          'image_too_large for what it holds).',
         body: PatchMeBody,
         response: { 200: Me },
       },
     },
     async (req) => {
-      await updateMe(deps, req.user, req.body);
+      const { avatar_url: avatarUrl, ...profile } = req.body;
+      // The picture is fetched and processed first: a URL that fails changes nothing.
+      const picture =
+        typeof avatarUrl === 'string'
+          ? await pictureFromUrl(
+              deps,
+              avatarUrl,
+              { kind: 'user', id: req.user.userId, workspaceId: null },
+              'upload',
+              'body.avatar_url',
+            )
+          : null;
+      await updateMe(deps, req.user, profile);
+      if (avatarUrl !== undefined) await setUserPicture(deps, req.user, { picture });
+      return meOf(deps, req.user.userId);
+    },
+  );
+
+  // Pictures (src/modules/images): PUT and DELETE /v1/me/avatar.
+  await withMultipart(app, (scope) => {
+    scope.put(
+      '/v1/me/avatar',
+      {
+        config: { access: access.user(), idempotent: false, swaggerTransform: pictureBody },
+        schema: {
+          tags: ['me'],
+          summary: 'Upload your picture (multipart/form-data, one field named file)',
+          description: `${PICTURE_RULES} member.updated follows in every workspace you belong to.`,
+          consumes: ['multipart/form-data'],
+          response: { 200: Me },
+        },
+      },
+      async (req, reply) => {
+        const owner = { kind: 'user' as const, id: req.user.userId, workspaceId: null };
+        const picture = await pictureFromUpload(deps, req, reply, owner, 'crop');
+        await setUserPicture(deps, req.user, { picture });
+        return meOf(deps, req.user.userId);
+      },
+    );
+  });
+
+  app.delete(
+    '/v1/me/avatar',
+    {
+      config: { access: access.user() },
+      schema: { tags: ['me'], summary: 'Remove your picture (avatar_url becomes null)', response: { 200: Me } },
+    },
+    async (req) => {
+      await setUserPicture(deps, req.user, { picture: null });
       return meOf(deps, req.user.userId);
     },
   );

@@ -6,6 +6,7 @@ import type { Deps } from '../../deps.js';
 import type { UserContext } from '../../platform/http/context.js';
 import { invalid, notFound } from '../../platform/http/errors.js';
 import { recordAudit } from '../audit/service.js';
+import { type PictureChange, swapPictures } from '../images/store.js';
 import { getMemberView } from '../members/service.js';
 import type { PatchMeBody } from './schemas.js';
 
@@ -41,6 +42,56 @@ export async function updateMe(deps: Deps, user: UserContext, input: Static<type
         u.trx,
         { workspaceId, actor: { kind: 'member', userId: user.userId, sessionId: user.sessionId }, ip: user.ip },
         { action: 'user.updated', entityType: 'user', entityId: user.userId, data: { changes } },
+      );
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pictures (src/modules/images: processing, storage): the signed-in person's avatar_url and
+// avatar_source, shown on their member record in every workspace: member.updated and
+// user.avatar_updated / user.avatar_removed in each of them.
+
+/** Points the person at a stored picture, or at none (PUT and DELETE /v1/me/avatar, PATCH /v1/me). */
+export async function setUserPicture(deps: Deps, user: UserContext, change: PictureChange): Promise<void> {
+  await deps.writer.runAcross(async (u) => {
+    const before = await u.trx
+      .selectFrom('users')
+      .select(['avatar_url'])
+      .where('id', '=', user.userId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!before) throw notFound();
+    if (change.picture === null && before.avatar_url === null) return;
+    await swapPictures(u.trx, change.picture?.id ?? null, before.avatar_url);
+    await u.trx
+      .updateTable('users')
+      .set({
+        avatar_url: change.picture?.url ?? null,
+        avatar_source: change.picture?.source ?? null,
+        updated_at: new Date(),
+      })
+      .where('id', '=', user.userId)
+      .execute();
+    const workspaces = await u.trx
+      .selectFrom('members')
+      .select('workspace_id')
+      .where('user_id', '=', user.userId)
+      .orderBy('workspace_id')
+      .execute();
+    for (const { workspace_id: workspaceId } of workspaces) {
+      const member = await getMemberView(u.trx, workspaceId, user.userId);
+      if (!member) continue;
+      u.emitIn(workspaceId, { type: 'member.updated', topics: [`user:${user.userId}`], data: { member } });
+      await recordAudit(
+        u.trx,
+        { workspaceId, actor: { kind: 'member', userId: user.userId, sessionId: user.sessionId }, ip: user.ip },
+        {
+          action: change.picture ? 'user.avatar_updated' : 'user.avatar_removed',
+          entityType: 'user',
+          entityId: user.userId,
+          data: change.picture ? { source: change.picture.source } : {},
+        },
       );
     }
   });

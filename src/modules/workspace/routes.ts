@@ -4,6 +4,8 @@ import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../deps.js';
 import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
+import { PICTURE_RULES, pictureBody, withMultipart } from '../images/http.js';
+import { pictureFromUpload } from '../images/service.js';
 import { Member } from '../members/schemas.js';
 import {
   CreateWorkspaceBody,
@@ -18,8 +20,10 @@ import {
   deleteWorkspace,
   getWorkspace,
   rotateWidgetSecret,
+  setWorkspaceImage,
   transferOwnership,
   updateWorkspace,
+  type WorkspaceImageSlot,
 } from './service.js';
 
 export default async function workspaceRoutes(app: App, deps: Deps) {
@@ -109,5 +113,61 @@ export default async function workspaceRoutes(app: App, deps: Deps) {
       reply.header('cache-control', 'no-store');
       return { widget_secret: await rotateWidgetSecret(deps, req.ctx) };
     },
+  );
+
+  await workspaceImageRoutes(app, deps);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pictures (src/modules/images): the workspace's logo and brand images, PUT and DELETE by slot.
+
+const SLOTS = ['logo', 'help_center_logo', 'help_center_favicon', 'widget_avatar', 'widget_launcher'] as const;
+const SlotParams = Type.Object({
+  slot: Type.Union(
+    SLOTS.map((s) => Type.Literal(s)),
+    { description: "logo is the workspace's avatar_url; the others are its `images`." },
+  ),
+});
+
+/** The widget's avatar is a face or a mascot: cropped. Logos, the favicon and the launcher icon are fitted. */
+const fitOf = (slot: WorkspaceImageSlot) => (slot === 'widget_avatar' ? ('crop' as const) : ('fit' as const));
+
+async function workspaceImageRoutes(app: App, deps: Deps) {
+  const admin = access.member('admin', 'settings:write');
+  await withMultipart(app, (scope) => {
+    scope.put(
+      '/v1/workspace/images/:slot',
+      {
+        config: { access: admin, idempotent: false, swaggerTransform: pictureBody },
+        schema: {
+          tags: ['workspace'],
+          summary: "Upload the workspace's logo or a brand image (multipart/form-data, one field named file)",
+          description: PICTURE_RULES,
+          consumes: ['multipart/form-data'],
+          params: SlotParams,
+          response: { 200: Workspace },
+        },
+      },
+      async (req, reply) => {
+        const slot = req.params.slot as WorkspaceImageSlot;
+        const owner = { kind: 'workspace' as const, id: req.ctx.workspaceId, workspaceId: req.ctx.workspaceId };
+        const picture = await pictureFromUpload(deps, req, reply, owner, fitOf(slot));
+        return setWorkspaceImage(deps, req.ctx, slot, { picture });
+      },
+    );
+  });
+
+  app.delete(
+    '/v1/workspace/images/:slot',
+    {
+      config: { access: admin },
+      schema: {
+        tags: ['workspace'],
+        summary: "Remove the workspace's logo or a brand image",
+        params: SlotParams,
+        response: { 200: Workspace },
+      },
+    },
+    async (req) => setWorkspaceImage(deps, req.ctx, req.params.slot as WorkspaceImageSlot, { picture: null }),
   );
 }

@@ -10,6 +10,7 @@ import { conflict, forbidden, invalid, notFound } from '../../platform/http/erro
 import { iso } from '../../platform/http/schemas.js';
 import { recordAudit } from '../audit/service.js';
 import { hasMfa, verifyMfaCode } from '../auth/mfa.js';
+import { type PictureChange, swapPictures } from '../images/store.js';
 import { getMemberView, type MemberView } from '../members/service.js';
 import type { PatchWorkspaceBody, Workspace, WorkspaceSettings } from './schemas.js';
 
@@ -30,7 +31,7 @@ export const DEFAULT_SETTINGS: Settings = {
   ai: { assistant: false },
 };
 
-const IMAGE_SLOTS = ['help_center_logo', 'help_center_favicon', 'widget_avatar', 'widget_launcher'] as const;
+export const IMAGE_SLOTS = ['help_center_logo', 'help_center_favicon', 'widget_avatar', 'widget_launcher'] as const;
 
 export function presentWorkspace(w: Selectable<WorkspacesTable>): WorkspaceView {
   const stored = (w.settings ?? {}) as Partial<Settings>;
@@ -302,4 +303,66 @@ export async function workspacesOfUser(deps: Deps, userId: string) {
     .where('m.user_id', '=', userId)
     .orderBy('w.name')
     .execute();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pictures (src/modules/images: processing, storage): the workspace's logo (avatar_url and
+// avatar_source) and its brand images (`images`), with workspace.updated and
+// workspace.image_updated / workspace.image_removed.
+
+/** PUT and DELETE /v1/workspace/images/{slot}: `logo` is the workspace's avatar_url. */
+export type WorkspaceImageSlot = 'logo' | (typeof IMAGE_SLOTS)[number];
+
+/** Puts a stored picture in a slot, or empties it; the workspace after the change. */
+export async function setWorkspaceImage(
+  deps: Deps,
+  ctx: RequestContext,
+  slot: WorkspaceImageSlot,
+  change: PictureChange,
+): Promise<WorkspaceView> {
+  return deps.writer.run(ctx.workspaceId, async (u) => {
+    const before = await u.trx
+      .selectFrom('workspaces')
+      .select(['avatar_url', 'images'])
+      .where('id', '=', ctx.workspaceId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!before) throw notFound('Workspace not found.');
+    const images = { ...((before.images ?? {}) as Record<string, string | null>) };
+    const previous = slot === 'logo' ? before.avatar_url : (images[slot] ?? null);
+    const url = change.picture?.url ?? null;
+    await swapPictures(u.trx, change.picture?.id ?? null, previous);
+    images[slot] = url;
+    const row = await u.trx
+      .updateTable('workspaces')
+      .set(
+        slot === 'logo'
+          ? { avatar_url: url, avatar_source: url ? 'upload' : null, updated_at: new Date() }
+          : { images: JSON.stringify(images), updated_at: new Date() },
+      )
+      .where('id', '=', ctx.workspaceId)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const view = presentWorkspace(row);
+    if (previous !== url) {
+      u.emit({ type: 'workspace.updated', data: { workspace: view } });
+      await recordAudit(u.trx, ctx, {
+        action: url ? 'workspace.image_updated' : 'workspace.image_removed',
+        entityType: 'workspace',
+        entityId: ctx.workspaceId,
+        data: { slot },
+      });
+    }
+    return view;
+  });
+}
+
+/** The workspace's settings with their defaults (automatic picture lookups read gravatar and domain_logos). */
+export async function workspaceSettings(deps: Deps, workspaceId: string): Promise<Settings | null> {
+  const w = await deps.database.db
+    .selectFrom('workspaces')
+    .selectAll()
+    .where('id', '=', workspaceId)
+    .executeTakeFirst();
+  return w ? presentWorkspace(w).settings : null;
 }

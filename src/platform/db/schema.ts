@@ -27,6 +27,7 @@ import type {
   WorkspaceCountersTable,
   WorkspacesTable,
 } from './tables-identity.js';
+import type { ImagesTable } from './tables-images.js';
 import type { KbArticleSlugsTable, KbArticlesTable, KbArticleViewsTable, KbCollectionsTable } from './tables-kb.js';
 import type { PortalLimitMarksTable, PortalSessionsTable, PortalSignInLinksTable } from './tables-portal.js';
 import type {
@@ -63,6 +64,7 @@ import type {
 export type * from './columns.js';
 export type * from './tables-channels.js';
 export type * from './tables-identity.js';
+export type * from './tables-images.js';
 export type * from './tables-kb.js';
 export type * from './tables-portal.js';
 export type * from './tables-records.js';
@@ -126,4 +128,5 @@ export interface DB {
   assignment_rules: AssignmentRulesTable;
   assignment_pointers: AssignmentPointersTable;
   triage_settings: TriageSettingsTable;
+  images: ImagesTable;
 }

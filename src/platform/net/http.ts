@@ -1,5 +1,5 @@
-// An HTTP client for URLs that users give us (webhook endpoints), safe against server-side
-// request forgery:
+// An HTTP client for URLs that users give us (webhook endpoints: safePost; pictures: safeGet),
+// safe against server-side request forgery:
 //
 // - https only, unless private addresses are allowed (WEBHOOK_ALLOW_PRIVATE, self-hosting and
 //   tests), which also allows plain http;
@@ -8,7 +8,8 @@
 //   address that was checked is the address the socket connects to, so a name that answers
 //   with a public address to a first query and a private one to the next (DNS rebinding) cannot
 //   get through. Literal IP hosts never reach `lookup` and are checked before connecting;
-// - redirects are not followed (a 3xx is just a status);
+// - safePost follows no redirect (a 3xx is just a status); safeGet follows a few, each new
+//   location checked as the first URL was, and its connection through the same lookup hook;
 // - one deadline covers connecting, TLS, sending and the response head; the response body is
 //   read up to a small bound and thrown away.
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
@@ -115,14 +116,14 @@ export async function resolvedProblem(
  * A `lookup` for net.connect through `resolve`; with `guard`, names resolving to any address that
  * is not public are refused.
  */
-function lookupThrough(resolve: Resolve, guard: boolean): LookupFunction {
+function lookupThrough(resolve: Resolve, guard: boolean, refuse = refusedAddress): LookupFunction {
   return (hostname, options, callback) => {
     resolve(hostname).then(
       (addresses) => {
         const family = typeof options === 'object' ? options.family : undefined;
         const wanted = addresses.filter((a) => !family || family === 0 || a.family === family);
         for (const a of guard ? addresses : []) {
-          const why = refusedAddress(a.address);
+          const why = refuse(a.address);
           if (why) {
             callback(new RefusedAddressError(`${hostname} resolves to ${a.address}, a ${why} address`), '', 4);
             return;
@@ -248,5 +249,137 @@ export async function safePost(
       finish({ status: null, durationMs: elapsed(), error: describe(err), timedOut });
     });
     req.end(payload);
+  });
+}
+
+export interface SafeGetOptions extends SafeRequestOptions {
+  /** The response body is read up to this many bytes; past it the answer is `tooLarge`. */
+  maxBytes: number;
+  /** Redirects followed (each hop checked like the first); default 3. */
+  maxRedirects?: number;
+  headers?: Record<string, string>;
+  /**
+   * Tests only: which addresses are refused (refusedAddress by default). Given, the checks apply
+   * even with `allowPrivate` (which then only allows plain http), so that a test on loopback can
+   * show a redirect or a name being refused.
+   */
+  refuse?: (address: string) => string | null;
+}
+
+export interface SafeGetResult {
+  /** The final response's status; null when there was none. */
+  status: number | null;
+  /** The body of a 2xx answer, when it fit in maxBytes. */
+  body: Buffer | null;
+  /** The body went past maxBytes (reading stopped there). */
+  tooLarge: boolean;
+  /** Why there is no body, in a sentence; null when there is one. */
+  error: string | null;
+  /** The URL the body came from (after redirects). */
+  url: string;
+}
+
+/**
+ * GETs a user-given URL (a picture) under the rules above, following up to `maxRedirects`
+ * redirects, each one checked as the first was (scheme, literal address, and the addresses its
+ * name resolves to at connect time). One deadline covers every hop and the body. No keep-alive:
+ * these are rare. Never throws.
+ */
+export async function safeGet(url: string, opts: SafeGetOptions): Promise<SafeGetResult> {
+  const guard = !opts.allowPrivate || opts.refuse !== undefined;
+  const refuse = opts.refuse ?? refusedAddress;
+  const resolve = opts.resolve ?? systemResolve;
+  const deadline = Date.now() + opts.timeoutMs;
+  const fail = (at: string, error: string, status: number | null = null): SafeGetResult => ({
+    status,
+    body: null,
+    tooLarge: false,
+    error,
+    url: at,
+  });
+  let current = url;
+  for (let hop = 0; hop <= (opts.maxRedirects ?? 3); hop++) {
+    const problem = urlProblem(current, opts.allowPrivate);
+    if (problem) return fail(current, `refused: the URL ${problem}`);
+    const u = new URL(current);
+    const host = u.hostname.replace(/^\[|\]$/g, '');
+    if (guard && isLocalName(host)) return fail(current, `refused: ${host} is a local name`);
+    if (guard && isIP(host)) {
+      const why = refuse(host);
+      if (why) return fail(current, `refused: ${host} is a ${why} address`);
+    }
+    const left = deadline - Date.now();
+    if (left <= 0) return fail(current, `timed out after ${opts.timeoutMs} ms`);
+    const r = await getOnce(u, opts, left, lookupThrough(resolve, guard, refuse));
+    if (r.location === null) return { ...r.result, url: current };
+    let next: string;
+    try {
+      next = new URL(r.location, current).toString();
+    } catch {
+      return fail(current, 'the redirect is not a valid URL', r.result.status);
+    }
+    current = next;
+  }
+  return fail(current, 'too many redirects');
+}
+
+function getOnce(
+  u: URL,
+  opts: SafeGetOptions,
+  timeoutMs: number,
+  lookup: LookupFunction,
+): Promise<{ result: Omit<SafeGetResult, 'url'>; location: string | null }> {
+  return new Promise((done) => {
+    let settled = false;
+    const finish = (result: Omit<SafeGetResult, 'url'>, location: string | null = null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      done({ result, location });
+    };
+    const mod = u.protocol === 'https:' ? https : http;
+    const req = mod.request(
+      u,
+      { method: 'GET', agent: false, lookup, headers: { accept: 'image/*', ...opts.headers } },
+      (res) => {
+        const status = res.statusCode ?? null;
+        if (status !== null && status >= 300 && status < 400 && res.headers.location) {
+          res.destroy();
+          finish({ status, body: null, tooLarge: false, error: null }, res.headers.location);
+          return;
+        }
+        if (status === null || status < 200 || status >= 300) {
+          res.destroy();
+          finish({ status, body: null, tooLarge: false, error: `answered ${status}` });
+          return;
+        }
+        const declared = Number(res.headers['content-length']);
+        if (Number.isFinite(declared) && declared > opts.maxBytes) {
+          res.destroy();
+          finish({ status, body: null, tooLarge: true, error: `larger than ${opts.maxBytes} bytes` });
+          return;
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > opts.maxBytes) {
+            res.destroy();
+            finish({ status, body: null, tooLarge: true, error: `larger than ${opts.maxBytes} bytes` });
+            return;
+          }
+          chunks.push(chunk);
+        });
+        res.on('end', () => finish({ status, body: Buffer.concat(chunks), tooLarge: false, error: null }));
+        res.on('error', (err) => finish({ status, body: null, tooLarge: false, error: describe(err) }));
+        res.on('close', () => finish({ status, body: null, tooLarge: false, error: 'the answer was cut short' }));
+      },
+    );
+    const timer = setTimeout(() => {
+      req.destroy();
+      finish({ status: null, body: null, tooLarge: false, error: `timed out after ${opts.timeoutMs} ms` });
+    }, timeoutMs);
+    req.on('error', (err) => finish({ status: null, body: null, tooLarge: false, error: describe(err) }));
+    req.end();
   });
 }
