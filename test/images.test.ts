@@ -490,6 +490,32 @@ describe('removal', () => {
   });
 });
 
+describe('a deleted workspace', () => {
+  it("retires its logo and its contacts' pictures (gone after the horizon); its owner's own picture stays", async () => {
+    const t = await newTenant(svc.api, 'Gone Soon');
+    const contact = await makeContact(svc.api, t);
+    const pic = await put(
+      svc,
+      `/v1/contacts/${contact.id}/avatar`,
+      t.as,
+      fixture('photo.webp'),
+      'c.webp',
+      'image/webp',
+    );
+    expect(pic.status, pic.text).toBe(200);
+    const me = await put(svc, '/v1/me/avatar', t.as, fixture('photo.webp'), 'me.webp', 'image/webp');
+    expect(me.status, me.text).toBe(200);
+    const deps = svc.rt.deps;
+    await deps.database.db.updateTable('users').set({ mfa_enabled: true }).where('id', '=', t.owner.userId).execute();
+    const r = await svc.api.req('DELETE', '/v1/workspace', { ...t.as, body: { confirm_name: 'Gone Soon' } });
+    expect(r.status, r.text).toBe(204);
+    await removeRetiredPictures(deps, { horizonMs: 0, now: new Date(Date.now() + 1000) });
+    expect((await served(svc, pic.body.avatar_url)).status).toBe(404);
+    expect(await deps.storage.open(imageKey(idOf(pic.body.avatar_url), 256))).toBeNull();
+    expect((await served(svc, me.body.avatar_url)).status).toBe(200);
+  });
+});
+
 // ---- avatar_url: fetched server-side under the webhooks' address rules -------------------------------
 
 describe('PATCH /v1/me avatar_url', () => {

@@ -99,6 +99,20 @@ export async function swapPictures(
 }
 
 /** A picture's row, for serving (null: no such picture, or already removed). */
+/**
+ * A deleted workspace's pictures (its logo and brand images, its contacts' and companies'
+ * avatars): retired from now, so the removal job takes their bytes and rows away after the cache
+ * horizon like any replaced picture. Users' own pictures belong to no workspace and stay.
+ */
+export async function retireWorkspacePictures(trx: Transaction<DB> | Kysely<DB>, workspaceId: string): Promise<void> {
+  await trx
+    .updateTable('images')
+    .set({ retired_at: new Date() })
+    .where('workspace_id', '=', workspaceId)
+    .where('retired_at', 'is', null)
+    .execute();
+}
+
 export async function findPicture(db: Kysely<DB>, id: string) {
   return db.selectFrom('images').select(['id', 'bytes_256', 'bytes_64']).where('id', '=', id).executeTakeFirst();
 }

@@ -10,7 +10,7 @@ import { conflict, forbidden, invalid, notFound } from '../../platform/http/erro
 import { iso } from '../../platform/http/schemas.js';
 import { recordAudit } from '../audit/service.js';
 import { hasMfa, verifyMfaCode } from '../auth/mfa.js';
-import { type PictureChange, swapPictures } from '../images/store.js';
+import { type PictureChange, retireWorkspacePictures, swapPictures } from '../images/store.js';
 import { getMemberView, type MemberView } from '../members/service.js';
 import type { PatchWorkspaceBody, Workspace, WorkspaceSettings } from './schemas.js';
 
@@ -206,6 +206,7 @@ export async function deleteWorkspace(deps: Deps, ctx: RequestContext, confirmNa
     if (!w) throw notFound('Workspace not found.');
     if (w.name !== confirmName) throw invalid('body.confirm_name', 'does not match the workspace name');
     await trx.deleteFrom('workspaces').where('id', '=', ctx.workspaceId).execute();
+    await retireWorkspacePictures(trx, ctx.workspaceId);
   });
   deps.knownKeys.forgetWorkspace(ctx.workspaceId);
   await deps.bus.publishControl({ type: 'workspace.deleted', workspace_id: ctx.workspaceId }).catch(() => {});
