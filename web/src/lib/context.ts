@@ -1,0 +1,10 @@
+// What the signed-in frame (screens/shell.tsx) gives the screens inside it.
+import { createContext, useContext } from 'react';
+
+export const WorkspaceContext = createContext<string>('');
+/** The selected workspace's id. */
+export const useWorkspace = () => useContext(WorkspaceContext);
+
+export const ShortcutsContext = createContext<() => void>(() => {});
+/** Opens the list of keyboard shortcuts. */
+export const useShowShortcuts = () => useContext(ShortcutsContext);

@@ -1,0 +1,208 @@
+// The signed-in frame: the sidebar (workspace switcher, the built-in views and saved views with
+// their counts, settings, the account menu), the live connection and its state, and the list of
+// keyboard shortcuts (?).
+import * as Dialog from '@radix-ui/react-dialog';
+import * as Menu from '@radix-ui/react-dropdown-menu';
+import { useQuery } from '@tanstack/react-query';
+import { Link, Navigate, Outlet, useLocation, useNavigate } from '@tanstack/react-router';
+import { useEffect, useState } from 'react';
+import { api, ok, type TicketCounts } from '../lib/api';
+import { ShortcutsContext, WorkspaceContext } from '../lib/context';
+import { useShortcuts } from '../lib/keys';
+import { type LiveStatus, startLive } from '../lib/live';
+import { applyEvent, keys, reloadWorkspace } from '../lib/queries';
+import { logout, type Session, selectWorkspace, useSession } from '../lib/session';
+import { VIEWS } from '../lib/views';
+
+type SignedIn = Extract<Session, { status: 'signed_in' }>;
+
+export function Shell() {
+  const s = useSession();
+  const location = useLocation();
+  if (s.status === 'loading') return <p className="loading">Loading…</p>;
+  if (s.status === 'signed_out') return <Navigate to="/login" search={{ next: location.href }} replace />;
+  if (!s.workspaceId) return <Navigate to="/workspaces/new" replace />;
+  return <WorkspaceShell key={s.workspaceId} session={s} ws={s.workspaceId} />;
+}
+
+function useLive(ws: string): LiveStatus {
+  const [status, setStatus] = useState<LiveStatus>('connecting');
+  useEffect(
+    () =>
+      startLive(ws, {
+        onEvent: (e) => applyEvent(ws, e),
+        onResync: () => reloadWorkspace(ws),
+        onStatus: setStatus,
+      }),
+    [ws],
+  );
+  return status;
+}
+
+function WorkspaceShell({ session, ws }: { session: SignedIn; ws: string }) {
+  const live = useLive(ws);
+  const [shortcuts, setShortcuts] = useState(false);
+  useShortcuts({ '?': () => setShortcuts((o) => !o) });
+  return (
+    <WorkspaceContext.Provider value={ws}>
+      <ShortcutsContext.Provider value={() => setShortcuts(true)}>
+        <div className="app">
+          <a className="skip" href="#main">
+            Skip to content
+          </a>
+          <Sidebar session={session} ws={ws} live={live} />
+          <main id="main" tabIndex={-1}>
+            <Outlet />
+          </main>
+          <ShortcutsDialog open={shortcuts} onOpenChange={setShortcuts} />
+        </div>
+      </ShortcutsContext.Provider>
+    </WorkspaceContext.Provider>
+  );
+}
+
+const LIVE_TEXT: Record<LiveStatus, string> = {
+  connecting: 'Connecting…',
+  live: 'Live',
+  reconnecting: 'Reconnecting…',
+};
+
+function Sidebar({ session, ws, live }: { session: SignedIn; ws: string; live: LiveStatus }) {
+  const counts = useQuery({ queryKey: keys.counts(ws), queryFn: () => ok(api.GET('/v1/tickets/counts')) });
+  const views = useQuery({ queryKey: keys.views(ws), queryFn: () => ok(api.GET('/v1/views')) });
+  const count = (k: keyof Omit<TicketCounts, 'views'>) => counts.data?.[k];
+  return (
+    <aside className="sidebar" aria-label="Workspace">
+      <WorkspaceMenu session={session} ws={ws} />
+      <nav aria-label="Views">
+        <ul className="views">
+          {Object.entries(VIEWS).map(([id, v]) => (
+            <li key={id}>
+              <Link to="/inbox" search={{ view: id }} className="view-link">
+                <span>{v.label}</span>
+                <span className="count">
+                  {count(v.count) ?? ''}
+                  <span className="visually-hidden"> tickets</span>
+                </span>
+              </Link>
+            </li>
+          ))}
+        </ul>
+        {views.data && views.data.data.length > 0 && (
+          <>
+            <h2 className="nav-heading">Saved views</h2>
+            <ul className="views">
+              {views.data.data.map((v) => (
+                <li key={v.id}>
+                  <Link to="/inbox" search={{ view: `view:${v.id}` }} className="view-link">
+                    <span>{v.name}</span>
+                    <span className="count">{counts.data?.views[v.id] ?? ''}</span>
+                  </Link>
+                </li>
+              ))}
+            </ul>
+          </>
+        )}
+      </nav>
+      {counts.error && (
+        <p className="error" role="alert">
+          Counts: {counts.error.message}
+        </p>
+      )}
+      <div className="sidebar-foot">
+        <Link to="/settings" className="view-link">
+          Settings
+        </Link>
+        <p className={`live live-${live}`} role="status" aria-live="polite">
+          <span className="dot" aria-hidden="true" />
+          {LIVE_TEXT[live]}
+        </p>
+      </div>
+    </aside>
+  );
+}
+
+function WorkspaceMenu({ session, ws }: { session: SignedIn; ws: string }) {
+  const navigate = useNavigate();
+  const workspaces = session.me?.workspaces ?? [];
+  const current = workspaces.find((w) => w.id === ws);
+  const signOut = async (all: boolean) => {
+    await logout(all).catch(() => {});
+    await navigate({ to: '/login', search: {} });
+  };
+  return (
+    <Menu.Root>
+      <Menu.Trigger className="workspace-trigger" aria-label={`Workspace ${current?.name ?? ''}: switch or sign out`}>
+        <span className="workspace-name">{current?.name ?? 'Workspace'}</span>
+        <span className="who">{session.user.name}</span>
+      </Menu.Trigger>
+      <Menu.Portal>
+        <Menu.Content className="menu" align="start" sideOffset={4}>
+          <Menu.Label className="menu-label">Workspaces</Menu.Label>
+          <Menu.RadioGroup
+            value={ws}
+            onValueChange={(id) => {
+              selectWorkspace(id);
+              void navigate({ to: '/inbox', search: {} });
+            }}
+          >
+            {workspaces.map((w) => (
+              <Menu.RadioItem key={w.id} value={w.id} className="menu-item">
+                <Menu.ItemIndicator className="menu-check">✓</Menu.ItemIndicator>
+                {w.name}
+              </Menu.RadioItem>
+            ))}
+          </Menu.RadioGroup>
+          <Menu.Item className="menu-item" onSelect={() => void navigate({ to: '/workspaces/new' })}>
+            New workspace…
+          </Menu.Item>
+          <Menu.Separator className="menu-sep" />
+          <Menu.Label className="menu-label">{session.user.email}</Menu.Label>
+          <Menu.Item className="menu-item" onSelect={() => void signOut(false)}>
+            Sign out
+          </Menu.Item>
+          <Menu.Item className="menu-item" onSelect={() => void signOut(true)}>
+            Sign out of every account on this browser
+          </Menu.Item>
+        </Menu.Content>
+      </Menu.Portal>
+    </Menu.Root>
+  );
+}
+
+const SHORTCUTS: Array<[string, string]> = [
+  ['j / k', 'Next / previous ticket in the list'],
+  ['Enter', 'Open the ticket'],
+  ['/', 'Search tickets'],
+  ['r', 'Reply (on a ticket)'],
+  ['n', 'Internal note (on a ticket)'],
+  ['Ctrl+Enter', 'Send what you wrote'],
+  ['e', 'Solve the ticket'],
+  ['Escape', 'Leave the text box; on a ticket, back to the inbox'],
+  ['?', 'This list'],
+];
+
+function ShortcutsDialog({ open, onOpenChange }: { open: boolean; onOpenChange(o: boolean): void }) {
+  return (
+    <Dialog.Root open={open} onOpenChange={onOpenChange}>
+      <Dialog.Portal>
+        <Dialog.Overlay className="overlay" />
+        <Dialog.Content className="dialog">
+          <Dialog.Title>Keyboard shortcuts</Dialog.Title>
+          <Dialog.Description className="hint">They work when no text box has the focus.</Dialog.Description>
+          <dl className="shortcuts">
+            {SHORTCUTS.map(([k, what]) => (
+              <div key={k}>
+                <dt>
+                  <kbd>{k}</kbd>
+                </dt>
+                <dd>{what}</dd>
+              </div>
+            ))}
+          </dl>
+          <Dialog.Close className="button">Close</Dialog.Close>
+        </Dialog.Content>
+      </Dialog.Portal>
+    </Dialog.Root>
+  );
+}
