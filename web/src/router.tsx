@@ -1,13 +1,7 @@
 // The app's routes. The inbox is in the first load; the ticket page and settings are chunks of
 // their own, loaded when first opened (the inbox's first load stays small: test/app-build.test.ts).
-import {
-  createRootRoute,
-  createRoute,
-  createRouter,
-  lazyRouteComponent,
-  Navigate,
-  Outlet,
-} from '@tanstack/react-router';
+import { createRootRoute, createRoute, createRouter, lazyRouteComponent, Outlet } from '@tanstack/react-router';
+import { Redirect } from './lib/redirect';
 import { useSession } from './lib/session';
 import { VIEWS } from './lib/views';
 import { Login, NewWorkspace, Signup } from './screens/auth';
@@ -21,7 +15,7 @@ function Root() {
 function Home() {
   const s = useSession();
   if (s.status === 'loading') return <p className="loading">Loading…</p>;
-  return <Navigate to={s.status === 'signed_in' ? '/inbox' : '/login'} search={{}} replace />;
+  return <Redirect to={s.status === 'signed_in' ? '/inbox' : '/login'} />;
 }
 
 function NotFound() {

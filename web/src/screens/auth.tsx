@@ -1,8 +1,9 @@
 // Getting in: sign in (with the two-factor step when the API asks for it), sign up, and the first
 // workspace for someone who has none.
-import { Link, Navigate, useNavigate, useSearch } from '@tanstack/react-router';
+import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { type FormEvent, type ReactNode, useEffect, useRef, useState } from 'react';
 import { api, errorText, ok } from '../lib/api';
+import { Redirect } from '../lib/redirect';
 import { completeMfa, login, register, reloadMe, useSession } from '../lib/session';
 
 function AuthPage({ title, children }: { title: string; children: ReactNode }) {
@@ -53,8 +54,8 @@ function useSubmit(run: () => Promise<void>) {
 function Landing({ next }: { next?: string }) {
   const s = useSession();
   if (s.status !== 'signed_in') return null;
-  if (!s.workspaceId) return <Navigate to="/workspaces/new" replace />;
-  return next ? <Navigate to={next} replace /> : <Navigate to="/inbox" search={{}} replace />;
+  if (!s.workspaceId) return <Redirect to="/workspaces/new" />;
+  return <Redirect to={next ?? '/inbox'} />;
 }
 
 export function Login() {
@@ -199,7 +200,7 @@ export function NewWorkspace() {
     await navigate({ to: '/inbox', search: {} });
   });
   if (s.status === 'loading') return <p className="loading">Loading…</p>;
-  if (s.status === 'signed_out') return <Navigate to="/login" search={{ next: '/workspaces/new' }} replace />;
+  if (s.status === 'signed_out') return <Redirect to="/login" search={{ next: '/workspaces/new' }} />;
   const first = (s.me?.workspaces.length ?? 0) === 0;
   return (
     <AuthPage title={first ? 'Create your workspace' : 'New workspace'}>

@@ -4,13 +4,14 @@
 import * as Dialog from '@radix-ui/react-dialog';
 import * as Menu from '@radix-ui/react-dropdown-menu';
 import { useQuery } from '@tanstack/react-query';
-import { Link, Navigate, Outlet, useLocation, useNavigate } from '@tanstack/react-router';
-import { useEffect, useState } from 'react';
+import { Link, Outlet, useLocation, useNavigate } from '@tanstack/react-router';
+import { useEffect, useRef, useState } from 'react';
 import { api, ok, type TicketCounts } from '../lib/api';
 import { ShortcutsContext, WorkspaceContext } from '../lib/context';
 import { useShortcuts } from '../lib/keys';
 import { type LiveStatus, startLive } from '../lib/live';
 import { applyEvent, keys, reloadWorkspace } from '../lib/queries';
+import { Redirect } from '../lib/redirect';
 import { logout, type Session, selectWorkspace, useSession } from '../lib/session';
 import { VIEWS } from '../lib/views';
 
@@ -18,10 +19,13 @@ type SignedIn = Extract<Session, { status: 'signed_in' }>;
 
 export function Shell() {
   const s = useSession();
+  // Where to come back after signing in: the address this frame was opened at. Read once: while
+  // the redirect runs this frame still renders, at the sign-in page's address.
   const location = useLocation();
+  const opened = useRef(location.href).current;
   if (s.status === 'loading') return <p className="loading">Loading…</p>;
-  if (s.status === 'signed_out') return <Navigate to="/login" search={{ next: location.href }} replace />;
-  if (!s.workspaceId) return <Navigate to="/workspaces/new" replace />;
+  if (s.status === 'signed_out') return <Redirect to="/login" search={{ next: opened }} />;
+  if (!s.workspaceId) return <Redirect to="/workspaces/new" />;
   return <WorkspaceShell key={s.workspaceId} session={s} ws={s.workspaceId} />;
 }
 
@@ -132,8 +136,11 @@ function WorkspaceMenu({ session, ws }: { session: SignedIn; ws: string }) {
   };
   return (
     <Menu.Root>
-      <Menu.Trigger className="workspace-trigger" aria-label={`Workspace ${current?.name ?? ''}: switch or sign out`}>
-        <span className="workspace-name">{current?.name ?? 'Workspace'}</span>
+      <Menu.Trigger className="workspace-trigger">
+        <span className="workspace-name">
+          <span className="visually-hidden">Workspace: </span>
+          {current?.name ?? 'Workspace'}
+        </span>
         <span className="who">{session.user.name}</span>
       </Menu.Trigger>
       <Menu.Portal>
