@@ -49,6 +49,8 @@ describe.runIf(run)('the agent web app in a browser', () => {
   let token = '';
   let workspace = '';
   let forwarding = '';
+  /** The number of the ticket the customer's mail opened. */
+  let printer = 0;
   const as = () => ({ token, workspace });
 
   beforeAll(async () => {
@@ -126,6 +128,24 @@ describe.runIf(run)('the agent web app in a browser', () => {
     const mb = await svc.api.post('/v1/mailboxes', { name: 'Support', email: 'support@acme.test' }, as());
     expect(mb.status, mb.text).toBe(201);
     forwarding = mb.body.forwarding_address;
+    // Tickets already there, older than the mail to come (a fuller list for the screenshot).
+    for (const [subject, name, tags] of [
+      ['Invoice shows the wrong VAT number', 'Dana Buyer', ['billing']],
+      ['Can I change my delivery address?', 'Eli Shopper', []],
+      ['Password reset mail never arrives', 'Fay User', ['account', 'urgent']],
+    ] as const) {
+      const tk = await svc.api.post(
+        '/v1/tickets',
+        {
+          subject,
+          contact: { email: `${name.split(' ')[0]!.toLowerCase()}@customer.test`, name },
+          body_html: `<p>${subject}: can you help?</p>`,
+          tags: [...tags],
+        },
+        as(),
+      );
+      expect(tk.status, tk.text).toBe(201);
+    }
   });
 
   it('shows a customer’s mail in the inbox as it arrives, without a reload', async () => {
@@ -146,13 +166,16 @@ describe.runIf(run)('the agent web app in a browser', () => {
       headers: { 'content-type': 'message/rfc822', 'svc-inbound-secret': INBOUND_SECRET },
     });
     expect(r.status, r.text).toBe(202);
+    await page.getByRole('link', { name: /Password reset mail never arrives/ }).waitFor();
     const row = page.getByRole('link', { name: /Printer on fire/ });
     await row.waitFor({ timeout: 20_000 });
     await expect.poll(() => row.textContent()).toContain('Casey Customer');
-    // The sidebar's count followed.
+    printer = (await svc.api.get('/v1/tickets?q=printer', as())).body.data[0].number;
+    // On top (the newest), and the sidebar's count followed.
+    expect(await page.locator('.ticket-row').first().textContent()).toContain('Printer on fire');
     await expect
       .poll(() => page.getByRole('link', { name: /^Open/ }).first().textContent(), { timeout: 5000 })
-      .toMatch(/Open\s*1/);
+      .toMatch(/Open\s*4/);
     await noSeriousViolations('inbox');
     await docsScreenshot(page, 'app-inbox');
   });
@@ -164,9 +187,13 @@ describe.runIf(run)('the agent web app in a browser', () => {
       .poll(() => page.evaluate<string>("document.activeElement?.textContent ?? ''"))
       .toContain('Printer on fire');
     await page.keyboard.press('Enter');
-    await page.getByRole('heading', { name: /#1 Printer on fire/ }).waitFor();
-    expect(new URL(page.url()).pathname).toBe('/tickets/1');
+    await page.getByRole('heading', { name: `#${printer} Printer on fire` }).waitFor();
+    expect(new URL(page.url()).pathname).toBe(`/tickets/${printer}`);
     await page.getByText('My printer is on fire. What do I do?').waitFor();
+    // A label added elsewhere shows at once.
+    const labelled = await svc.api.patch(`/v1/tickets/${printer}`, { add_tags: ['hardware'] }, as());
+    expect(labelled.status, labelled.text).toBe(200);
+    await page.getByRole('list', { name: 'Labels' }).getByText('hardware').waitFor({ timeout: 5000 });
     await noSeriousViolations('ticket');
 
     await page.keyboard.press('r');
@@ -184,7 +211,7 @@ describe.runIf(run)('the agent web app in a browser', () => {
 
     // A colleague (the API) writes a note: it appears without a reload.
     const note = await svc.api.post(
-      '/v1/tickets/1/messages',
+      `/v1/tickets/${printer}/messages`,
       { kind: 'note', body_html: '<p>Technician booked for 3 pm.</p>' },
       as(),
     );
@@ -194,7 +221,7 @@ describe.runIf(run)('the agent web app in a browser', () => {
     await page.keyboard.press('Escape'); // out of the text box
     await page.keyboard.press('e');
     await page.locator('.ticket-meta .status').filter({ hasText: 'Solved' }).waitFor();
-    expect((await svc.api.get('/v1/tickets/1', as())).body.status).toBe('solved');
+    expect((await svc.api.get(`/v1/tickets/${printer}`, as())).body.status).toBe('solved');
     await docsScreenshot(page, 'app-ticket');
   });
 
@@ -204,7 +231,7 @@ describe.runIf(run)('the agent web app in a browser', () => {
     sockets.clear();
     await page.getByRole('status').filter({ hasText: 'Reconnecting…' }).waitFor({ timeout: 10_000 });
     const missed = await svc.api.post(
-      '/v1/tickets/1/messages',
+      `/v1/tickets/${printer}/messages`,
       { kind: 'note', body_html: '<p>Written while you were offline.</p>' },
       as(),
     );

@@ -175,6 +175,16 @@ function TicketRow({ t }: { t: Ticket }) {
         </span>
         <span className="row-bottom">
           <span className="preview">{t.last_message_preview}</span>
+          {t.tags.length > 0 && (
+            <span className="labels">
+              <span className="visually-hidden">Labels: </span>
+              {t.tags.map((tag) => (
+                <span key={tag.id} className={`label label-${tag.color}`}>
+                  {tag.name}
+                </span>
+              ))}
+            </span>
+          )}
           <span className={`status status-${t.status}`}>{STATUS_LABEL[t.status]}</span>
         </span>
       </Link>

@@ -13,7 +13,7 @@ import { type LiveStatus, startLive } from '../lib/live';
 import { applyEvent, keys, reloadWorkspace } from '../lib/queries';
 import { Redirect } from '../lib/redirect';
 import { logout, type Session, selectWorkspace, useSession } from '../lib/session';
-import { VIEWS } from '../lib/views';
+import { DEFAULT_VIEW, VIEWS } from '../lib/views';
 
 type SignedIn = Extract<Session, { status: 'signed_in' }>;
 
@@ -75,6 +75,9 @@ function Sidebar({ session, ws, live }: { session: SignedIn; ws: string; live: L
   const counts = useQuery({ queryKey: keys.counts(ws), queryFn: () => ok(api.GET('/v1/tickets/counts')) });
   const views = useQuery({ queryKey: keys.views(ws), queryFn: () => ok(api.GET('/v1/views')) });
   const count = (k: keyof Omit<TicketCounts, 'views'>) => counts.data?.[k];
+  // The view on screen: the inbox without one is the default view's.
+  const location = useLocation();
+  const shown = location.pathname === '/inbox' ? ((location.search as { view?: string }).view ?? DEFAULT_VIEW) : null;
   return (
     <aside className="sidebar" aria-label="Workspace">
       <WorkspaceMenu session={session} ws={ws} />
@@ -82,7 +85,12 @@ function Sidebar({ session, ws, live }: { session: SignedIn; ws: string; live: L
         <ul className="views">
           {Object.entries(VIEWS).map(([id, v]) => (
             <li key={id}>
-              <Link to="/inbox" search={{ view: id }} className="view-link">
+              <Link
+                to="/inbox"
+                search={{ view: id }}
+                className="view-link"
+                aria-current={shown === id ? 'page' : undefined}
+              >
                 <span>{v.label}</span>
                 <span className="count">
                   {count(v.count) ?? ''}
@@ -98,7 +106,12 @@ function Sidebar({ session, ws, live }: { session: SignedIn; ws: string; live: L
             <ul className="views">
               {views.data.data.map((v) => (
                 <li key={v.id}>
-                  <Link to="/inbox" search={{ view: `view:${v.id}` }} className="view-link">
+                  <Link
+                    to="/inbox"
+                    search={{ view: `view:${v.id}` }}
+                    className="view-link"
+                    aria-current={shown === `view:${v.id}` ? 'page' : undefined}
+                  >
                     <span>{v.name}</span>
                     <span className="count">{counts.data?.views[v.id] ?? ''}</span>
                   </Link>
