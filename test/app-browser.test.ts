@@ -178,6 +178,26 @@ describe.runIf(run)('the agent web app in a browser', () => {
       .toMatch(/Open\s*4/);
     await noSeriousViolations('inbox');
     await docsScreenshot(page, 'app-inbox');
+    // Dark mode follows the system, with the same contrast checks.
+    await page.emulateMedia({ colorScheme: 'dark' });
+    expect(await page.evaluate<string>('getComputedStyle(document.body).backgroundColor')).not.toBe(
+      'rgb(255, 255, 255)',
+    );
+    await noSeriousViolations('inbox, dark');
+    await page.emulateMedia({ colorScheme: 'light' });
+
+    // Search: / focuses the box, Enter applies it (and puts it in the address).
+    await page.locator('body').click({ position: { x: 700, y: 5 } });
+    await page.keyboard.press('/');
+    await expect.poll(() => page.evaluate<string>("document.activeElement?.id ?? ''")).toBe('ticket-search');
+    await page.keyboard.type('invoice');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('.ticket-row').count()).toBe(1);
+    expect(await page.locator('.ticket-row').first().textContent()).toContain('Invoice shows the wrong VAT number');
+    expect(new URL(page.url()).searchParams.get('q')).toBe('invoice');
+    await page.keyboard.press('Escape');
+    await page.goto(`${svc.url}/inbox`);
+    await expect.poll(() => page.locator('.ticket-row').count()).toBe(4);
   });
 
   it('opens, replies to and solves the ticket with the keyboard alone; a colleague’s note arrives live', async () => {
@@ -285,6 +305,28 @@ describe.runIf(run)('the agent web app in a browser', () => {
     await page.reload();
     await page.getByRole('heading', { name: 'Open', level: 1 }).waitFor();
     await page.getByRole('button', { name: /Workspace: Acme Support/ }).waitFor();
+  });
+
+  it('pages the list by cursor as it scrolls', async () => {
+    // 55 pending tickets: a page is 50.
+    for (let i = 1; i <= 55; i++) {
+      const tk = await svc.api.post(
+        '/v1/tickets',
+        { subject: `Backlog item ${i}`, contact: { email: 'backlog@customer.test' }, status: 'pending' },
+        as(),
+      );
+      expect(tk.status).toBe(201);
+    }
+    await page.getByRole('link', { name: /^Pending/ }).click();
+    await page.getByRole('heading', { name: 'Pending', level: 1 }).waitFor();
+    await expect.poll(() => page.locator('.ticket-row').count()).toBe(50);
+    await page.locator('.list-end').scrollIntoViewIfNeeded();
+    await expect.poll(() => page.locator('.ticket-row').count()).toBe(55);
+    const subjects = await page.locator('.ticket-row .subject').allTextContents();
+    expect(new Set(subjects).size).toBe(55);
+    expect(subjects.map((t) => t.replace(/^#\d+\s*/, '')).sort()).toEqual(
+      Array.from({ length: 55 }, (_, i) => `Backlog item ${i + 1}`).sort(),
+    );
   });
 
   it('logged no error in the page', () => {

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiError } from '../web/src/lib/errors.js';
 import { type Service, startService } from './helpers.js';
 import { ensureWebApp } from './web-app.js';
 
@@ -81,6 +82,26 @@ describe('the web app’s build', () => {
     // React's production build, not its development one.
     const main = readFileSync(join(web, entry!.file), 'utf8');
     expect(main).not.toContain('jsxDEV');
+  });
+});
+
+describe('the web app’s error messages', () => {
+  const res = (status: number, headers: Record<string, string> = {}) => new Response(null, { status, headers });
+
+  it('say when to retry a 429, what failed on a 5xx, and the API’s own detail otherwise', async () => {
+    const limited = await ApiError.from(res(429, { 'retry-after': '42' }), { code: 'rate_limited', detail: 'x' });
+    expect(limited.message).toBe('Too many requests: try again in 42 seconds.');
+    expect(limited.retryAfter).toBe(42);
+    expect((await ApiError.from(res(429), null)).message).toBe('Too many requests: try again in a minute.');
+    const failed = await ApiError.from(res(500), { code: 'internal_error', detail: 'request 1234' });
+    expect(failed.message).toBe('The server failed (request 1234). Try again.');
+    const invalid = await ApiError.from(res(422), {
+      code: 'validation_failed',
+      detail: 'body.name must NOT be empty',
+      errors: [{ location: 'body.name', message: 'must NOT be empty' }],
+    });
+    expect(invalid.message).toBe('body.name must NOT be empty');
+    expect(invalid.fields).toEqual([{ location: 'body.name', message: 'must NOT be empty' }]);
   });
 });
 
