@@ -14,7 +14,7 @@ import { Secret, TOTP } from 'otpauth';
 import type { Browser, BrowserContext, Page, WebSocketRoute } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserAvailable, docsScreenshot, launchBrowser, seriousViolations } from './browser.js';
-import { type Service, startService } from './helpers.js';
+import { addMember, type Service, startService } from './helpers.js';
 import { type MailCatcher, startMailCatcher } from './mail-catcher.js';
 import { type OwnDatabase, ownDatabase } from './own-database.js';
 import { ensureWebApp } from './web-app.js';
@@ -260,6 +260,41 @@ describe.runIf(run)('the agent web app in a browser', () => {
     await page.getByRole('status').filter({ hasText: 'Live' }).waitFor({ timeout: 15_000 });
     await page.getByText('Written while you were offline.').waitFor({ timeout: 5000 });
     expect(await page.getByText('Written while you were offline.').count()).toBe(1);
+  });
+
+  it('shows a second agent on the ticket, replying and typing; their inbox gets new tickets live', async () => {
+    const owner = { token, userId: '', email, password };
+    const bob = await addMember(svc, { owner, workspaceId: workspace, as: as() }, 'agent', 'Bob Agent');
+    const second = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      const page2 = await second.newPage();
+      await page2.goto(`${svc.url}/tickets/${printer}`);
+      await page2.getByRole('heading', { name: 'Sign in' }).waitFor();
+      await page2.getByLabel('Email').fill(bob.email);
+      await page2.getByLabel('Password').fill(bob.password);
+      await page2.getByRole('button', { name: 'Sign in' }).click();
+      // Back where the link pointed, after signing in.
+      await page2.getByRole('heading', { name: `#${printer} Printer on fire` }).waitFor();
+      await page.getByText('Also here: Bob Agent').waitFor({ timeout: 5000 });
+      await page2.getByText('Also here: Ann Agent').waitFor({ timeout: 5000 });
+
+      await page2.getByLabel(/Reply to/).fill('Let me check the warranty');
+      await page.getByText('Bob Agent is typing…').waitFor({ timeout: 5000 });
+      await page.getByText('Also here: Bob Agent (replying)').waitFor({ timeout: 5000 });
+
+      await page2.getByRole('link', { name: '← Inbox' }).click();
+      await page2.getByRole('heading', { name: 'Open', level: 1 }).waitFor();
+      await page.getByText('Also here: Bob Agent').waitFor({ state: 'detached', timeout: 5000 });
+      const tk = await svc.api.post(
+        '/v1/tickets',
+        { subject: 'Toner smells of smoke', contact: { email: 'gus@customer.test', name: 'Gus Customer' } },
+        as(),
+      );
+      expect(tk.status).toBe(201);
+      await page2.getByRole('link', { name: /Toner smells of smoke/ }).waitFor({ timeout: 5000 });
+    } finally {
+      await second.close();
+    }
   });
 
   it('fits 360 px: nothing overflows sideways on the inbox and the ticket', async () => {

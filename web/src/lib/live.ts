@@ -3,7 +3,7 @@
 // event more than one past the last applied, and every rejoin after a reconnect whose latest_seq
 // is ahead, first replays the gap from GET /v1/events; `resync` (away longer than the retention)
 // reloads everything. A fresh realtime token is fetched before every reconnect.
-import { type Channel, Socket } from 'phoenix';
+import { type Channel, Presence, Socket } from 'phoenix';
 import { api, ok } from './api';
 
 export interface Envelope {
@@ -23,12 +23,45 @@ export interface LiveHandlers {
   onStatus(s: LiveStatus): void;
 }
 
+/** Someone else on a ticket's page (docs/realtime.md "Presence and typing"). */
+export interface Viewer {
+  userId: string;
+  name: string;
+  /** viewing, replying or idle: the most active of the person's tabs. */
+  state: string;
+}
+
+export interface TicketLive {
+  /** Tells the others what I am doing: viewing or replying (sent only when it changes). */
+  setState(state: 'viewing' | 'replying'): void;
+  /** Tells the others I am typing (at most every 2.5 s). */
+  typing(): void;
+  leave(): void;
+}
+
+export interface TicketHandlers {
+  onViewers(viewers: Viewer[]): void;
+  onTyping(who: { userId: string; name: string }): void;
+}
+
+/** The connection of the selected workspace, for the screens that join more topics. */
+export interface Live {
+  stop(): void;
+  ticket(ticketId: string, teamId: string | null, h: TicketHandlers): TicketLive;
+}
+
+const RANK: Record<string, number> = { replying: 2, viewing: 1, idle: 0 };
+
 async function realtimeToken(workspaceId: string): Promise<{ token: string; url: string }> {
   return ok(api.POST('/v1/realtime/token', { headers: { 'svc-workspace': workspaceId } }));
 }
 
-/** Connects; answers the function that disconnects. */
-export function startLive(workspaceId: string, h: LiveHandlers): () => void {
+/** Connects; answers the connection (stop() disconnects). */
+export function startLive(workspaceId: string, h: LiveHandlers): Live {
+  let connected!: (s: Socket) => void;
+  const socketReady = new Promise<Socket>((resolve) => {
+    connected = resolve;
+  });
   let stopped = false;
   let socket: Socket | null = null;
   let channel: Channel | null = null;
@@ -128,6 +161,7 @@ export function startLive(workspaceId: string, h: LiveHandlers): () => void {
       );
     });
     socket.connect();
+    connected(socket);
     channel = socket.channel(`workspace:${workspaceId}`, {});
     channel.on('event', (e: Envelope) => receive(e));
     channel
@@ -136,9 +170,51 @@ export function startLive(workspaceId: string, h: LiveHandlers): () => void {
       .receive('error', () => h.onStatus('reconnecting'));
   })();
 
-  return () => {
-    stopped = true;
-    channel?.leave();
-    socket?.disconnect();
+  const ticket = (ticketId: string, teamId: string | null, th: TicketHandlers): TicketLive => {
+    let left = false;
+    let ch: Channel | null = null;
+    let state: 'viewing' | 'replying' = 'viewing';
+    let lastTyping = 0;
+    void socketReady.then((s) => {
+      if (left || stopped) return;
+      ch = s.channel(`ticket:${workspaceId}:${ticketId}`, teamId ? { team_id: teamId } : {});
+      const presence = new Presence(ch);
+      presence.onSync(() =>
+        th.onViewers(
+          presence.list((userId: string, { metas }: { metas: Array<{ name: string; state: string }> }) => {
+            const top = [...metas].sort((a, b) => (RANK[b.state] ?? 0) - (RANK[a.state] ?? 0))[0];
+            return { userId, name: top?.name ?? '', state: top?.state ?? 'viewing' };
+          }),
+        ),
+      );
+      ch.on('typing', (p: { user_id: string; name: string }) => th.onTyping({ userId: p.user_id, name: p.name }));
+      ch.join();
+    });
+    return {
+      setState(next) {
+        if (next === state) return;
+        state = next;
+        ch?.push('presence', { state });
+      },
+      typing() {
+        const now = Date.now();
+        if (now - lastTyping < 2500) return;
+        lastTyping = now;
+        ch?.push('typing', {});
+      },
+      leave() {
+        left = true;
+        ch?.leave();
+      },
+    };
+  };
+
+  return {
+    stop() {
+      stopped = true;
+      channel?.leave();
+      socket?.disconnect();
+    },
+    ticket,
   };
 }

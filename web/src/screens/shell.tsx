@@ -7,9 +7,9 @@ import { useQuery } from '@tanstack/react-query';
 import { Link, Outlet, useLocation, useNavigate } from '@tanstack/react-router';
 import { useEffect, useRef, useState } from 'react';
 import { api, ok, type TicketCounts } from '../lib/api';
-import { ShortcutsContext, WorkspaceContext } from '../lib/context';
+import { LiveContext, ShortcutsContext, WorkspaceContext } from '../lib/context';
 import { useShortcuts } from '../lib/keys';
-import { type LiveStatus, startLive } from '../lib/live';
+import { type Live, type LiveStatus, startLive } from '../lib/live';
 import { applyEvent, keys, reloadWorkspace } from '../lib/queries';
 import { Redirect } from '../lib/redirect';
 import { logout, type Session, selectWorkspace, useSession } from '../lib/session';
@@ -29,38 +29,41 @@ export function Shell() {
   return <WorkspaceShell key={s.workspaceId} session={s} ws={s.workspaceId} />;
 }
 
-function useLive(ws: string): LiveStatus {
+function useLive(ws: string): { status: LiveStatus; live: Live | null } {
   const [status, setStatus] = useState<LiveStatus>('connecting');
-  useEffect(
-    () =>
-      startLive(ws, {
-        onEvent: (e) => applyEvent(ws, e),
-        onResync: () => reloadWorkspace(ws),
-        onStatus: setStatus,
-      }),
-    [ws],
-  );
-  return status;
+  const [live, setLive] = useState<Live | null>(null);
+  useEffect(() => {
+    const l = startLive(ws, {
+      onEvent: (e) => applyEvent(ws, e),
+      onResync: () => reloadWorkspace(ws),
+      onStatus: setStatus,
+    });
+    setLive(l);
+    return () => l.stop();
+  }, [ws]);
+  return { status, live };
 }
 
 function WorkspaceShell({ session, ws }: { session: SignedIn; ws: string }) {
-  const live = useLive(ws);
+  const { status: live, live: connection } = useLive(ws);
   const [shortcuts, setShortcuts] = useState(false);
   useShortcuts({ '?': () => setShortcuts((o) => !o) });
   return (
     <WorkspaceContext.Provider value={ws}>
-      <ShortcutsContext.Provider value={() => setShortcuts(true)}>
-        <div className="app">
-          <a className="skip" href="#main">
-            Skip to content
-          </a>
-          <Sidebar session={session} ws={ws} live={live} />
-          <main id="main" tabIndex={-1}>
-            <Outlet />
-          </main>
-          <ShortcutsDialog open={shortcuts} onOpenChange={setShortcuts} />
-        </div>
-      </ShortcutsContext.Provider>
+      <LiveContext.Provider value={connection}>
+        <ShortcutsContext.Provider value={() => setShortcuts(true)}>
+          <div className="app">
+            <a className="skip" href="#main">
+              Skip to content
+            </a>
+            <Sidebar session={session} ws={ws} live={live} />
+            <main id="main" tabIndex={-1}>
+              <Outlet />
+            </main>
+            <ShortcutsDialog open={shortcuts} onOpenChange={setShortcuts} />
+          </div>
+        </ShortcutsContext.Provider>
+      </LiveContext.Provider>
     </WorkspaceContext.Provider>
   );
 }

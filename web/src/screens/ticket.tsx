@@ -6,10 +6,12 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from '@tanstack/react-router';
 import { type FormEvent, type KeyboardEvent, type Ref, useEffect, useImperativeHandle, useRef, useState } from 'react';
 import { type Activity, api, errorText, type Message, ok, type Ticket, type TicketStatus } from '../lib/api';
-import { useShowShortcuts, useWorkspace } from '../lib/context';
+import { useLiveConnection, useShowShortcuts, useWorkspace } from '../lib/context';
 import { bytes, STATUS_LABEL, when } from '../lib/format';
 import { useShortcuts } from '../lib/keys';
+import type { TicketLive, Viewer } from '../lib/live';
 import { keys } from '../lib/queries';
+import { useSession } from '../lib/session';
 
 type Kind = 'reply' | 'note';
 
@@ -28,6 +30,7 @@ export function TicketPage() {
   const composer = useRef<ComposerHandle>(null);
   const [statusError, setStatusError] = useState<string | null>(null);
   const setStatus = useStatusChange(ws, t, setStatusError);
+  const presence = useTicketPresence(t);
 
   useEffect(() => {
     document.title = t ? `#${t.number} ${t.subject} · Help desk` : 'Ticket · Help desk';
@@ -108,10 +111,54 @@ export function TicketPage() {
             {statusError}
           </p>
         )}
+        <Viewers viewers={presence.viewers} />
       </header>
       <Thread ws={ws} ticket={t} />
-      <Composer ref={composer} ws={ws} ticket={t} />
+      <Composer ref={composer} ws={ws} ticket={t} live={presence.handle} typing={presence.typing} />
     </article>
+  );
+}
+
+/** Who else has this ticket open (and is replying), who is typing; and my own state, for them. */
+function useTicketPresence(ticket: Ticket | undefined) {
+  const live = useLiveConnection();
+  const session = useSession();
+  const me = session.status === 'signed_in' ? session.user.id : null;
+  const [viewers, setViewers] = useState<Viewer[]>([]);
+  const [typing, setTyping] = useState<string | null>(null);
+  const [handle, setHandle] = useState<TicketLive | null>(null);
+  const id = ticket?.id;
+  const team = ticket?.team_id ?? null;
+  useEffect(() => {
+    if (!live || !id) return;
+    let clear: ReturnType<typeof setTimeout> | undefined;
+    const h = live.ticket(id, team, {
+      onViewers: (v) => setViewers(v.filter((x) => x.userId !== me)),
+      onTyping: (who) => {
+        if (who.userId === me) return;
+        setTyping(who.name);
+        clearTimeout(clear);
+        clear = setTimeout(() => setTyping(null), 4000);
+      },
+    });
+    setHandle(h);
+    return () => {
+      clearTimeout(clear);
+      h.leave();
+      setHandle(null);
+      setViewers([]);
+      setTyping(null);
+    };
+  }, [live, id, team, me]);
+  return { viewers, typing, handle };
+}
+
+function Viewers({ viewers }: { viewers: Viewer[] }) {
+  return (
+    <p className="viewers" aria-live="polite">
+      {viewers.length > 0 &&
+        `Also here: ${viewers.map((v) => (v.state === 'replying' ? `${v.name} (replying)` : v.name)).join(', ')}`}
+    </p>
   );
 }
 
@@ -257,7 +304,21 @@ interface ComposerHandle {
   open(kind: Kind): void;
 }
 
-function Composer({ ws, ticket, ref }: { ws: string; ticket: Ticket; ref: Ref<ComposerHandle> }) {
+function Composer({
+  ws,
+  ticket,
+  ref,
+  live,
+  typing,
+}: {
+  ws: string;
+  ticket: Ticket;
+  ref: Ref<ComposerHandle>;
+  /** The ticket's topic: the others see that I reply and type. */
+  live: TicketLive | null;
+  /** Who else is typing on this ticket now. */
+  typing: string | null;
+}) {
   const queryClient = useQueryClient();
   const [kind, setKind] = useState<Kind>('reply');
   const [text, setText] = useState('');
@@ -307,6 +368,7 @@ function Composer({ ws, ticket, ref }: { ws: string; ticket: Ticket; ref: Ref<Co
     }
   };
   const noun = kind === 'note' ? 'note' : 'reply';
+  useEffect(() => live?.setState(text.trim() ? 'replying' : 'viewing'), [live, text]);
   return (
     <form className={`composer composer-${kind}`} onSubmit={send} aria-label="Write a reply or note">
       <fieldset className="kind-switch">
@@ -329,7 +391,10 @@ function Composer({ ws, ticket, ref }: { ws: string; ticket: Ticket; ref: Ref<Co
         rows={5}
         value={text}
         placeholder={kind === 'note' ? 'Write an internal note: only agents see it' : 'Write your reply'}
-        onChange={(e) => setText(e.target.value)}
+        onChange={(e) => {
+          setText(e.target.value);
+          live?.typing();
+        }}
         onKeyDown={onKeyDown}
       />
       <div className="composer-foot">
@@ -345,6 +410,9 @@ function Composer({ ws, ticket, ref }: { ws: string; ticket: Ticket; ref: Ref<Co
         </button>
       </div>
       <p className="hint">Ctrl+Enter sends the {noun}.</p>
+      <p className="typing" role="status">
+        {typing ? `${typing} is typing…` : ''}
+      </p>
       <p className="error" role="alert" hidden={!error}>
         {error}
       </p>
