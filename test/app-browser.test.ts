@@ -49,6 +49,7 @@ describe.runIf(run)('the agent web app in a browser', () => {
   let token = '';
   let workspace = '';
   let forwarding = '';
+  let bob: { email: string; password: string } = { email: '', password: '' };
   /** The number of the ticket the customer's mail opened. */
   let printer = 0;
   const as = () => ({ token, workspace });
@@ -264,7 +265,7 @@ describe.runIf(run)('the agent web app in a browser', () => {
 
   it('shows a second agent on the ticket, replying and typing; their inbox gets new tickets live', async () => {
     const owner = { token, userId: '', email, password };
-    const bob = await addMember(svc, { owner, workspaceId: workspace, as: as() }, 'agent', 'Bob Agent');
+    bob = await addMember(svc, { owner, workspaceId: workspace, as: as() }, 'agent', 'Bob Agent');
     const second = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     try {
       const page2 = await second.newPage();
@@ -340,6 +341,35 @@ describe.runIf(run)('the agent web app in a browser', () => {
     await page.reload();
     await page.getByRole('heading', { name: 'Open', level: 1 }).waitFor();
     await page.getByRole('button', { name: /Workspace: Acme Support/ }).waitFor();
+  });
+
+  it('holds two accounts in one browser: add one, switch between them, sign one out', async () => {
+    const menu = () => page.getByRole('button', { name: /^Workspace: Acme Support/ });
+    await menu().click();
+    await page.getByRole('menuitem', { name: 'Add another account…' }).click();
+    await page.getByRole('heading', { name: 'Add an account' }).waitFor();
+    await page.getByLabel('Email').fill(bob.email);
+    await page.getByLabel('Password').fill(bob.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Open', level: 1 }).waitFor();
+    await menu().filter({ hasText: 'Bob Agent' }).waitFor();
+
+    await menu().click();
+    await page.getByRole('menuitem', { name: `Switch to Ann Agent (${email})` }).click();
+    await menu().filter({ hasText: 'Ann Agent' }).waitFor();
+    await page.getByRole('heading', { name: 'Open', level: 1 }).waitFor();
+    // The reload keeps the account chosen last.
+    await page.reload();
+    await menu().filter({ hasText: 'Ann Agent' }).waitFor();
+
+    await menu().click();
+    await page.getByRole('menuitem', { name: `Switch to Bob Agent (${bob.email})` }).click();
+    await menu().filter({ hasText: 'Bob Agent' }).waitFor();
+    // Signing Bob out leaves Ann signed in.
+    await menu().click();
+    await page.getByRole('menuitem', { name: 'Sign out', exact: true }).click();
+    await menu().filter({ hasText: 'Ann Agent' }).waitFor();
+    await page.getByRole('heading', { name: 'Open', level: 1 }).waitFor();
   });
 
   it('pages the list by cursor as it scrolls', async () => {

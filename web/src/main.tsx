@@ -5,7 +5,7 @@ import { setNonce } from 'get-nonce';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { queryClient } from './lib/queries';
-import { restore } from './lib/session';
+import { getSession, restore, subscribeSession } from './lib/session';
 import { router } from './router';
 import './styles.css';
 
@@ -13,6 +13,15 @@ import './styles.css';
 // it, so the CSP needs no 'unsafe-inline'.
 const nonce = document.querySelector<HTMLMetaElement>('meta[property="csp-nonce"]')?.nonce;
 if (nonce) setNonce(nonce);
+
+// Nothing cached for one account is shown to another (switching accounts, adding one, signing out).
+let account: string | null = null;
+subscribeSession(() => {
+  const s = getSession();
+  const id = s.status === 'signed_in' ? s.user.id : null;
+  if (id !== account) queryClient.clear();
+  account = id;
+});
 
 void restore();
 

@@ -35,8 +35,10 @@ const loginRoute = createRoute({
   getParentRoute: () => rootRoute,
   path: '/login',
   component: Login,
-  validateSearch: (s: Record<string, unknown>): { next?: string } =>
-    typeof s.next === 'string' && s.next.startsWith('/') && !s.next.startsWith('//') ? { next: s.next } : {},
+  validateSearch: (s: Record<string, unknown>): { next?: string; add?: true } => ({
+    ...(typeof s.next === 'string' && s.next.startsWith('/') && !s.next.startsWith('//') ? { next: s.next } : {}),
+    ...(s.add === true || s.add === '1' || s.add === 1 ? { add: true as const } : {}),
+  }),
 });
 const signupRoute = createRoute({ getParentRoute: () => rootRoute, path: '/signup', component: Signup });
 const newWorkspaceRoute = createRoute({

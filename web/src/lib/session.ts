@@ -173,7 +173,10 @@ export async function register(name: string, email: string, password: string): P
   await begin((await res.json()) as TokenAnswer);
 }
 
-/** Signs out this account (`all`: every account of this browser). */
+/**
+ * Signs out this account (`all`: every account of this browser). Another account still signed in
+ * on this browser takes over (the most recently used), else the browser is signed out.
+ */
 export async function logout(all = false): Promise<void> {
   const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
   const res = await post('/v1/auth/logout', all ? { all: true } : {}, headers);
@@ -181,6 +184,27 @@ export async function logout(all = false): Promise<void> {
   token = null;
   localStorage.removeItem(ACCOUNT_KEY);
   set({ status: 'signed_out' });
+  if (!all) await refresh();
+}
+
+export interface BrowserAccount {
+  user: SessionUser;
+  workspaces: Array<{ id: string; name: string }>;
+  current: boolean;
+}
+
+/** The accounts signed in on this browser (POST /v1/auth/accounts), most recently used first. */
+export async function listAccounts(): Promise<BrowserAccount[]> {
+  const res = await post('/v1/auth/accounts', {});
+  if (!res.ok) return fail(res);
+  return ((await res.json()) as { data: BrowserAccount[] }).data;
+}
+
+/** Makes another account of this browser the current one (a refresh with its user id). */
+export async function switchAccount(userId: string): Promise<void> {
+  if (refreshing) await refreshing;
+  localStorage.setItem(ACCOUNT_KEY, userId);
+  await refresh();
 }
 
 /** Reloads the person and their workspaces (after creating one), optionally selecting one. */

@@ -60,7 +60,9 @@ function Landing({ next }: { next?: string }) {
 
 export function Login() {
   const s = useSession();
-  const { next } = useSearch({ from: '/login' });
+  const { next, add } = useSearch({ from: '/login' });
+  // Adding another account: the form, although someone is signed in; theirs once it succeeds.
+  const [adding, setAdding] = useState(Boolean(add));
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [mfaToken, setMfaToken] = useState<string | null>(null);
@@ -69,13 +71,17 @@ export function Login() {
   const signIn = useSubmit(async () => {
     const r = await login(email.trim(), password);
     if (r.kind === 'mfa') setMfaToken(r.mfaToken);
+    else setAdding(false);
   });
-  const verify = useSubmit(() => completeMfa(mfaToken!, code));
+  const verify = useSubmit(async () => {
+    await completeMfa(mfaToken!, code);
+    setAdding(false);
+  });
   useEffect(() => {
     if (mfaToken) codeRef.current?.focus();
   }, [mfaToken]);
 
-  if (s.status === 'signed_in') return <Landing next={next} />;
+  if (s.status === 'signed_in' && !adding) return <Landing next={next} />;
   if (mfaToken) {
     return (
       <AuthPage title="Two-factor code">
@@ -103,7 +109,7 @@ export function Login() {
     );
   }
   return (
-    <AuthPage title="Sign in">
+    <AuthPage title={adding ? 'Add an account' : 'Sign in'}>
       <form onSubmit={signIn.onSubmit} className="stack">
         <label htmlFor="login-email">Email</label>
         <input
@@ -128,9 +134,15 @@ export function Login() {
           {signIn.busy ? 'Signing in…' : 'Sign in'}
         </button>
       </form>
-      <p>
-        New here? <Link to="/signup">Create an account</Link>
-      </p>
+      {adding ? (
+        <Link to="/inbox" search={{}}>
+          Back to the inbox
+        </Link>
+      ) : (
+        <p>
+          New here? <Link to="/signup">Create an account</Link>
+        </p>
+      )}
     </AuthPage>
   );
 }

@@ -12,7 +12,15 @@ import { useShortcuts } from '../lib/keys';
 import { type Live, type LiveStatus, startLive } from '../lib/live';
 import { applyEvent, keys, reloadWorkspace } from '../lib/queries';
 import { Redirect } from '../lib/redirect';
-import { logout, type Session, selectWorkspace, useSession } from '../lib/session';
+import {
+  getSession,
+  listAccounts,
+  logout,
+  type Session,
+  selectWorkspace,
+  switchAccount,
+  useSession,
+} from '../lib/session';
 import { DEFAULT_VIEW, VIEWS } from '../lib/views';
 
 type SignedIn = Extract<Session, { status: 'signed_in' }>;
@@ -26,7 +34,8 @@ export function Shell() {
   if (s.status === 'loading') return <p className="loading">Loading…</p>;
   if (s.status === 'signed_out') return <Redirect to="/login" search={{ next: opened }} />;
   if (!s.workspaceId) return <Redirect to="/workspaces/new" />;
-  return <WorkspaceShell key={s.workspaceId} session={s} ws={s.workspaceId} />;
+  // Another account or workspace: a new frame (its own socket; nothing cached of the other).
+  return <WorkspaceShell key={`${s.user.id}:${s.workspaceId}`} session={s} ws={s.workspaceId} />;
 }
 
 function useLive(ws: string): { status: LiveStatus; live: Live | null } {
@@ -146,9 +155,15 @@ function WorkspaceMenu({ session, ws }: { session: SignedIn; ws: string }) {
   const navigate = useNavigate();
   const workspaces = session.me?.workspaces ?? [];
   const current = workspaces.find((w) => w.id === ws);
+  const accounts = useQuery({ queryKey: ['accounts', session.user.id], queryFn: listAccounts });
+  const others = (accounts.data ?? []).filter((a) => a.user.id !== session.user.id);
   const signOut = async (all: boolean) => {
     await logout(all).catch(() => {});
-    await navigate({ to: '/login', search: {} });
+    await navigate({ to: getSession().status === 'signed_in' ? '/inbox' : '/login', search: {} });
+  };
+  const switchTo = async (userId: string) => {
+    await switchAccount(userId).catch(() => {});
+    await navigate({ to: '/inbox', search: {} });
   };
   return (
     <Menu.Root>
@@ -180,7 +195,15 @@ function WorkspaceMenu({ session, ws }: { session: SignedIn; ws: string }) {
             New workspace…
           </Menu.Item>
           <Menu.Separator className="menu-sep" />
-          <Menu.Label className="menu-label">{session.user.email}</Menu.Label>
+          <Menu.Label className="menu-label">Signed in as {session.user.email}</Menu.Label>
+          {others.map((a) => (
+            <Menu.Item key={a.user.id} className="menu-item" onSelect={() => void switchTo(a.user.id)}>
+              Switch to {a.user.name} ({a.user.email})
+            </Menu.Item>
+          ))}
+          <Menu.Item className="menu-item" onSelect={() => void navigate({ to: '/login', search: { add: true } })}>
+            Add another account…
+          </Menu.Item>
           <Menu.Item className="menu-item" onSelect={() => void signOut(false)}>
             Sign out
           </Menu.Item>
