@@ -15,14 +15,19 @@
 // The chat widget's browser script (src/widget-client, Preact) is bundled on its own for browsers
 // (scripts/widget-bundle.mjs) into dist/widget/widget.js, which GET /widget.js serves.
 //
+// The agent web app (web/, React + Vite) is built by scripts/web-build.mjs into dist/web, which
+// the service serves at / (src/modules/web-app). It is rebuilt only when its own inputs changed:
+// an edit under src/ keeps the app that was built (it is set aside while dist/ is emptied).
+//
 // The package export `helpdesk/webhooks` is built on its own (no shared chunk: a receiver may
 // copy it), with its type declarations from tsc when TypeScript is installed (it is not in a
 // production install, where nothing compiles against the package).
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildWebApp, WEB_OUT, webStale } from './web-build.mjs';
 import { bundleWidget } from './widget-bundle.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -39,6 +44,8 @@ const INPUTS = [
   'tsconfig.build.json',
   'scripts/build.mjs',
   'scripts/widget-bundle.mjs',
+  'scripts/web-build.mjs',
+  'web',
 ];
 
 function newest(path) {
@@ -50,7 +57,8 @@ function newest(path) {
   }
   if (!st.isDirectory()) return st.mtimeMs;
   let m = st.mtimeMs;
-  for (const e of readdirSync(path)) m = Math.max(m, newest(join(path, e)));
+  // web/src/api.gen.d.ts: the API's types, generated for the web app's type check; built from nothing.
+  for (const e of readdirSync(path)) if (e !== 'api.gen.d.ts') m = Math.max(m, newest(join(path, e)));
   return m;
 }
 
@@ -75,6 +83,12 @@ const externalPackages = {
 async function build() {
   const started = performance.now();
   const esbuild = await import('esbuild');
+  // The web app's last build, kept when its inputs have not changed since (it takes the longest).
+  const keptWeb = !webStale() ? `${OUT}.web-kept-${process.pid}` : null;
+  if (keptWeb) {
+    rmSync(keptWeb, { recursive: true, force: true });
+    renameSync(WEB_OUT, keptWeb);
+  }
   rmSync(OUT, { recursive: true, force: true });
   const common = {
     absWorkingDir: ROOT,
@@ -113,6 +127,11 @@ async function build() {
   mkdirSync(join(OUT, 'widget'));
   writeFileSync(join(OUT, 'widget', 'widget.js'), widget);
 
+  // The agent web app (GET /, /inbox, /app/assets/...).
+  let web = 'web app kept';
+  if (keptWeb) renameSync(keptWeb, WEB_OUT);
+  else web = `web app in ${(await buildWebApp()).toFixed(1)} s`;
+
   let tsc = null;
   try {
     tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -126,7 +145,7 @@ async function build() {
 
   writeFileSync(STAMP, `${new Date().toISOString()}\n`);
   process.stdout.write(
-    `build: dist/ in ${((performance.now() - started) / 1000).toFixed(1)} s (esbuild ${esbuild.version}${tsc ? ', tsc' : ''})\n`,
+    `build: dist/ in ${((performance.now() - started) / 1000).toFixed(1)} s (esbuild ${esbuild.version}${tsc ? ', tsc' : ''}; ${web})\n`,
   );
 }
 

@@ -44,6 +44,7 @@ import teamRoutes from './modules/teams/routes.js';
 import ticketRoutes from './modules/tickets/routes.js';
 import triageRoutes from './modules/triage/routes.js';
 import viewRoutes from './modules/views/routes.js';
+import webAppRoutes from './modules/web-app/routes.js';
 import webhookRoutes from './modules/webhooks/routes.js';
 import widgetRoutes from './modules/widget/routes.js';
 import { visitorResolver } from './modules/widget/visitors.js';
@@ -115,6 +116,7 @@ const MODULES: Array<(app: App, deps: Deps) => Promise<void>> = [
   helpCenterRoutes,
   portalRoutes,
   widgetRoutes,
+  webAppRoutes,
 ];
 
 export const JSON_BODY_LIMIT = 1024 * 1024;

@@ -1,0 +1,101 @@
+// TanStack Query keys and the live events' effect on what is cached: a changed ticket replaces
+// its copy everywhere at once (no refetch, no layout shift); the lists and counts are refetched
+// shortly after (a new ticket, or one that left a view), coalesced when events come in bursts.
+import { type InfiniteData, QueryClient } from '@tanstack/react-query';
+import type { Activity, Message, Ticket } from './api';
+import type { Envelope } from './live';
+
+export const queryClient = new QueryClient({
+  defaultOptions: {
+    queries: { staleTime: 30_000, retry: (n, err) => n < 2 && !(err as { status?: number }).status },
+  },
+});
+
+export const keys = {
+  counts: (ws: string) => ['counts', ws] as const,
+  views: (ws: string) => ['views', ws] as const,
+  tickets: (ws: string) => ['tickets', ws] as const,
+  ticket: (ws: string, number: number) => ['ticket', ws, number] as const,
+  messages: (ws: string, id: string) => ['messages', ws, id] as const,
+  activities: (ws: string, id: string) => ['activities', ws, id] as const,
+};
+
+export interface TicketPage {
+  data: Ticket[];
+  next_cursor: string | null;
+}
+
+const soon = new Map<string, ReturnType<typeof setTimeout>>();
+function refetchSoon(key: readonly unknown[]): void {
+  const k = JSON.stringify(key);
+  if (soon.has(k)) return;
+  soon.set(
+    k,
+    setTimeout(() => {
+      soon.delete(k);
+      void queryClient.invalidateQueries({ queryKey: key });
+    }, 150),
+  );
+}
+
+function upsert<T extends { id: string }>(list: T[] | undefined, item: T): T[] | undefined {
+  if (!list) return list;
+  const i = list.findIndex((x) => x.id === item.id);
+  if (i === -1) return [...list, item];
+  const copy = list.slice();
+  copy[i] = item;
+  return copy;
+}
+
+/** What a live event changes in the cache of workspace `ws`. */
+export function applyEvent(ws: string, e: Envelope): void {
+  const d = e.data;
+  switch (e.type) {
+    case 'ticket.created':
+    case 'ticket.updated': {
+      const t = d.ticket as Ticket;
+      queryClient.setQueryData<Ticket>(keys.ticket(ws, t.number), (old) => (old ? t : old));
+      queryClient.setQueriesData<InfiniteData<TicketPage>>({ queryKey: keys.tickets(ws) }, (old) =>
+        old
+          ? { ...old, pages: old.pages.map((p) => ({ ...p, data: p.data.map((x) => (x.id === t.id ? t : x)) })) }
+          : old,
+      );
+      refetchSoon(keys.tickets(ws));
+      refetchSoon(keys.counts(ws));
+      break;
+    }
+    case 'ticket.deleted':
+      refetchSoon(keys.tickets(ws));
+      refetchSoon(keys.counts(ws));
+      break;
+    case 'message.created':
+    case 'message.updated': {
+      const m = d.message as Message;
+      queryClient.setQueryData<Message[]>(keys.messages(ws, d.ticket_id as string), (old) => upsert(old, m));
+      break;
+    }
+    case 'activity.created': {
+      const a = d.activity as Activity;
+      queryClient.setQueryData<Activity[]>(keys.activities(ws, d.ticket_id as string), (old) => upsert(old, a));
+      break;
+    }
+    case 'view.created':
+    case 'view.updated':
+    case 'view.deleted':
+      refetchSoon(keys.views(ws));
+      refetchSoon(keys.counts(ws));
+      break;
+    case 'workspace.updated':
+    case 'member.added':
+    case 'member.updated':
+    case 'member.removed':
+      break;
+  }
+}
+
+/** Everything of the workspace again (after a resync or the first join). */
+export function reloadWorkspace(ws: string): void {
+  for (const k of ['counts', 'views', 'tickets', 'ticket', 'messages', 'activities']) {
+    void queryClient.invalidateQueries({ queryKey: [k, ws] });
+  }
+}

@@ -1,0 +1,90 @@
+// The app's routes. The inbox is in the first load; the ticket page and settings are chunks of
+// their own, loaded when first opened (the inbox's first load stays small: test/app-build.test.ts).
+import { createRootRoute, createRoute, createRouter, lazyRouteComponent, Outlet } from '@tanstack/react-router';
+import { Redirect } from './lib/redirect';
+import { useSession } from './lib/session';
+import { VIEWS } from './lib/views';
+import { Login, NewWorkspace, Signup } from './screens/auth';
+import { Inbox, type InboxSearch } from './screens/inbox';
+import { Shell } from './screens/shell';
+
+function Root() {
+  return <Outlet />;
+}
+
+function Home() {
+  const s = useSession();
+  if (s.status === 'loading') return <p className="loading">Loading…</p>;
+  return <Redirect to={s.status === 'signed_in' ? '/inbox' : '/login'} />;
+}
+
+function NotFound() {
+  return (
+    <main className="auth">
+      <h1>Page not found</h1>
+      <p>
+        <a href="/inbox">Go to the inbox</a>
+      </p>
+    </main>
+  );
+}
+
+const rootRoute = createRootRoute({ component: Root, notFoundComponent: NotFound });
+const indexRoute = createRoute({ getParentRoute: () => rootRoute, path: '/', component: Home });
+const loginRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/login',
+  component: Login,
+  validateSearch: (s: Record<string, unknown>): { next?: string; add?: true } => ({
+    ...(typeof s.next === 'string' && s.next.startsWith('/') && !s.next.startsWith('//') ? { next: s.next } : {}),
+    ...(s.add === true || s.add === '1' || s.add === 1 ? { add: true as const } : {}),
+  }),
+});
+const signupRoute = createRoute({ getParentRoute: () => rootRoute, path: '/signup', component: Signup });
+const newWorkspaceRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/workspaces/new',
+  component: NewWorkspace,
+});
+const shellRoute = createRoute({ getParentRoute: () => rootRoute, id: 'app', component: Shell });
+export const inboxRoute = createRoute({
+  getParentRoute: () => shellRoute,
+  path: '/inbox',
+  component: Inbox,
+  validateSearch: (s: Record<string, unknown>): InboxSearch => {
+    const view = typeof s.view === 'string' && (s.view in VIEWS || s.view.startsWith('view:')) ? s.view : undefined;
+    const q = typeof s.q === 'string' && s.q.trim() ? s.q.slice(0, 200) : undefined;
+    return { ...(view ? { view } : {}), ...(q ? { q } : {}) };
+  },
+});
+export const ticketRoute = createRoute({
+  getParentRoute: () => shellRoute,
+  path: '/tickets/$number',
+  component: lazyRouteComponent(() => import('./screens/ticket'), 'TicketPage'),
+});
+const settingsRoute = createRoute({
+  getParentRoute: () => shellRoute,
+  path: '/settings/$',
+  component: lazyRouteComponent(() => import('./screens/settings'), 'Settings'),
+});
+const settingsIndexRoute = createRoute({
+  getParentRoute: () => shellRoute,
+  path: '/settings',
+  component: lazyRouteComponent(() => import('./screens/settings'), 'Settings'),
+});
+
+const routeTree = rootRoute.addChildren([
+  indexRoute,
+  loginRoute,
+  signupRoute,
+  newWorkspaceRoute,
+  shellRoute.addChildren([inboxRoute, ticketRoute, settingsRoute, settingsIndexRoute]),
+]);
+
+export const router = createRouter({ routeTree, defaultPreload: 'intent' });
+
+declare module '@tanstack/react-router' {
+  interface Register {
+    router: typeof router;
+  }
+}

@@ -1,0 +1,242 @@
+// Getting in: sign in (with the two-factor step when the API asks for it), sign up, and the first
+// workspace for someone who has none.
+import { Link, useNavigate, useSearch } from '@tanstack/react-router';
+import { type FormEvent, type ReactNode, useEffect, useRef, useState } from 'react';
+import { api, errorText, ok } from '../lib/api';
+import { Redirect } from '../lib/redirect';
+import { completeMfa, login, register, reloadMe, useSession } from '../lib/session';
+
+function AuthPage({ title, children }: { title: string; children: ReactNode }) {
+  useEffect(() => {
+    document.title = `${title} · Help desk`;
+  }, [title]);
+  return (
+    <main className="auth">
+      <div className="auth-card">
+        <p className="brand" aria-hidden="true">
+          Help desk
+        </p>
+        <h1>{title}</h1>
+        {children}
+      </div>
+    </main>
+  );
+}
+
+export function ErrorNote({ error }: { error: string | null }) {
+  return (
+    <p className="error" role="alert" hidden={!error}>
+      {error}
+    </p>
+  );
+}
+
+/** A form's submit: busy while it runs, its failure said in words. */
+function useSubmit(run: () => Promise<void>) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const onSubmit = async (e: FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await run();
+    } catch (err) {
+      setError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, onSubmit };
+}
+
+/** Where a signed-in person goes: their workspace's inbox, or making their first workspace. */
+function Landing({ next }: { next?: string }) {
+  const s = useSession();
+  if (s.status !== 'signed_in') return null;
+  if (!s.workspaceId) return <Redirect to="/workspaces/new" />;
+  return <Redirect to={next ?? '/inbox'} />;
+}
+
+export function Login() {
+  const s = useSession();
+  const { next, add } = useSearch({ from: '/login' });
+  // Adding another account: the form, although someone is signed in; theirs once it succeeds.
+  const [adding, setAdding] = useState(Boolean(add));
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [mfaToken, setMfaToken] = useState<string | null>(null);
+  const [code, setCode] = useState('');
+  const codeRef = useRef<HTMLInputElement>(null);
+  const signIn = useSubmit(async () => {
+    const r = await login(email.trim(), password);
+    if (r.kind === 'mfa') setMfaToken(r.mfaToken);
+    else setAdding(false);
+  });
+  const verify = useSubmit(async () => {
+    await completeMfa(mfaToken!, code);
+    setAdding(false);
+  });
+  useEffect(() => {
+    if (mfaToken) codeRef.current?.focus();
+  }, [mfaToken]);
+
+  if (s.status === 'signed_in' && !adding) return <Landing next={next} />;
+  if (mfaToken) {
+    return (
+      <AuthPage title="Two-factor code">
+        <form onSubmit={verify.onSubmit} className="stack">
+          <p>Enter the 6-digit code from your authenticator app, or one of your recovery codes.</p>
+          <label htmlFor="mfa-code">Code</label>
+          <input
+            id="mfa-code"
+            ref={codeRef}
+            autoComplete="one-time-code"
+            inputMode="text"
+            required
+            value={code}
+            onChange={(e) => setCode(e.target.value)}
+          />
+          <ErrorNote error={verify.error} />
+          <button type="submit" className="primary" disabled={verify.busy}>
+            {verify.busy ? 'Checking…' : 'Verify'}
+          </button>
+          <button type="button" className="link" onClick={() => setMfaToken(null)}>
+            Use another account
+          </button>
+        </form>
+      </AuthPage>
+    );
+  }
+  return (
+    <AuthPage title={adding ? 'Add an account' : 'Sign in'}>
+      <form onSubmit={signIn.onSubmit} className="stack">
+        <label htmlFor="login-email">Email</label>
+        <input
+          id="login-email"
+          type="email"
+          autoComplete="username"
+          required
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+        />
+        <label htmlFor="login-password">Password</label>
+        <input
+          id="login-password"
+          type="password"
+          autoComplete="current-password"
+          required
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+        />
+        <ErrorNote error={signIn.error ?? (s.status === 'signed_out' ? (s.reason ?? null) : null)} />
+        <button type="submit" className="primary" disabled={signIn.busy || s.status === 'loading'}>
+          {signIn.busy ? 'Signing in…' : 'Sign in'}
+        </button>
+      </form>
+      {adding ? (
+        <Link to="/inbox" search={{}}>
+          Back to the inbox
+        </Link>
+      ) : (
+        <p>
+          New here? <Link to="/signup">Create an account</Link>
+        </p>
+      )}
+    </AuthPage>
+  );
+}
+
+export function Signup() {
+  const s = useSession();
+  const [name, setName] = useState('');
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const submit = useSubmit(() => register(name.trim(), email.trim(), password));
+  if (s.status === 'signed_in') return <Landing />;
+  return (
+    <AuthPage title="Create your account">
+      <form onSubmit={submit.onSubmit} className="stack">
+        <label htmlFor="signup-name">Your name</label>
+        <input
+          id="signup-name"
+          autoComplete="name"
+          required
+          maxLength={100}
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+        />
+        <label htmlFor="signup-email">Email</label>
+        <input
+          id="signup-email"
+          type="email"
+          autoComplete="email"
+          required
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+        />
+        <label htmlFor="signup-password">Password</label>
+        <input
+          id="signup-password"
+          type="password"
+          autoComplete="new-password"
+          required
+          minLength={10}
+          maxLength={200}
+          aria-describedby="signup-password-hint"
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+        />
+        <p id="signup-password-hint" className="hint">
+          At least 10 characters.
+        </p>
+        <ErrorNote error={submit.error} />
+        <button type="submit" className="primary" disabled={submit.busy}>
+          {submit.busy ? 'Creating…' : 'Create account'}
+        </button>
+      </form>
+      <p>
+        Have an account? <Link to="/login">Sign in</Link>
+      </p>
+    </AuthPage>
+  );
+}
+
+export function NewWorkspace() {
+  const s = useSession();
+  const navigate = useNavigate();
+  const [name, setName] = useState('');
+  const submit = useSubmit(async () => {
+    const w = await ok(api.POST('/v1/workspaces', { body: { name: name.trim() } }));
+    await reloadMe(w.id);
+    await navigate({ to: '/inbox', search: {} });
+  });
+  if (s.status === 'loading') return <p className="loading">Loading…</p>;
+  if (s.status === 'signed_out') return <Redirect to="/login" search={{ next: '/workspaces/new' }} />;
+  const first = (s.me?.workspaces.length ?? 0) === 0;
+  return (
+    <AuthPage title={first ? 'Create your workspace' : 'New workspace'}>
+      <form onSubmit={submit.onSubmit} className="stack">
+        <p>A workspace holds your team’s tickets, mailboxes and help center.</p>
+        <label htmlFor="workspace-name">Workspace name</label>
+        <input
+          id="workspace-name"
+          required
+          maxLength={100}
+          placeholder="Acme Support"
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+        />
+        <ErrorNote error={submit.error} />
+        <button type="submit" className="primary" disabled={submit.busy}>
+          {submit.busy ? 'Creating…' : 'Create workspace'}
+        </button>
+        {!first && (
+          <Link to="/inbox" search={{}}>
+            Back to the inbox
+          </Link>
+        )}
+      </form>
+    </AuthPage>
+  );
+}

@@ -1,0 +1,254 @@
+// The signed-in frame: the sidebar (workspace switcher, the built-in views and saved views with
+// their counts, settings, the account menu), the live connection and its state, and the list of
+// keyboard shortcuts (?).
+import * as Dialog from '@radix-ui/react-dialog';
+import * as Menu from '@radix-ui/react-dropdown-menu';
+import { useQuery } from '@tanstack/react-query';
+import { Link, Outlet, useLocation, useNavigate } from '@tanstack/react-router';
+import { useEffect, useRef, useState } from 'react';
+import { api, ok, type TicketCounts } from '../lib/api';
+import { LiveContext, ShortcutsContext, WorkspaceContext } from '../lib/context';
+import { useShortcuts } from '../lib/keys';
+import { type Live, type LiveStatus, startLive } from '../lib/live';
+import { applyEvent, keys, reloadWorkspace } from '../lib/queries';
+import { Redirect } from '../lib/redirect';
+import {
+  getSession,
+  listAccounts,
+  logout,
+  type Session,
+  selectWorkspace,
+  switchAccount,
+  useSession,
+} from '../lib/session';
+import { DEFAULT_VIEW, VIEWS } from '../lib/views';
+
+type SignedIn = Extract<Session, { status: 'signed_in' }>;
+
+export function Shell() {
+  const s = useSession();
+  // Where to come back after signing in: the address this frame was opened at. Read once: while
+  // the redirect runs this frame still renders, at the sign-in page's address.
+  const location = useLocation();
+  const opened = useRef(location.href).current;
+  if (s.status === 'loading') return <p className="loading">Loading…</p>;
+  if (s.status === 'signed_out') return <Redirect to="/login" search={{ next: opened }} />;
+  if (!s.workspaceId) return <Redirect to="/workspaces/new" />;
+  // Another account or workspace: a new frame (its own socket; nothing cached of the other).
+  return <WorkspaceShell key={`${s.user.id}:${s.workspaceId}`} session={s} ws={s.workspaceId} />;
+}
+
+function useLive(ws: string): { status: LiveStatus; live: Live | null } {
+  const [status, setStatus] = useState<LiveStatus>('connecting');
+  const [live, setLive] = useState<Live | null>(null);
+  useEffect(() => {
+    const l = startLive(ws, {
+      onEvent: (e) => applyEvent(ws, e),
+      onResync: () => reloadWorkspace(ws),
+      onStatus: setStatus,
+    });
+    setLive(l);
+    return () => l.stop();
+  }, [ws]);
+  return { status, live };
+}
+
+function WorkspaceShell({ session, ws }: { session: SignedIn; ws: string }) {
+  const { status: live, live: connection } = useLive(ws);
+  const [shortcuts, setShortcuts] = useState(false);
+  useShortcuts({ '?': () => setShortcuts((o) => !o) });
+  return (
+    <WorkspaceContext.Provider value={ws}>
+      <LiveContext.Provider value={connection}>
+        <ShortcutsContext.Provider value={() => setShortcuts(true)}>
+          <div className="app">
+            <a className="skip" href="#main">
+              Skip to content
+            </a>
+            <Sidebar session={session} ws={ws} live={live} />
+            <main id="main" tabIndex={-1}>
+              <Outlet />
+            </main>
+            <ShortcutsDialog open={shortcuts} onOpenChange={setShortcuts} />
+          </div>
+        </ShortcutsContext.Provider>
+      </LiveContext.Provider>
+    </WorkspaceContext.Provider>
+  );
+}
+
+const LIVE_TEXT: Record<LiveStatus, string> = {
+  connecting: 'Connecting…',
+  live: 'Live',
+  reconnecting: 'Reconnecting…',
+};
+
+function Sidebar({ session, ws, live }: { session: SignedIn; ws: string; live: LiveStatus }) {
+  const counts = useQuery({ queryKey: keys.counts(ws), queryFn: () => ok(api.GET('/v1/tickets/counts')) });
+  const views = useQuery({ queryKey: keys.views(ws), queryFn: () => ok(api.GET('/v1/views')) });
+  const count = (k: keyof Omit<TicketCounts, 'views'>) => counts.data?.[k];
+  // The view on screen: the inbox without one is the default view's.
+  const location = useLocation();
+  const shown = location.pathname === '/inbox' ? ((location.search as { view?: string }).view ?? DEFAULT_VIEW) : null;
+  return (
+    <aside className="sidebar" aria-label="Workspace">
+      <WorkspaceMenu session={session} ws={ws} />
+      <nav aria-label="Views">
+        <ul className="views">
+          {Object.entries(VIEWS).map(([id, v]) => (
+            <li key={id}>
+              <Link
+                to="/inbox"
+                search={{ view: id }}
+                className="view-link"
+                aria-current={shown === id ? 'page' : undefined}
+              >
+                <span>{v.label}</span>
+                <span className="count">
+                  {count(v.count) ?? ''}
+                  <span className="visually-hidden"> tickets</span>
+                </span>
+              </Link>
+            </li>
+          ))}
+        </ul>
+        {views.data && views.data.data.length > 0 && (
+          <>
+            <h2 className="nav-heading">Saved views</h2>
+            <ul className="views">
+              {views.data.data.map((v) => (
+                <li key={v.id}>
+                  <Link
+                    to="/inbox"
+                    search={{ view: `view:${v.id}` }}
+                    className="view-link"
+                    aria-current={shown === `view:${v.id}` ? 'page' : undefined}
+                  >
+                    <span>{v.name}</span>
+                    <span className="count">{counts.data?.views[v.id] ?? ''}</span>
+                  </Link>
+                </li>
+              ))}
+            </ul>
+          </>
+        )}
+      </nav>
+      {counts.error && (
+        <p className="error" role="alert">
+          Counts: {counts.error.message}
+        </p>
+      )}
+      <div className="sidebar-foot">
+        <Link to="/settings" className="view-link">
+          Settings
+        </Link>
+        <p className={`live live-${live}`} role="status" aria-live="polite">
+          <span className="dot" aria-hidden="true" />
+          {LIVE_TEXT[live]}
+        </p>
+      </div>
+    </aside>
+  );
+}
+
+function WorkspaceMenu({ session, ws }: { session: SignedIn; ws: string }) {
+  const navigate = useNavigate();
+  const workspaces = session.me?.workspaces ?? [];
+  const current = workspaces.find((w) => w.id === ws);
+  const accounts = useQuery({ queryKey: ['accounts', session.user.id], queryFn: listAccounts });
+  const others = (accounts.data ?? []).filter((a) => a.user.id !== session.user.id);
+  const signOut = async (all: boolean) => {
+    await logout(all).catch(() => {});
+    await navigate({ to: getSession().status === 'signed_in' ? '/inbox' : '/login', search: {} });
+  };
+  const switchTo = async (userId: string) => {
+    await switchAccount(userId).catch(() => {});
+    await navigate({ to: '/inbox', search: {} });
+  };
+  return (
+    <Menu.Root>
+      <Menu.Trigger className="workspace-trigger">
+        <span className="workspace-name">
+          <span className="visually-hidden">Workspace: </span>
+          {current?.name ?? 'Workspace'}
+        </span>
+        <span className="who">{session.user.name}</span>
+      </Menu.Trigger>
+      <Menu.Portal>
+        <Menu.Content className="menu" align="start" sideOffset={4}>
+          <Menu.Label className="menu-label">Workspaces</Menu.Label>
+          <Menu.RadioGroup
+            value={ws}
+            onValueChange={(id) => {
+              selectWorkspace(id);
+              void navigate({ to: '/inbox', search: {} });
+            }}
+          >
+            {workspaces.map((w) => (
+              <Menu.RadioItem key={w.id} value={w.id} className="menu-item">
+                <Menu.ItemIndicator className="menu-check">✓</Menu.ItemIndicator>
+                {w.name}
+              </Menu.RadioItem>
+            ))}
+          </Menu.RadioGroup>
+          <Menu.Item className="menu-item" onSelect={() => void navigate({ to: '/workspaces/new' })}>
+            New workspace…
+          </Menu.Item>
+          <Menu.Separator className="menu-sep" />
+          <Menu.Label className="menu-label">Signed in as {session.user.email}</Menu.Label>
+          {others.map((a) => (
+            <Menu.Item key={a.user.id} className="menu-item" onSelect={() => void switchTo(a.user.id)}>
+              Switch to {a.user.name} ({a.user.email})
+            </Menu.Item>
+          ))}
+          <Menu.Item className="menu-item" onSelect={() => void navigate({ to: '/login', search: { add: true } })}>
+            Add another account…
+          </Menu.Item>
+          <Menu.Item className="menu-item" onSelect={() => void signOut(false)}>
+            Sign out
+          </Menu.Item>
+          <Menu.Item className="menu-item" onSelect={() => void signOut(true)}>
+            Sign out of every account on this browser
+          </Menu.Item>
+        </Menu.Content>
+      </Menu.Portal>
+    </Menu.Root>
+  );
+}
+
+const SHORTCUTS: Array<[string, string]> = [
+  ['j / k', 'Next / previous ticket in the list'],
+  ['Enter', 'Open the ticket'],
+  ['/', 'Search tickets'],
+  ['r', 'Reply (on a ticket)'],
+  ['n', 'Internal note (on a ticket)'],
+  ['Ctrl+Enter', 'Send what you wrote'],
+  ['e', 'Solve the ticket'],
+  ['Escape', 'Leave the text box; on a ticket, back to the inbox'],
+  ['?', 'This list'],
+];
+
+function ShortcutsDialog({ open, onOpenChange }: { open: boolean; onOpenChange(o: boolean): void }) {
+  return (
+    <Dialog.Root open={open} onOpenChange={onOpenChange}>
+      <Dialog.Portal>
+        <Dialog.Overlay className="overlay" />
+        <Dialog.Content className="dialog">
+          <Dialog.Title>Keyboard shortcuts</Dialog.Title>
+          <Dialog.Description className="hint">They work when no text box has the focus.</Dialog.Description>
+          <dl className="shortcuts">
+            {SHORTCUTS.map(([k, what]) => (
+              <div key={k}>
+                <dt>
+                  <kbd>{k}</kbd>
+                </dt>
+                <dd>{what}</dd>
+              </div>
+            ))}
+          </dl>
+          <Dialog.Close className="button">Close</Dialog.Close>
+        </Dialog.Content>
+      </Dialog.Portal>
+    </Dialog.Root>
+  );
+}
