@@ -10,7 +10,7 @@ import { createdBefore, microsOf, pageLimit } from '../../platform/db/keyset.js'
 import type { DB } from '../../platform/db/schema.js';
 import type { Unit } from '../../platform/db/tx.js';
 import { uniqueOrConflict } from '../../platform/db/unique.js';
-import { type RequestContext, SYSTEM_ACTOR } from '../../platform/http/context.js';
+import type { RequestContext } from '../../platform/http/context.js';
 import { invalid, notFound } from '../../platform/http/errors.js';
 import type { Page } from '../../platform/http/pagination.js';
 import { iso } from '../../platform/http/schemas.js';
@@ -19,7 +19,8 @@ import { type AuditContext, recordAudit } from '../audit/service.js';
 import { contactCounts } from '../contacts/queries.js';
 import { fieldFilterPredicates, fieldParams } from '../custom-fields/filters.js';
 import { applyFieldValues } from '../custom-fields/values.js';
-import { changeApplies, type PictureChange, swapPictures } from '../images/store.js';
+import { setRecordPicture } from '../images/owners.js';
+import { type PictureChange, swapPictures } from '../images/store.js';
 import { applyTags, tagIdsByName } from '../tags/records.js';
 import { hasTag, tagRefsJson } from '../tags/sql.js';
 import type { Company, CompanyRef, CreateCompanyBody, ListCompaniesQuery, PatchCompanyBody } from './schemas.js';
@@ -289,47 +290,21 @@ export async function deleteCompany(deps: Deps, ctx: RequestContext, id: string)
  * change did not apply (the current picture's source is not in `onlyOver`); 404 when the company
  * is not in the workspace. `ctx` null: the system (automatic lookups, in a job).
  */
-export async function setCompanyPicture(
+export const setCompanyPicture = (
   deps: Deps,
   workspaceId: string,
   ctx: AuditContext | null,
   id: string,
   change: PictureChange,
-): Promise<CompanyView | null> {
-  if (!isUuid(id)) throw notFound('Company not found.');
-  return deps.writer.run(workspaceId, async (u) => {
-    const before = await u.trx
-      .selectFrom('companies')
-      .select(['avatar_url', 'avatar_source'])
-      .where('workspace_id', '=', workspaceId)
-      .where('id', '=', id)
-      .forUpdate()
-      .executeTakeFirst();
-    if (!before) throw notFound('Company not found.');
-    if (!changeApplies(change, before.avatar_source)) return null;
-    if (change.picture === null && before.avatar_url === null) return (await loadCompany(u.trx, workspaceId, id))!;
-    await swapPictures(u.trx, change.picture?.id ?? null, before.avatar_url);
-    await u.trx
-      .updateTable('companies')
-      .set({
-        avatar_url: change.picture?.url ?? null,
-        avatar_source: change.picture?.source ?? null,
-        updated_at: new Date(),
-      })
-      .where('workspace_id', '=', workspaceId)
-      .where('id', '=', id)
-      .execute();
-    const view = (await loadCompany(u.trx, workspaceId, id))!;
-    u.emit({ type: 'company.updated', data: { company: view } });
-    await recordAudit(u.trx, ctx ?? { workspaceId, actor: SYSTEM_ACTOR, ip: null }, {
-      action: change.picture ? 'company.avatar_updated' : 'company.avatar_removed',
-      entityType: 'company',
-      entityId: id,
-      data: change.picture ? { source: change.picture.source } : {},
-    });
-    return view;
-  });
-}
+): Promise<CompanyView | null> =>
+  setRecordPicture(
+    deps,
+    { table: 'companies', kind: 'company', missing: 'Company not found.', load: loadCompany },
+    workspaceId,
+    ctx,
+    id,
+    change,
+  );
 
 /** What an automatic lookup needs to know of a company (null: not in the workspace). */
 export async function companyPictureFacts(

@@ -10,7 +10,7 @@ import { createdBefore, microsOf, pageLimit } from '../../platform/db/keyset.js'
 import type { DB } from '../../platform/db/schema.js';
 import type { Unit } from '../../platform/db/tx.js';
 import { uniqueOrConflict } from '../../platform/db/unique.js';
-import { type RequestContext, SYSTEM_ACTOR } from '../../platform/http/context.js';
+import type { RequestContext } from '../../platform/http/context.js';
 import { invalid, notFound } from '../../platform/http/errors.js';
 import type { Page } from '../../platform/http/pagination.js';
 import { iso } from '../../platform/http/schemas.js';
@@ -19,7 +19,8 @@ import { type AuditContext, recordAudit } from '../audit/service.js';
 import { findOrCreateCompanyByDomain, lockCompanyRef } from '../companies/service.js';
 import { fieldFilterPredicates, fieldParams } from '../custom-fields/filters.js';
 import { applyFieldValues } from '../custom-fields/values.js';
-import { changeApplies, type PictureChange, swapPictures } from '../images/store.js';
+import { setRecordPicture } from '../images/owners.js';
+import { type PictureChange, swapPictures } from '../images/store.js';
 import { applyTags, tagIdsByName } from '../tags/records.js';
 import { hasTag, tagRefsJson } from '../tags/sql.js';
 import { checkTicketCursor, listTickets } from '../tickets/list.js';
@@ -461,47 +462,21 @@ export async function visitorContact(
  * change did not apply (the current picture's source is not in `onlyOver`); 404 when the contact
  * is not in the workspace. `ctx` null: the system (automatic lookups, in a job).
  */
-export async function setContactPicture(
+export const setContactPicture = (
   deps: Deps,
   workspaceId: string,
   ctx: AuditContext | null,
   id: string,
   change: PictureChange,
-): Promise<ContactView | null> {
-  if (!isUuid(id)) throw notFound('Contact not found.');
-  return deps.writer.run(workspaceId, async (u) => {
-    const before = await u.trx
-      .selectFrom('contacts')
-      .select(['avatar_url', 'avatar_source'])
-      .where('workspace_id', '=', workspaceId)
-      .where('id', '=', id)
-      .forUpdate()
-      .executeTakeFirst();
-    if (!before) throw notFound('Contact not found.');
-    if (!changeApplies(change, before.avatar_source)) return null;
-    if (change.picture === null && before.avatar_url === null) return (await loadContact(u.trx, workspaceId, id))!;
-    await swapPictures(u.trx, change.picture?.id ?? null, before.avatar_url);
-    await u.trx
-      .updateTable('contacts')
-      .set({
-        avatar_url: change.picture?.url ?? null,
-        avatar_source: change.picture?.source ?? null,
-        updated_at: new Date(),
-      })
-      .where('workspace_id', '=', workspaceId)
-      .where('id', '=', id)
-      .execute();
-    const view = (await loadContact(u.trx, workspaceId, id))!;
-    u.emit({ type: 'contact.updated', data: { contact: view } });
-    await recordAudit(u.trx, ctx ?? { workspaceId, actor: SYSTEM_ACTOR, ip: null }, {
-      action: change.picture ? 'contact.avatar_updated' : 'contact.avatar_removed',
-      entityType: 'contact',
-      entityId: id,
-      data: change.picture ? { source: change.picture.source } : {},
-    });
-    return view;
-  });
-}
+): Promise<ContactView | null> =>
+  setRecordPicture(
+    deps,
+    { table: 'contacts', kind: 'contact', missing: 'Contact not found.', load: loadContact },
+    workspaceId,
+    ctx,
+    id,
+    change,
+  );
 
 /** What an automatic lookup needs to know of a contact (null: not in the workspace). */
 export async function contactPictureFacts(
