@@ -3,6 +3,7 @@
 // member.updated event and an audit entry in every workspace they belong to.
 import type { Static } from '@sinclair/typebox';
 import type { Deps } from '../../deps.js';
+import type { CrossUnit } from '../../platform/db/tx.js';
 import type { UserContext } from '../../platform/http/context.js';
 import { invalid, notFound } from '../../platform/http/errors.js';
 import { recordAudit } from '../audit/service.js';
@@ -28,23 +29,31 @@ export async function updateMe(deps: Deps, user: UserContext, input: Static<type
     if (name !== undefined && name !== before.name) changes.name = { from: before.name, to: name };
     if (Object.keys(changes).length === 0) return;
     await u.trx.updateTable('users').set({ name, updated_at: new Date() }).where('id', '=', user.userId).execute();
-    const workspaces = await u.trx
-      .selectFrom('members')
-      .select('workspace_id')
-      .where('user_id', '=', user.userId)
-      .orderBy('workspace_id')
-      .execute();
-    for (const { workspace_id: workspaceId } of workspaces) {
-      const member = await getMemberView(u.trx, workspaceId, user.userId);
-      if (!member) continue;
-      u.emitIn(workspaceId, { type: 'member.updated', topics: [`user:${user.userId}`], data: { member } });
-      await recordAudit(
-        u.trx,
-        { workspaceId, actor: { kind: 'member', userId: user.userId, sessionId: user.sessionId }, ip: user.ip },
-        { action: 'user.updated', entityType: 'user', entityId: user.userId, data: { changes } },
-      );
-    }
+    await inEachWorkspace(u, user, 'user.updated', { changes });
   });
+}
+
+/**
+ * What follows a change of the person's own row, in every workspace they belong to (their member
+ * record there shows it): member.updated, and an audit entry with this action and data.
+ */
+async function inEachWorkspace(u: CrossUnit, user: UserContext, action: string, data: Record<string, unknown>) {
+  const workspaces = await u.trx
+    .selectFrom('members')
+    .select('workspace_id')
+    .where('user_id', '=', user.userId)
+    .orderBy('workspace_id')
+    .execute();
+  for (const { workspace_id: workspaceId } of workspaces) {
+    const member = await getMemberView(u.trx, workspaceId, user.userId);
+    if (!member) continue;
+    u.emitIn(workspaceId, { type: 'member.updated', topics: [`user:${user.userId}`], data: { member } });
+    await recordAudit(
+      u.trx,
+      { workspaceId, actor: { kind: 'member', userId: user.userId, sessionId: user.sessionId }, ip: user.ip },
+      { action, entityType: 'user', entityId: user.userId, data },
+    );
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -73,26 +82,11 @@ export async function setUserPicture(deps: Deps, user: UserContext, change: Pict
       })
       .where('id', '=', user.userId)
       .execute();
-    const workspaces = await u.trx
-      .selectFrom('members')
-      .select('workspace_id')
-      .where('user_id', '=', user.userId)
-      .orderBy('workspace_id')
-      .execute();
-    for (const { workspace_id: workspaceId } of workspaces) {
-      const member = await getMemberView(u.trx, workspaceId, user.userId);
-      if (!member) continue;
-      u.emitIn(workspaceId, { type: 'member.updated', topics: [`user:${user.userId}`], data: { member } });
-      await recordAudit(
-        u.trx,
-        { workspaceId, actor: { kind: 'member', userId: user.userId, sessionId: user.sessionId }, ip: user.ip },
-        {
-          action: change.picture ? 'user.avatar_updated' : 'user.avatar_removed',
-          entityType: 'user',
-          entityId: user.userId,
-          data: change.picture ? { source: change.picture.source } : {},
-        },
-      );
-    }
+    await inEachWorkspace(
+      u,
+      user,
+      change.picture ? 'user.avatar_updated' : 'user.avatar_removed',
+      change.picture ? { source: change.picture.source } : {},
+    );
   });
 }
