@@ -9,7 +9,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
 import type { App } from '../../platform/http/app-type.js';
 import { access, type RequestContext } from '../../platform/http/context.js';
-import { documentedBody } from '../../platform/http/openapi.js';
+import { documentedFileBody } from '../../platform/http/openapi.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import { spoolDirOf } from './purge.js';
 import { Attachment, DownloadQuery } from './schemas.js';
@@ -71,25 +71,10 @@ export default async function attachmentRoutes(app: App, deps: Deps) {
           access: write,
           idempotent: false,
           // The body is streamed by the handler, not validated by Fastify: documented here.
-          swaggerTransform: documentedBody({
-            'multipart/form-data': {
-              schema: {
-                type: 'object',
-                required: ['file'],
-                additionalProperties: false,
-                properties: {
-                  file: {
-                    type: 'string',
-                    format: 'binary',
-                    contentMediaType: 'application/octet-stream',
-                    description:
-                      `The file; its part's filename is kept. At most ATTACHMENT_MAX_MB (${deps.config.attachmentMaxMb} ` +
-                      'MB here, 25 by default); over it 413 too_large. No other part: 422 at body.file.',
-                  },
-                },
-              },
-            },
-          }),
+          swaggerTransform: documentedFileBody(
+            `The file; its part's filename is kept. At most ATTACHMENT_MAX_MB (${deps.config.attachmentMaxMb} ` +
+              'MB here, 25 by default); over it 413 too_large. No other part: 422 at body.file.',
+          ),
         },
         schema: {
           tags: ['attachments'],

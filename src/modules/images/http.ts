@@ -5,7 +5,7 @@
 import multipart from '@fastify/multipart';
 import type { FastifyReply } from 'fastify';
 import type { App } from '../../platform/http/app-type.js';
-import { documentedBody } from '../../platform/http/openapi.js';
+import { documentedFileBody } from '../../platform/http/openapi.js';
 
 /** Registers `routes` in a scope that parses multipart bodies. */
 export async function withMultipart(app: App, routes: (scope: App) => void | Promise<void>): Promise<void> {
@@ -16,25 +16,10 @@ export async function withMultipart(app: App, routes: (scope: App) => void | Pro
 }
 
 /** The route config's swaggerTransform: the multipart body as the document shows it. */
-export const pictureBody = documentedBody({
-  'multipart/form-data': {
-    schema: {
-      type: 'object',
-      required: ['file'],
-      additionalProperties: false,
-      properties: {
-        file: {
-          type: 'string',
-          format: 'binary',
-          contentMediaType: 'application/octet-stream',
-          description:
-            'The picture: PNG, JPEG, GIF or WebP (read from the bytes), at most 5 MB (413 too_large), 16 to ' +
-            '4,096 px a side and at most 16 megapixels (422 image_too_large). No other part: 422 at body.file.',
-        },
-      },
-    },
-  },
-});
+export const pictureBody = documentedFileBody(
+  'The picture: PNG, JPEG, GIF or WebP (read from the bytes), at most 5 MB (413 too_large), 16 to ' +
+    '4,096 px a side and at most 16 megapixels (422 image_too_large). No other part: 422 at body.file.',
+);
 
 export const PICTURE_RULES =
   'Multipart, one field named `file`. The type is read from the bytes: PNG, JPEG, GIF or WebP; anything else ' +

@@ -12,7 +12,7 @@ import type { Deps } from '../../deps.js';
 import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { ApiError } from '../../platform/http/errors.js';
-import { documentedBody } from '../../platform/http/openapi.js';
+import { documentedFileBody } from '../../platform/http/openapi.js';
 import { PageQuerySchema } from '../../platform/http/pagination.js';
 import { overLimit } from '../../platform/http/rate-limit.js';
 import { PageOf } from '../../platform/http/schemas.js';
@@ -386,23 +386,9 @@ export default async function widgetRoutes(app: App, deps: Deps): Promise<void> 
         config: {
           access: access.visitor(),
           idempotent: false,
-          swaggerTransform: documentedBody({
-            'multipart/form-data': {
-              schema: {
-                type: 'object',
-                required: ['file'],
-                additionalProperties: false,
-                properties: {
-                  file: {
-                    type: 'string',
-                    format: 'binary',
-                    contentMediaType: 'application/octet-stream',
-                    description: `The file, at most ATTACHMENT_MAX_MB (${deps.config.attachmentMaxMb} MB here); over it 413 too_large.`,
-                  },
-                },
-              },
-            },
-          }),
+          swaggerTransform: documentedFileBody(
+            `The file, at most ATTACHMENT_MAX_MB (${deps.config.attachmentMaxMb} MB here); over it 413 too_large.`,
+          ),
         },
         schema: {
           tags: TAGS,

@@ -74,3 +74,21 @@ export function documentedBody(content: DocumentedContent, extra: { headers?: ob
     url,
   });
 }
+
+/**
+ * documentedBody for a multipart upload of one part, a file named `file` (attachments, the
+ * widget's uploads, pictures): `description` says what the file may be and its limits.
+ */
+export const documentedFileBody = (description: string) =>
+  documentedBody({
+    'multipart/form-data': {
+      schema: {
+        type: 'object',
+        required: ['file'],
+        additionalProperties: false,
+        properties: {
+          file: { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream', description },
+        },
+      },
+    },
+  });
