@@ -65,12 +65,45 @@ export const ticketRoute = createRoute({
 const settingsRoute = createRoute({
   getParentRoute: () => shellRoute,
   path: '/settings/$',
-  component: lazyRouteComponent(() => import('./screens/settings'), 'Settings'),
+  component: lazyRouteComponent(() => import('./screens/settings/index'), 'Settings'),
 });
 const settingsIndexRoute = createRoute({
   getParentRoute: () => shellRoute,
   path: '/settings',
-  component: lazyRouteComponent(() => import('./screens/settings'), 'Settings'),
+  component: lazyRouteComponent(() => import('./screens/settings/index'), 'Settings'),
+});
+// The knowledge base's editor: /knowledge-base, /knowledge-base/<rest> (collections, articles).
+const kbRoute = createRoute({
+  getParentRoute: () => shellRoute,
+  path: '/knowledge-base/$',
+  component: lazyRouteComponent(() => import('./screens/kb/index'), 'KnowledgeBase'),
+});
+const kbIndexRoute = createRoute({
+  getParentRoute: () => shellRoute,
+  path: '/knowledge-base',
+  component: lazyRouteComponent(() => import('./screens/kb/index'), 'KnowledgeBase'),
+});
+// Chat conversations from the widget: /chats, /chats/<conversation id>.
+const chatsRoute = createRoute({
+  getParentRoute: () => shellRoute,
+  path: '/chats/$',
+  component: lazyRouteComponent(() => import('./screens/chats/index'), 'Chats'),
+});
+const chatsIndexRoute = createRoute({
+  getParentRoute: () => shellRoute,
+  path: '/chats',
+  component: lazyRouteComponent(() => import('./screens/chats/index'), 'Chats'),
+});
+const reportsRoute = createRoute({
+  getParentRoute: () => shellRoute,
+  path: '/reports',
+  component: lazyRouteComponent(() => import('./screens/reports/index'), 'Reports'),
+});
+// An invitation's link (the invitation mail's, and the one an admin copies): signed in or not.
+const inviteRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/invite/$token',
+  component: lazyRouteComponent(() => import('./screens/invite'), 'AcceptInvitation'),
 });
 
 const routeTree = rootRoute.addChildren([
@@ -78,7 +111,18 @@ const routeTree = rootRoute.addChildren([
   loginRoute,
   signupRoute,
   newWorkspaceRoute,
-  shellRoute.addChildren([inboxRoute, ticketRoute, settingsRoute, settingsIndexRoute]),
+  inviteRoute,
+  shellRoute.addChildren([
+    inboxRoute,
+    ticketRoute,
+    settingsRoute,
+    settingsIndexRoute,
+    kbRoute,
+    kbIndexRoute,
+    chatsRoute,
+    chatsIndexRoute,
+    reportsRoute,
+  ]),
 ]);
 
 export const router = createRouter({ routeTree, defaultPreload: 'intent' });

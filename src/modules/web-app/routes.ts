@@ -37,6 +37,12 @@ export const APP_PATHS = [
   '/tickets/*',
   '/settings',
   '/settings/*',
+  '/knowledge-base',
+  '/knowledge-base/*',
+  '/chats',
+  '/chats/*',
+  '/reports',
+  '/invite/*',
 ];
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';

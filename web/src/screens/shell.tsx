@@ -22,6 +22,7 @@ import {
   useSession,
 } from '../lib/session';
 import { DEFAULT_VIEW, VIEWS } from '../lib/views';
+import { NotificationsBell } from './notifications-bell';
 
 type SignedIn = Extract<Session, { status: 'signed_in' }>;
 
@@ -83,6 +84,13 @@ const LIVE_TEXT: Record<LiveStatus, string> = {
   reconnecting: 'Reconnecting…',
 };
 
+const TOOLS = [
+  ['/chats', 'Chats'],
+  ['/knowledge-base', 'Knowledge base'],
+  ['/reports', 'Reports'],
+  ['/settings', 'Settings'],
+] as const;
+
 function Sidebar({ session, ws, live }: { session: SignedIn; ws: string; live: LiveStatus }) {
   const counts = useQuery({ queryKey: keys.counts(ws), queryFn: () => ok(api.GET('/v1/tickets/counts')) });
   const views = useQuery({ queryKey: keys.views(ws), queryFn: () => ok(api.GET('/v1/views')) });
@@ -138,15 +146,22 @@ function Sidebar({ session, ws, live }: { session: SignedIn; ws: string; live: L
           Counts: {counts.error.message}
         </p>
       )}
-      <div className="sidebar-foot">
-        <Link to="/settings" className="view-link">
-          Settings
-        </Link>
+      <nav aria-label="Workspace tools" className="sidebar-foot">
+        <ul className="views">
+          {TOOLS.map(([to, label]) => (
+            <li key={to}>
+              <Link to={to} className="view-link" activeProps={{ 'aria-current': 'page' }}>
+                {label}
+              </Link>
+            </li>
+          ))}
+        </ul>
+        <NotificationsBell />
         <p className={`live live-${live}`} role="status" aria-live="polite">
           <span className="dot" aria-hidden="true" />
           {LIVE_TEXT[live]}
         </p>
-      </div>
+      </nav>
     </aside>
   );
 }

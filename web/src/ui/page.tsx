@@ -1,0 +1,46 @@
+// The parts every screen is made of: a page heading that also titles the browser tab, the message
+// for a failed request (what failed and what to do), and the placeholder of a screen not built yet.
+import { type ReactNode, useEffect } from 'react';
+import { errorText } from '../lib/errors';
+
+/** The screen's heading (h1 unless `level`), also the browser tab's title. */
+export function PageTitle({ children, actions }: { children: string; actions?: ReactNode }) {
+  useEffect(() => {
+    document.title = `${children} · Help desk`;
+  }, [children]);
+  return (
+    <header className="page-head">
+      <h1>{children}</h1>
+      {actions && <div className="page-actions">{actions}</div>}
+    </header>
+  );
+}
+
+/** A failed request, said in words a person can act on (an alert, read out when it appears). */
+export function ErrorNote({ error, what }: { error: unknown; what?: string }) {
+  if (!error) return null;
+  return (
+    <p className="error" role="alert">
+      {what ? `${what}: ` : ''}
+      {errorText(error)}
+    </p>
+  );
+}
+
+/** Loading, failed or loaded: one line for the first two. */
+export function Loading({ label = 'Loading…' }: { label?: string }) {
+  return (
+    <p className="loading" role="status">
+      {label}
+    </p>
+  );
+}
+
+export function NotYet() {
+  return (
+    <p>
+      This screen is not part of the app yet. Everything it will show is available through the API meanwhile: see the{' '}
+      <a href="/docs">API reference</a>.
+    </p>
+  );
+}
