@@ -3,6 +3,7 @@
 // shortly after (a new ticket, or one that left a view), coalesced when events come in bursts.
 import { type InfiniteData, QueryClient } from '@tanstack/react-query';
 import type { Activity, Message, Ticket } from './api';
+import { emitLiveEvent } from './events';
 import type { Envelope } from './live';
 
 export const queryClient = new QueryClient({
@@ -91,6 +92,7 @@ export function applyEvent(ws: string, e: Envelope): void {
     case 'member.removed':
       break;
   }
+  emitLiveEvent(ws, e);
 }
 
 /** Everything of the workspace again (after a resync or the first join). */
