@@ -434,26 +434,19 @@ export class OAuthTokenError extends Error {}
 type MailboxRef = { workspaceId: string; id: string } | { workspace_id: string; id: string };
 const refOf = (m: MailboxRef) => ({ ws: 'workspaceId' in m ? m.workspaceId : m.workspace_id, id: m.id });
 
-const inflight = new Map<string, Promise<string>>();
+const refreshing = new Map<string, Promise<string>>();
 
 /**
  * A valid access token for a Google or Microsoft mailbox (for IMAP and SMTP XOAUTH2), refreshed
- * when it expires within five minutes. One refresh at a time per mailbox in a process; across
- * processes the new tokens are written only over the tokens that were refreshed (compare and
- * set), and a process that lost the race uses the winner's. Throws OAuthTokenError (a message
- * without secrets) when the mailbox has no tokens or the provider refuses the refresh.
+ * when it expires within five minutes. One refresh at a time per mailbox in a process (callers
+ * that find the token expired while a refresh runs share it; a caller always reads the stored
+ * expiry itself, so it never gets an answer read before the token expired); across processes the
+ * new tokens are written only over the tokens that were refreshed (compare and set), and a process
+ * that lost the race uses the winner's. Throws OAuthTokenError (a message without secrets) when
+ * the mailbox has no tokens or the provider refuses the refresh.
  */
 export async function accessTokenFor(deps: Deps, mailbox: MailboxRef): Promise<string> {
   const { ws, id } = refOf(mailbox);
-  const key = `${ws}:${id}`;
-  const running = inflight.get(key);
-  if (running) return running;
-  const work = currentToken(deps, ws, id).finally(() => inflight.delete(key));
-  inflight.set(key, work);
-  return work;
-}
-
-async function currentToken(deps: Deps, ws: string, id: string): Promise<string> {
   const db = deps.database.db;
   const row = await db
     .selectFrom('mailboxes')
@@ -468,6 +461,23 @@ async function currentToken(deps: Deps, ws: string, id: string): Promise<string>
   if (!tokens) throw new OAuthTokenError(`no ${provider} authorization is stored: reconnect the mailbox`);
   const expires = row.oauth_expires_at ? new Date(row.oauth_expires_at).getTime() : 0;
   if (expires - REFRESH_MARGIN_MS > Date.now()) return tokens.access_token;
+  const key = `${ws}:${id}`;
+  const running = refreshing.get(key);
+  if (running) return running;
+  const work = refreshToken(deps, ws, id, provider, tokens, row.oauth_enc!).finally(() => refreshing.delete(key));
+  refreshing.set(key, work);
+  return work;
+}
+
+async function refreshToken(
+  deps: Deps,
+  ws: string,
+  id: string,
+  provider: OAuthProvider,
+  tokens: TokenSet,
+  sealed: string,
+): Promise<string> {
+  const db = deps.database.db;
   const p = deps.config.oauth[provider];
   if (!p) throw new OAuthTokenError(`${provider} is not configured on this server`);
   if (!tokens.refresh_token)
@@ -502,7 +512,7 @@ async function currentToken(deps: Deps, ws: string, id: string): Promise<string>
     })
     .where('workspace_id', '=', ws)
     .where('id', '=', id)
-    .where('oauth_enc', '=', row.oauth_enc!)
+    .where('oauth_enc', '=', sealed)
     .executeTakeFirst();
   if (Number(written.numUpdatedRows) === 0) {
     // Another process refreshed first (or the mailbox was reconnected): use what it stored.
