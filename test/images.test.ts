@@ -4,6 +4,7 @@
 // never the uploaded bytes), removal after the cache horizon, PATCH /v1/me avatar_url with the
 // webhooks' address rules, the automatic sources (gravatar, domain logos, widget pictures) against
 // stand-in servers on loopback, events, audit entries, onboarding, and other workspaces' records.
+import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -690,15 +691,45 @@ describe('automatic sources', () => {
     expect((await svc.api.post(`/v1/companies/${d.id}/avatar/refresh`, undefined, t.as)).status).toBe(202);
   });
 
-  it("a verified widget identity's picture (source widget)", async () => {
+  it("a verified widget identity's picture (source widget), given to POST /v1/widget/session", async () => {
     const t = await newTenant(svc.api, 'Widget Co');
-    const c = await makeContact(svc.api, t, { name: 'Vera' });
+    const key = (await svc.api.get('/v1/workspace', t.as)).body.widget_key as string;
+    const secret = (await svc.api.post('/v1/workspace/widget-secret/rotate', undefined, t.as)).body.widget_secret;
+    const hash = createHmac('sha256', secret).update('user-7').digest('hex');
     routes.set('/widget-me.png', png(fixture('png-named.jpg')));
-    await widgetPicture(svc.rt.deps, t.workspaceId, c.id, `${base}/widget-me.png`);
+    // Without a verified identity, or not a URL: 422 and no visitor.
+    for (const body of [
+      { key, avatar_url: `${base}/widget-me.png` },
+      { key, user_id: 'user-7', user_hash: hash, avatar_url: 'ftp://example.com/me.png' },
+      { key, user_id: 'user-7', user_hash: hash, avatar_url: 'not a url' },
+    ]) {
+      const r = await svc.api.post('/v1/widget/session', body);
+      expect(isErrorBody(r.body, 422, 'validation_failed'), r.text).toBe(true);
+      expect(r.body.errors[0].location).toBe('body.avatar_url');
+    }
+    const s = await svc.api.post('/v1/widget/session', {
+      key,
+      user_id: 'user-7',
+      user_hash: hash,
+      name: 'Vera',
+      avatar_url: `${base}/widget-me.png`,
+    });
+    expect(s.status, s.text).toBe(200);
     const got = await until(
-      async () => (await svc.api.get(`/v1/contacts/${c.id}`, t.as)).body,
+      async () => (await svc.api.get(`/v1/contacts/${s.body.contact.id}`, t.as)).body,
       (x) => x.avatar_url !== null,
     );
     expect(got.avatar_source).toBe('widget');
+    // The next session of the same person brings the picture along.
+    const again = await svc.api.post('/v1/widget/session', { key, user_id: 'user-7', user_hash: hash });
+    expect(again.body.contact.avatar_url).toBe(got.avatar_url);
+    // A direct call (the job's entry) for another contact works the same way.
+    const c = await makeContact(svc.api, t, { name: 'Wes' });
+    await widgetPicture(svc.rt.deps, t.workspaceId, c.id, `${base}/widget-me.png`);
+    const other = await until(
+      async () => (await svc.api.get(`/v1/contacts/${c.id}`, t.as)).body,
+      (x) => x.avatar_url !== null,
+    );
+    expect(other.avatar_source).toBe('widget');
   });
 });

@@ -81,7 +81,7 @@ export class Api {
   async session(visitorToken: string | null, identity: Identity): Promise<Session> {
     const body: Record<string, string> = { key: this.key };
     if (visitorToken) body.visitor_token = visitorToken;
-    for (const k of ['user_id', 'user_hash', 'email', 'name'] as const) {
+    for (const k of ['user_id', 'user_hash', 'email', 'name', 'avatar_url'] as const) {
       const v = identity[k];
       if (typeof v === 'string' && v !== '') body[k] = v;
     }

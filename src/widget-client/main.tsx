@@ -2,7 +2,7 @@
 //   <script src="https://help.example.com/widget.js" data-key="wk_…" async></script>
 // it adds one element, <helpdesk-chat-widget>, at the end of the page's body, whose shadow root
 // holds the widget (ui.tsx), and the host page's API, window.HelpdeskWidget:
-//   open(), close(), toggle(), identify({user_id, user_hash, email, name}),
+//   open(), close(), toggle(), identify({user_id, user_hash, email, name, avatar_url}),
 //   on(event, fn) → a function that removes fn; off(event, fn). Events: 'message' (a new message,
 //   the visitor's or an agent's, in the widget's message shape), 'unread' ({count}), 'open',
 //   'close', 'ready'.

@@ -67,6 +67,8 @@ export interface Identity {
   user_hash?: string;
   email?: string;
   name?: string;
+  /** The person's picture, an https:// URL (taken only with user_id and user_hash). */
+  avatar_url?: string;
 }
 
 /** An agent online now (presence on the contact topic). */

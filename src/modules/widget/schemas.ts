@@ -45,6 +45,17 @@ export const SessionBody = Body({
       description: 'Hex HMAC-SHA256 of user_id with the widget secret, computed on your server.',
     }),
   ),
+  avatar_url: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 2000,
+      description:
+        "The verified person's picture, an HTTPS URL (only with user_id and user_hash: 422 without them). " +
+        'Fetched by the server in the background (public addresses only, redirects checked, 5 MB, 10 s), processed ' +
+        'like an upload and kept as the contact’s picture (avatar_source widget) unless someone uploaded one; a ' +
+        'picture that cannot be fetched is left out quietly.',
+    }),
+  ),
 });
 
 export const VisitorContact = Type.Object(

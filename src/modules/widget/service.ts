@@ -25,6 +25,7 @@ import { createAttachmentFor } from '../attachments/service.js';
 import type { Spooled } from '../attachments/upload.js';
 import { visitorContact } from '../contacts/service.js';
 import { csatToken, csatUrl } from '../csat/service.js';
+import { widgetPicture } from '../images/sources.js';
 import { gatewayUrl } from '../realtime/routes.js';
 import { appendInboundMessage, createInboundTicket, type InboundMessage } from '../tickets/inbound.js';
 import { listMessagesOfTicket } from '../tickets/messages.js';
@@ -49,6 +50,35 @@ const conversationNotFound = () => notFound('Conversation not found.');
 export const userHashOf = (secret: string, userId: string): string =>
   createHmac('sha256', secret).update(userId, 'utf8').digest('hex');
 
+/** A verified identity's avatar_url: HTTPS (http too where private addresses are allowed, for tests). */
+function checkWidgetPictureUrl(deps: Deps, input: SessionInput): void {
+  if (input.user_id === undefined) {
+    throw invalid('body.avatar_url', 'avatar_url is taken only with a verified identity (user_id and user_hash)');
+  }
+  let url: URL | null = null;
+  try {
+    url = new URL(input.avatar_url!);
+  } catch {}
+  const schemes = deps.config.webhookAllowPrivate ? ['https:', 'http:'] : ['https:'];
+  if (!url || !schemes.includes(url.protocol)) throw invalid('body.avatar_url', 'must be an https:// URL');
+}
+
+/**
+ * The picture a verified identity gave, looked up in a job. Every page of the site opens a session:
+ * the same URL for the same contact is fetched again only after a day (per process; a changed URL
+ * at once).
+ */
+const widgetPicturesSeen = new Map<string, number>();
+const WIDGET_PICTURE_AGAIN_MS = 24 * 3600_000;
+async function queueWidgetPicture(deps: Deps, workspaceId: string, contactId: string, url: string): Promise<void> {
+  const key = `${contactId} ${url}`;
+  const seen = widgetPicturesSeen.get(key);
+  if (seen !== undefined && Date.now() - seen < WIDGET_PICTURE_AGAIN_MS) return;
+  if (widgetPicturesSeen.size >= 10_000) widgetPicturesSeen.delete(widgetPicturesSeen.keys().next().value!);
+  widgetPicturesSeen.set(key, Date.now());
+  await widgetPicture(deps, workspaceId, contactId, url);
+}
+
 /**
  * POST /v1/widget/session. Resumes `visitor_token` (401 when it is unknown, revoked or of another
  * workspace) or starts a visitor; with user_id and user_hash (checked in constant time, 401 when
@@ -67,6 +97,7 @@ export async function openSession(
       'user_id and user_hash come together',
     );
   }
+  if (input.avatar_url !== undefined) checkWidgetPictureUrl(deps, input);
   if (input.user_id !== undefined) {
     const secret = await widgetSecret(deps, workspaceId);
     const expected = secret ? userHashOf(secret, input.user_id) : '';
@@ -104,6 +135,9 @@ export async function openSession(
         return { token: token!, visitorId: visitorId!, contact };
       }),
   );
+  if (input.avatar_url !== undefined && input.user_id !== undefined) {
+    await queueWidgetPicture(deps, workspaceId, session.contact.id, input.avatar_url);
+  }
   const { token: wsToken } = await deps.tokens.sign({
     purpose: 'widget_ws',
     sub: session.contact.id,
