@@ -122,6 +122,8 @@ function ArticleForm({ article, collectionId }: { article: Article | null; colle
     content: article?.body_html ?? '',
     editable: writer,
     immediatelyRender: true,
+    // Its few rules are in kb.css: an injected <style> would need the CSP's nonce.
+    injectCSS: false,
     editorProps: {
       attributes: {
         role: 'textbox',
