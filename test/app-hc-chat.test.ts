@@ -97,7 +97,7 @@ describe.runIf(run)('the knowledge base, help center, widget settings and chats 
     // The toolbar is one tab stop; the arrow keys move along it.
     await bold.focus();
     await page.keyboard.press('ArrowRight');
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Italic');
+    expect(await page.evaluate<string | null>('document.activeElement?.textContent ?? null')).toBe('Italic');
 
     await page.getByRole('button', { name: 'Save draft' }).click();
     await page.getByText('Draft saved.').waitFor();
@@ -240,7 +240,7 @@ describe.runIf(run)('the knowledge base, help center, widget settings and chats 
     await expect
       .poll(async () => (await h.svc.api.get(`/v1/tickets/${number}`, h.tenant.as)).body.status)
       .toBe('solved');
-    const visitorToken = await v.evaluate((k) => localStorage.getItem(`helpdesk-widget:${k}`), key);
+    const visitorToken = await v.evaluate<string | null>(`localStorage.getItem('helpdesk-widget:${key}')`);
     const convs = await fetch(`${h.svc.url}/v1/widget/conversations`, {
       headers: { authorization: `Visitor ${visitorToken}` },
     }).then((r) => r.json() as Promise<{ data: Array<{ csat_url: string | null }> }>);
