@@ -104,6 +104,9 @@ function ArticleForm({ article, collectionId }: { article: Article | null; colle
   const [collection, setCollection] = useState(article?.collection_id ?? collectionId ?? '');
   const [language, setLanguage] = useState<Language>(article?.language ?? 'en');
   const [excerpt, setExcerpt] = useState(article?.excerpt ?? '');
+  // Sent only once changed here: the API answers the derived excerpt (the body's start) like a
+  // given one, and sending that back would stop it from following the body.
+  const [excerptEdited, setExcerptEdited] = useState(false);
   const [dirty, setDirty] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -161,7 +164,7 @@ function ArticleForm({ article, collectionId }: { article: Article | null; colle
       body_html: editor.getHTML(),
       collection_id: collection || null,
       language,
-      excerpt: excerpt.trim() || null,
+      ...(excerptEdited ? { excerpt: excerpt.trim() || null } : {}),
       ...(slugEdited && slug.trim() ? { slug: slug.trim() } : {}),
       ...(status ? { status } : {}),
     };
@@ -182,6 +185,8 @@ function ArticleForm({ article, collectionId }: { article: Article | null; colle
               : 'Saved: the help center shows the change.';
       setSlug(saved.slug);
       setSlugEdited(false);
+      setExcerpt(saved.excerpt);
+      setExcerptEdited(false);
       setDirty(false);
       if (!article) {
         noticeAfterNavigation = said;
@@ -291,7 +296,7 @@ function ArticleForm({ article, collectionId }: { article: Article | null; colle
           />
         </fieldset>
         <div className="field kb-body-field">
-          <span id={bodyLabel} className="label">
+          <span id={bodyLabel} className="kb-body-label">
             Body
           </span>
           {writer && editor && <Toolbar editor={editor} />}
@@ -303,10 +308,11 @@ function ArticleForm({ article, collectionId }: { article: Article | null; colle
             value={excerpt}
             onChange={(e) => {
               setExcerpt(e.target.value);
+              setExcerptEdited(true);
               setDirty(true);
             }}
             maxLength={500}
-            hint="Shown in search results and link previews. Left empty, it is the start of the body."
+            hint="Shown in search results and link previews. Unless you write one, it is the start of the body."
           />
         </fieldset>
         {error && !slugError && !titleError ? <ErrorNote error={error} what="Could not save the article" /> : null}
