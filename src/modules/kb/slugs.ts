@@ -94,7 +94,7 @@ export async function withSlugRetry<T>(table: Table, generated: () => boolean, w
         isUniqueViolation(err) && `${String(e.constraint ?? '')} ${String(e.message ?? '')}`.includes(SLUG_KEYS[table]);
       if (!onSlug) throw err;
       if (!generated() || attempt >= 10) {
-        throw conflict(`A ${table === 'kb_articles' ? 'article' : 'collection'} with this slug already exists.`);
+        throw conflict(`${table === 'kb_articles' ? 'An article' : 'A collection'} with this slug already exists.`);
       }
     }
   }

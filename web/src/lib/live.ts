@@ -34,14 +34,19 @@ export interface Viewer {
 export interface TicketLive {
   /** Tells the others what I am doing: viewing or replying (sent only when it changes). */
   setState(state: 'viewing' | 'replying'): void;
-  /** Tells the others I am typing (at most every 2.5 s). */
-  typing(): void;
+  /**
+   * Tells the others I am typing (at most every 2.5 s). On a chat ticket, `contactId` (the ticket's
+   * contact) lets the visitor's widget see it too.
+   */
+  typing(contactId?: string): void;
   leave(): void;
 }
 
 export interface TicketHandlers {
   onViewers(viewers: Viewer[]): void;
   onTyping(who: { userId: string; name: string }): void;
+  /** The customer types in the chat widget (chat tickets). */
+  onCustomerTyping?(): void;
 }
 
 /** The connection of the selected workspace, for the screens that join more topics. */
@@ -188,6 +193,7 @@ export function startLive(workspaceId: string, h: LiveHandlers): Live {
         ),
       );
       ch.on('typing', (p: { user_id: string; name: string }) => th.onTyping({ userId: p.user_id, name: p.name }));
+      ch.on('customer_typing', () => th.onCustomerTyping?.());
       ch.join();
     });
     return {
@@ -196,11 +202,11 @@ export function startLive(workspaceId: string, h: LiveHandlers): Live {
         state = next;
         ch?.push('presence', { state });
       },
-      typing() {
+      typing(contactId) {
         const now = Date.now();
         if (now - lastTyping < 2500) return;
         lastTyping = now;
-        ch?.push('typing', {});
+        ch?.push('typing', contactId ? { contact_id: contactId } : {});
       },
       leave() {
         left = true;

@@ -1,0 +1,574 @@
+// An article in the editor: title, collection, language, slug (a taken one is the API's 409,
+// shown at the field), the body in TipTap (rich text saved as HTML; the service sanitizes it), an
+// optional excerpt. Save draft, publish, unpublish; a draft's preview renders here, a published
+// article opens on the public help center. Its views and status are shown; delete asks first.
+import * as Dialog from '@radix-ui/react-dialog';
+import * as Popover from '@radix-ui/react-popover';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link, useNavigate } from '@tanstack/react-router';
+import TiptapLink from '@tiptap/extension-link';
+import { type Editor, EditorContent, useEditor, useEditorState } from '@tiptap/react';
+import StarterKit from '@tiptap/starter-kit';
+import { type FormEvent, type KeyboardEvent, useId, useRef, useState } from 'react';
+import { ApiError, api, ok } from '../../lib/api';
+import { useWorkspace } from '../../lib/context';
+import { when } from '../../lib/format';
+import { ConfirmButton, fieldError, SelectField, TextField } from '../../ui/form';
+import { canWrite, useRole } from '../../ui/hc-chat-role';
+import { ErrorNote, Loading, PageTitle } from '../../ui/page';
+import { type Article, kbKeys, useCollections, useWorkspaceRecord } from './data';
+
+const LANGUAGES = [
+  'en',
+  'ar',
+  'ca',
+  'da',
+  'de',
+  'el',
+  'es',
+  'eu',
+  'fi',
+  'fr',
+  'ga',
+  'hi',
+  'hu',
+  'hy',
+  'id',
+  'it',
+  'lt',
+  'ne',
+  'nl',
+  'no',
+  'pt',
+  'ro',
+  'ru',
+  'sr',
+  'sv',
+  'ta',
+  'tr',
+  'yi',
+] as const;
+type Language = Article['language'];
+
+const languageName = (() => {
+  try {
+    const names = new Intl.DisplayNames(undefined, { type: 'language' });
+    return (code: string) => names.of(code) ?? code;
+  } catch {
+    return (code: string) => code;
+  }
+})();
+
+const LANGUAGE_OPTIONS: Array<[string, string]> = [
+  ...LANGUAGES.map((l): [string, string] => [l, `${languageName(l)} (${l})`]),
+  ['other', 'Another language (words matched as written)'],
+];
+
+/** Said once on the page an action led to (a new article's first save opens its own address). */
+let noticeAfterNavigation: string | null = null;
+
+export function ArticleEditor({ id, collectionId }: { id: string | null; collectionId: string | null }) {
+  const ws = useWorkspace();
+  const article = useQuery({
+    queryKey: kbKeys.article(ws, id ?? ''),
+    queryFn: () => ok(api.GET('/v1/kb/articles/{id}', { params: { path: { id: id ?? '' } } })),
+    enabled: id !== null,
+  });
+  if (id && article.error) {
+    return (
+      <div className="screen kb">
+        <PageTitle>Article</PageTitle>
+        {article.error instanceof ApiError && article.error.status === 404 ? (
+          <p role="alert">There is no such article in this workspace: it may have been deleted.</p>
+        ) : (
+          <ErrorNote error={article.error} what="Could not load the article" />
+        )}
+        <Link to="/knowledge-base">Back to the knowledge base</Link>
+      </div>
+    );
+  }
+  if (id && !article.data) return <Loading label="Loading the article…" />;
+  return <ArticleForm article={article.data ?? null} collectionId={collectionId} />;
+}
+
+function ArticleForm({ article, collectionId }: { article: Article | null; collectionId: string | null }) {
+  const ws = useWorkspace();
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  const writer = canWrite(useRole());
+  const collections = useCollections();
+  const workspace = useWorkspaceRecord();
+  const [title, setTitle] = useState(article?.title ?? '');
+  const [slug, setSlug] = useState(article?.slug ?? '');
+  const [slugEdited, setSlugEdited] = useState(false);
+  const [collection, setCollection] = useState(article?.collection_id ?? collectionId ?? '');
+  const [language, setLanguage] = useState<Language>(article?.language ?? 'en');
+  const [excerpt, setExcerpt] = useState(article?.excerpt ?? '');
+  // Sent only once changed here: the API answers the derived excerpt (the body's start) like a
+  // given one, and sending that back would stop it from following the body.
+  const [excerptEdited, setExcerptEdited] = useState(false);
+  const [dirty, setDirty] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [notice, setNotice] = useState<string | null>(() => {
+    const n = noticeAfterNavigation;
+    noticeAfterNavigation = null;
+    return n;
+  });
+  const bodyLabel = useId();
+
+  const editor = useEditor({
+    extensions: [
+      StarterKit.configure({ heading: { levels: [2, 3] }, link: false }),
+      TiptapLink.configure({ openOnClick: false, autolink: true, defaultProtocol: 'https' }),
+    ],
+    content: article?.body_html ?? '',
+    editable: writer,
+    immediatelyRender: true,
+    // Its few rules are in kb.css: an injected <style> would need the CSP's nonce.
+    injectCSS: false,
+    editorProps: {
+      attributes: {
+        role: 'textbox',
+        'aria-multiline': 'true',
+        'aria-labelledby': bodyLabel,
+        class: 'kb-body kb-prose',
+      },
+    },
+    onUpdate: () => setDirty(true),
+  });
+
+  const published = article?.status === 'published';
+  const wsData = workspace.data;
+  const publicUrl =
+    article && wsData ? `${location.origin}/hc/${wsData.slug}/articles/${encodeURIComponent(article.slug)}` : null;
+  const slugError =
+    fieldError(error, 'slug') ?? (error instanceof ApiError && error.status === 409 ? error.message : undefined);
+  const titleError = fieldError(error, 'title');
+
+  const save = async (status?: 'draft' | 'published') => {
+    if (!editor || busy) return;
+    if (!title.trim()) {
+      setError(
+        new ApiError(422, 'validation', 'Give the article a title.', null, [
+          { location: 'body.title', message: 'Give the article a title.' },
+        ]),
+      );
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    setNotice(null);
+    const body = {
+      title: title.trim(),
+      body_html: editor.getHTML(),
+      collection_id: collection || null,
+      language,
+      ...(excerptEdited ? { excerpt: excerpt.trim() || null } : {}),
+      ...(slugEdited && slug.trim() ? { slug: slug.trim() } : {}),
+      ...(status ? { status } : {}),
+    };
+    try {
+      const saved = article
+        ? await ok(api.PATCH('/v1/kb/articles/{id}', { params: { path: { id: article.id } }, body }))
+        : await ok(api.POST('/v1/kb/articles', { body }));
+      queryClient.setQueryData(kbKeys.article(ws, saved.id), saved);
+      void queryClient.invalidateQueries({ queryKey: ['kb', ws, 'articles'] });
+      void queryClient.invalidateQueries({ queryKey: kbKeys.collections(ws) });
+      const said =
+        status === 'published' && !published
+          ? 'Published: it is on the help center.'
+          : status === 'draft' && published
+            ? 'Unpublished: it is a draft again, off the help center.'
+            : saved.status === 'draft'
+              ? 'Draft saved.'
+              : 'Saved: the help center shows the change.';
+      setSlug(saved.slug);
+      setSlugEdited(false);
+      setExcerpt(saved.excerpt);
+      setExcerptEdited(false);
+      setDirty(false);
+      if (!article) {
+        noticeAfterNavigation = said;
+        await navigate({ to: '/knowledge-base/$', params: { _splat: `articles/${saved.id}` }, replace: true });
+      } else setNotice(said);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const onSubmit = (e: FormEvent) => {
+    e.preventDefault();
+    void save(published ? undefined : 'draft');
+  };
+
+  return (
+    <div className="screen kb kb-editor">
+      <Link to="/knowledge-base" className="back">
+        ← Knowledge base
+      </Link>
+      <PageTitle>{article ? `Edit: ${article.title}` : 'New article'}</PageTitle>
+      {!writer && <p className="hint">Only agents and admins can change articles: this is a read-only view.</p>}
+      {article && (
+        <dl className="kb-meta">
+          <div>
+            <dt>Status</dt>
+            <dd>
+              <span className={`kb-status kb-status-${article.status}`}>{published ? 'Published' : 'Draft'}</span>
+            </dd>
+          </div>
+          <div>
+            <dt>Views</dt>
+            <dd>{article.views}</dd>
+          </div>
+          {article.published_at && (
+            <div>
+              <dt>First published</dt>
+              <dd>
+                <time dateTime={article.published_at}>{when(article.published_at)}</time>
+              </dd>
+            </div>
+          )}
+          <div>
+            <dt>Last saved</dt>
+            <dd>
+              <time dateTime={article.updated_at}>{when(article.updated_at)}</time>
+            </dd>
+          </div>
+        </dl>
+      )}
+      <form onSubmit={onSubmit} aria-label="Article">
+        <fieldset disabled={!writer} className="kb-fields">
+          <TextField
+            label="Title"
+            value={title}
+            onChange={(e) => {
+              setTitle(e.target.value);
+              setDirty(true);
+            }}
+            maxLength={200}
+            required
+            error={titleError}
+          />
+          <div className="kb-row">
+            <SelectField
+              label="Collection"
+              value={collection}
+              onChange={(e) => {
+                setCollection(e.target.value);
+                setDirty(true);
+              }}
+              options={[
+                ['', 'No collection'],
+                ...(collections.data ?? []).map((c): [string, string] => [c.id, c.name]),
+              ]}
+            />
+            <SelectField
+              label="Language"
+              value={language}
+              onChange={(e) => {
+                setLanguage(e.target.value as Language);
+                setDirty(true);
+              }}
+              options={LANGUAGE_OPTIONS}
+              hint="Search finds the article's words in this language."
+            />
+          </div>
+          <TextField
+            label="Address (slug)"
+            value={slug}
+            placeholder={article ? undefined : 'made from the title'}
+            onChange={(e) => {
+              setSlug(e.target.value.toLowerCase());
+              setSlugEdited(true);
+              setDirty(true);
+            }}
+            maxLength={100}
+            pattern="[a-z0-9]+(-[a-z0-9]+)*"
+            hint={
+              slugEdited
+                ? 'Lower-case letters, digits and single hyphens. The old address keeps working (it redirects).'
+                : 'Follows the title unless you change it. Old addresses keep working (they redirect).'
+            }
+            error={slugError}
+          />
+        </fieldset>
+        <div className="field kb-body-field">
+          <span id={bodyLabel} className="kb-body-label">
+            Body
+          </span>
+          {writer && editor && <Toolbar editor={editor} />}
+          <EditorContent editor={editor} className="kb-body-frame" />
+        </div>
+        <fieldset disabled={!writer} className="kb-fields">
+          <TextField
+            label="Excerpt (optional)"
+            value={excerpt}
+            onChange={(e) => {
+              setExcerpt(e.target.value);
+              setExcerptEdited(true);
+              setDirty(true);
+            }}
+            maxLength={500}
+            hint="Shown in search results and link previews. Unless you write one, it is the start of the body."
+          />
+        </fieldset>
+        {error && !slugError && !titleError ? <ErrorNote error={error} what="Could not save the article" /> : null}
+        <p className="sent" role="status">
+          {notice ?? (dirty && writer ? 'Unsaved changes.' : '')}
+        </p>
+        <div className="kb-actions">
+          {writer && !published && (
+            <>
+              <button type="submit" className="button" disabled={busy}>
+                Save draft
+              </button>
+              <button type="button" className="primary" disabled={busy} onClick={() => void save('published')}>
+                Publish
+              </button>
+            </>
+          )}
+          {writer && published && (
+            <>
+              <button type="submit" className="primary" disabled={busy}>
+                Save changes
+              </button>
+              <button type="button" className="button" disabled={busy} onClick={() => void save('draft')}>
+                Unpublish
+              </button>
+            </>
+          )}
+          {published && publicUrl ? (
+            <a className="button" href={publicUrl} target="_blank" rel="noopener">
+              View on the help center<span className="visually-hidden"> (opens in a new tab)</span>
+            </a>
+          ) : (
+            editor && <Preview editor={editor} title={title} />
+          )}
+          {writer && article && (
+            <ConfirmButton
+              title={`Delete the article “${article.title}”?`}
+              description={
+                published
+                  ? 'It leaves the help center at once and cannot be brought back.'
+                  : 'The draft cannot be brought back.'
+              }
+              confirm="Delete article"
+              onConfirm={async () => {
+                await ok(api.DELETE('/v1/kb/articles/{id}', { params: { path: { id: article.id } } }));
+                queryClient.removeQueries({ queryKey: kbKeys.article(ws, article.id) });
+                void queryClient.invalidateQueries({ queryKey: kbKeys.all(ws) });
+                await navigate({ to: '/knowledge-base' });
+              }}
+            >
+              Delete
+            </ConfirmButton>
+          )}
+        </div>
+        {published && wsData && !wsData.settings.help_center_enabled && (
+          <p className="hint">
+            The help center is off, so readers cannot see it yet:{' '}
+            <Link to="/settings/$" params={{ _splat: 'help-center' }}>
+              turn it on in the help center settings
+            </Link>
+            .
+          </p>
+        )}
+      </form>
+    </div>
+  );
+}
+
+/** A draft as readers will see it: rendered here (it has no public address yet). */
+function Preview({ editor, title }: { editor: Editor; title: string }) {
+  const [html, setHtml] = useState('');
+  return (
+    <Dialog.Root onOpenChange={(o) => o && setHtml(editor.getHTML())}>
+      <Dialog.Trigger className="button">Preview</Dialog.Trigger>
+      <Dialog.Portal>
+        <Dialog.Overlay className="overlay" />
+        <Dialog.Content className="dialog kb-preview-dialog">
+          <Dialog.Title>Preview: {title || 'Untitled'}</Dialog.Title>
+          <Dialog.Description className="hint">
+            How the article reads once published (the help center adds its header and styles).
+          </Dialog.Description>
+          {/* The editor's own HTML: TipTap's schema only produces its known elements and attributes. */}
+          {/* biome-ignore lint/security/noDangerouslySetInnerHtml: produced by TipTap's schema, not typed HTML */}
+          <article className="kb-prose kb-preview" dangerouslySetInnerHTML={{ __html: html }} />
+          <div className="dialog-actions">
+            <Dialog.Close className="button">Close preview</Dialog.Close>
+          </div>
+        </Dialog.Content>
+      </Dialog.Portal>
+    </Dialog.Root>
+  );
+}
+
+interface Tool {
+  label: string;
+  active(e: Editor): boolean;
+  run(e: Editor): void;
+}
+
+const TOOLS: Tool[] = [
+  { label: 'Bold', active: (e) => e.isActive('bold'), run: (e) => e.chain().focus().toggleBold().run() },
+  {
+    label: 'Italic',
+    active: (e) => e.isActive('italic'),
+    run: (e) => e.chain().focus().toggleItalic().run(),
+  },
+  {
+    label: 'Heading',
+    active: (e) => e.isActive('heading', { level: 2 }),
+    run: (e) => e.chain().focus().toggleHeading({ level: 2 }).run(),
+  },
+  {
+    label: 'Subheading',
+    active: (e) => e.isActive('heading', { level: 3 }),
+    run: (e) => e.chain().focus().toggleHeading({ level: 3 }).run(),
+  },
+  {
+    label: 'Bulleted list',
+    active: (e) => e.isActive('bulletList'),
+    run: (e) => e.chain().focus().toggleBulletList().run(),
+  },
+  {
+    label: 'Numbered list',
+    active: (e) => e.isActive('orderedList'),
+    run: (e) => e.chain().focus().toggleOrderedList().run(),
+  },
+  { label: 'Code', active: (e) => e.isActive('code'), run: (e) => e.chain().focus().toggleCode().run() },
+  {
+    label: 'Code block',
+    active: (e) => e.isActive('codeBlock'),
+    run: (e) => e.chain().focus().toggleCodeBlock().run(),
+  },
+];
+
+/**
+ * The formatting buttons: one tab stop (the arrow keys move between them, as a toolbar does),
+ * each with its name for screen readers and its state (pressed) when the selection has it.
+ */
+function Toolbar({ editor }: { editor: Editor }) {
+  const state = useEditorState({
+    editor,
+    selector: ({ editor: e }) => ({
+      pressed: TOOLS.map((t) => (e ? t.active(e) : false)),
+      link: e?.isActive('link') ?? false,
+    }),
+  });
+  const [focus, setFocus] = useState(0);
+  const bar = useRef<HTMLDivElement>(null);
+  const count = TOOLS.length + 1;
+  const onKeyDown = (e: KeyboardEvent<HTMLDivElement>) => {
+    const step = e.key === 'ArrowRight' ? 1 : e.key === 'ArrowLeft' ? -1 : 0;
+    const to = e.key === 'Home' ? 0 : e.key === 'End' ? count - 1 : step ? (focus + step + count) % count : null;
+    if (to === null) return;
+    e.preventDefault();
+    setFocus(to);
+    bar.current?.querySelectorAll<HTMLElement>('[data-tool]')[to]?.focus();
+  };
+  return (
+    <div role="toolbar" aria-label="Formatting" className="kb-toolbar" ref={bar} onKeyDown={onKeyDown}>
+      {TOOLS.map((t, i) => (
+        <button
+          key={t.label}
+          type="button"
+          data-tool
+          className="kb-tool"
+          aria-pressed={state?.pressed[i] ?? false}
+          tabIndex={focus === i ? 0 : -1}
+          onFocus={() => setFocus(i)}
+          onMouseDown={(e) => e.preventDefault()}
+          onClick={() => t.run(editor)}
+        >
+          <span className={`kb-tool-${i}`}>{t.label}</span>
+        </button>
+      ))}
+      <LinkTool
+        editor={editor}
+        active={state?.link ?? false}
+        tabIndex={focus === TOOLS.length ? 0 : -1}
+        onFocus={() => setFocus(TOOLS.length)}
+      />
+    </div>
+  );
+}
+
+function LinkTool({
+  editor,
+  active,
+  tabIndex,
+  onFocus,
+}: {
+  editor: Editor;
+  active: boolean;
+  tabIndex: number;
+  onFocus(): void;
+}) {
+  const [open, setOpen] = useState(false);
+  const [href, setHref] = useState('');
+  const apply = (e: FormEvent) => {
+    e.preventDefault();
+    e.stopPropagation();
+    const url = href.trim();
+    if (url) editor.chain().focus().extendMarkRange('link').setLink({ href: url }).run();
+    else editor.chain().focus().extendMarkRange('link').unsetLink().run();
+    setOpen(false);
+  };
+  return (
+    <Popover.Root
+      open={open}
+      onOpenChange={(o) => {
+        setOpen(o);
+        if (o) setHref((editor.getAttributes('link').href as string | undefined) ?? '');
+      }}
+    >
+      <Popover.Trigger
+        data-tool
+        className="kb-tool"
+        aria-pressed={active}
+        tabIndex={tabIndex}
+        onFocus={onFocus}
+        onMouseDown={(e) => e.preventDefault()}
+      >
+        Link
+      </Popover.Trigger>
+      <Popover.Portal>
+        <Popover.Content className="dialog kb-link-popover" sideOffset={4} aria-label="Link">
+          <form onSubmit={apply}>
+            <TextField
+              label="Link address"
+              type="url"
+              value={href}
+              placeholder="https://"
+              onChange={(e) => setHref(e.target.value)}
+              hint="Select the words to link first. Empty removes the link."
+              autoFocus
+            />
+            <div className="dialog-actions">
+              <Popover.Close className="button">Cancel</Popover.Close>
+              {active && (
+                <button
+                  type="button"
+                  className="button"
+                  onClick={() => {
+                    editor.chain().focus().extendMarkRange('link').unsetLink().run();
+                    setOpen(false);
+                  }}
+                >
+                  Remove link
+                </button>
+              )}
+              <button type="submit" className="primary">
+                Apply
+              </button>
+            </div>
+          </form>
+        </Popover.Content>
+      </Popover.Portal>
+    </Popover.Root>
+  );
+}
