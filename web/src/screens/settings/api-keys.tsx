@@ -153,7 +153,7 @@ function NewKey() {
             The key <strong>{created.name}</strong> is made. Copy it now: it is shown only once, and only a hash of it
             is kept.
           </p>
-          <CopyField label="New API key" value={created.key} />
+          <CopyField label="API key (shown once)" value={created.key} />
           <button type="button" className="button" onClick={() => setCreated(null)}>
             I have copied it
           </button>

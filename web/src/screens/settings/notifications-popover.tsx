@@ -29,7 +29,14 @@ export default function NotificationsPopover({ count, autoFocus }: { count: numb
         )}
       </Popover.Trigger>
       <Popover.Portal>
-        <Popover.Content className="bell-popover" side="right" align="end" sideOffset={6} collisionPadding={8}>
+        <Popover.Content
+          aria-label="Notifications"
+          className="bell-popover"
+          side="right"
+          align="end"
+          sideOffset={6}
+          collisionPadding={8}
+        >
           {open && <List ws={ws} close={() => setOpen(false)} />}
         </Popover.Content>
       </Popover.Portal>
