@@ -7,7 +7,7 @@ import * as Switch from '@radix-ui/react-switch';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate } from '@tanstack/react-router';
 import { type FormEvent, type ReactNode, useId, useState } from 'react';
-import { api, ok, type Schemas } from '../../lib/api';
+import { ApiError, api, ok, type Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { ConfirmButton, fieldError, SelectField, TextField } from '../../ui/form';
 import { AdminOnly, useCanAdmin } from '../../ui/integrations-kit';
@@ -522,7 +522,16 @@ function Builder({ id, initial }: { id: string | null; initial: Draft }) {
         />
         <label htmlFor="automation-enabled">Enabled</label>
       </div>
-      <ErrorNote error={error} what="Could not save the automation" />
+      {error instanceof ApiError &&
+      error.fields.length > 0 &&
+      error.fields.every((f) => f.location.startsWith('body.')) ? (
+        <p className="error" role="alert">
+          Could not save the automation: {error.fields.length === 1 ? 'one entry needs' : 'some entries need'} a change
+          (see the message at {error.fields.length === 1 ? 'it' : 'each'}).
+        </p>
+      ) : (
+        <ErrorNote error={error} what="Could not save the automation" />
+      )}
       <div className="form-actions">
         <button type="submit" className="primary" disabled={busy}>
           {id ? 'Save' : 'Create automation'}
