@@ -127,15 +127,18 @@ describe.runIf(browserAvailable())('the integrations settings in a browser', () 
     await page.getByLabel('Condition 1: operator').selectOption('contains');
     await page.getByLabel('Condition 1: value').fill('refund');
     await page.getByLabel('Action 1', { exact: true }).selectOption('add_tag');
-    await page.getByLabel('Action 1: label').fill('no such label');
-    await page.getByRole('button', { name: 'Create automation' }).click();
-    // The 422 names body.actions.0.value: the message sits under that field.
     const labelField = page.getByLabel('Action 1: label');
-    await expect.poll(() => labelField.getAttribute('aria-invalid')).toBe('true');
-    expect(await page.locator('.builder-row .field-error').first().textContent()).toContain('no label');
     await labelField.fill('refund');
     await noViolations();
     await docsScreenshot(page, 'settings-automations');
+    // A label that does not exist: the 422 names body.actions.0.value, and the message sits there.
+    await labelField.fill('no such label');
+    await page.getByRole('button', { name: 'Create automation' }).click();
+    await expect.poll(() => labelField.getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('.builder-row .field-error').first().textContent()).toContain('no label');
+    await page.getByText('one entry needs a change').waitFor();
+    await noViolations();
+    await labelField.fill('refund');
     await page.getByRole('button', { name: 'Create automation' }).click();
     await page.getByRole('link', { name: 'Label refunds' }).waitFor();
     await expect.poll(() => page.getByRole('switch', { name: 'Label refunds enabled' }).isChecked()).toBe(true);
@@ -161,6 +164,10 @@ describe.runIf(browserAvailable())('the integrations settings in a browser', () 
         (await h.svc.api.get(`/v1/tickets/${t.body.id}`, as())).body.tags.map((x: { name: string }) => x.name),
       )
       .toEqual(['refund']);
+    // Switched off in the list: the API has it disabled.
+    await page.getByRole('switch', { name: 'Label refunds enabled' }).click();
+    await expect.poll(async () => (await h.svc.api.get('/v1/automations', as())).body.data[0].enabled).toBe(false);
+    await expect.poll(() => page.getByRole('switch', { name: 'Label refunds enabled' }).isChecked()).toBe(false);
   });
 
   it('makes an API key, shows its secret once, which works; revokes it after asking', async () => {
