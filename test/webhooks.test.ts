@@ -243,6 +243,24 @@ describe('webhook endpoints', () => {
   });
 });
 
+describe('one delivery record', () => {
+  it('carries the body it sends (the envelope without topics); admins only', async () => {
+    const t = await newTenant(svc.api);
+    const hook = await createHook(t);
+    const test = await svc.api.post(`/v1/webhooks/${hook.id}/test`, undefined, t.as);
+    expect(test.status).toBe(202);
+    const r = await svc.api.get(`/v1/webhooks/${hook.id}/deliveries/${test.body.id}`, t.as);
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toMatchObject({ id: test.body.id, event_id: test.body.event_id, event_type: 'webhook.test' });
+    const sent = JSON.parse(r.body.body);
+    expect(sent).toMatchObject({ id: test.body.event_id, seq: 0, type: 'webhook.test', workspace_id: t.workspaceId });
+    expect(sent).not.toHaveProperty('topics');
+    expect((await svc.api.get(`/v1/webhooks/${hook.id}/deliveries/${randomUUID()}`, t.as)).status).toBe(404);
+    const agent = await addMember(svc, t, 'agent');
+    expect((await svc.api.get(`/v1/webhooks/${hook.id}/deliveries/${test.body.id}`, agent.as)).status).toBe(403);
+  });
+});
+
 describe('who may manage webhooks', () => {
   it('admins and owners; keys read with settings:read and write with settings:write', async () => {
     const t = await newTenant(svc.api);
@@ -318,6 +336,7 @@ describe('who may manage webhooks', () => {
         ['DELETE', `/v1/webhooks/${hook.id}`, undefined],
         ['POST', `/v1/webhooks/${hook.id}/test`, undefined],
         ['GET', `/v1/webhooks/${hook.id}/deliveries`, undefined],
+        ['GET', `/v1/webhooks/${hook.id}/deliveries/${delivery}`, undefined],
         ['POST', `/v1/webhooks/${hook.id}/deliveries/${delivery}/redeliver`, undefined],
       ] as Array<[string, string, unknown]>) {
         const foreign = await svc.api.req(method, path, { ...as, body });

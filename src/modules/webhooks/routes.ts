@@ -10,6 +10,7 @@ import {
   CreateWebhookBody,
   Delivery,
   DeliveryParams,
+  DeliveryWithBody,
   ListDeliveriesQuery,
   ListWebhooksQuery,
   PatchWebhookBody,
@@ -18,6 +19,7 @@ import {
 import {
   createWebhook,
   deleteWebhook,
+  getDelivery,
   getWebhook,
   listDeliveries,
   listWebhooks,
@@ -135,6 +137,20 @@ export default async function webhookRoutes(app: App, deps: Deps) {
       },
     },
     async (req) => listDeliveries(deps, req.ctx, req.params.id, req.query),
+  );
+
+  app.get(
+    '/v1/webhooks/:id/deliveries/:delivery_id',
+    {
+      config: { access: read },
+      schema: {
+        tags,
+        summary: 'A delivery record with the body it sends',
+        params: DeliveryParams,
+        response: { 200: DeliveryWithBody },
+      },
+    },
+    async (req) => getDelivery(deps, req.ctx, req.params.id, req.params.delivery_id),
   );
 
   app.post(

@@ -83,6 +83,18 @@ export const Delivery = Type.Object(
   { title: 'WebhookDelivery' },
 );
 
+export const DeliveryWithBody = Type.Intersect(
+  [
+    Delivery,
+    Type.Object({
+      body: Type.String({
+        description: 'The request body sent (the envelope without topics, as JSON text), exactly as signed.',
+      }),
+    }),
+  ],
+  { title: 'WebhookDeliveryWithBody' },
+);
+
 export const ListWebhooksQuery = Type.Object(
   { limit: Type.Optional(PageQuery.limit), cursor: Type.Optional(PageQuery.cursor) },
   { additionalProperties: false },

@@ -398,6 +398,22 @@ export async function listDeliveries(
   return deps.pager.page(list, rows, limit, (r) => [r.created_us, r.id], presentDelivery);
 }
 
+/** One delivery record with the body it sends (GET /v1/webhooks/{id}/deliveries/{delivery_id}). */
+export async function getDelivery(
+  deps: Deps,
+  ctx: RequestContext,
+  id: string,
+  deliveryId: string,
+): Promise<DeliveryView & { body: string }> {
+  if (!isUuid(id) || !isUuid(deliveryId)) throw notFound('Delivery not found.');
+  const row = await deliveryQuery(deps.database.db, ctx.workspaceId, id)
+    .select('d.payload')
+    .where('d.id', '=', deliveryId.toLowerCase())
+    .executeTakeFirst();
+  if (!row) throw notFound('Delivery not found.');
+  return { ...presentDelivery(row), body: row.payload };
+}
+
 interface NewDelivery {
   event_id: string;
   event_type: string;

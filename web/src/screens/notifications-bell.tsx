@@ -1,4 +1,47 @@
-// Not built yet: the bell with the unread notifications' count, live.
+// The bell in the sidebar: the unread notifications' count (GET /v1/notifications, unread_count),
+// kept live by notification.created events (the person's own arrive in full on the workspace
+// topic, docs/realtime.md). The popover with the list is a chunk of its own
+// (settings/notifications-popover.tsx), loaded after the first render; until then the bell is a
+// plain button with the same look.
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { lazy, Suspense, useRef } from 'react';
+import { api, ok } from '../lib/api';
+import { useWorkspace } from '../lib/context';
+import { useLiveEvents } from '../lib/events';
+import './notifications-bell.css';
+
+const NotificationsPopover = lazy(() => import('./settings/notifications-popover'));
+
 export function NotificationsBell() {
-  return null;
+  const ws = useWorkspace();
+  const queryClient = useQueryClient();
+  const unread = useQuery({
+    queryKey: ['notifications', ws, 'unread'],
+    queryFn: () => ok(api.GET('/v1/notifications', { params: { query: { unread: true, limit: 1 } } })),
+    select: (d) => d.unread_count,
+  });
+  useLiveEvents(['notification.created'], (_e, from) => {
+    if (from === ws) void queryClient.invalidateQueries({ queryKey: ['notifications', ws] });
+  });
+  const count = unread.data ?? 0;
+  const plain = useRef<HTMLButtonElement>(null);
+  const fallback = (
+    <button ref={plain} type="button" className="bell">
+      <span>Notifications</span>
+      {count > 0 && (
+        <span className="bell-count">
+          {count}
+          <span className="visually-hidden"> unread</span>
+        </span>
+      )}
+    </button>
+  );
+  return (
+    <Suspense fallback={fallback}>
+      <NotificationsPopover
+        count={count}
+        autoFocus={typeof document !== 'undefined' && !!plain.current && document.activeElement === plain.current}
+      />
+    </Suspense>
+  );
 }

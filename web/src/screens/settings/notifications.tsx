@@ -1,7 +1,134 @@
-// Not built yet: the section says so and where the same is done through the API meanwhile.
-import { NotYet } from '../../ui/page';
+// Notifications (GET /v1/notifications, POST /v1/notifications/read): what a person is told about
+// and every notification of theirs, unread ones first or only, marked read one by one or all at
+// once. The API has no per-person notification choices (no preferences to store): the section
+// says what triggers a notification instead of offering switches that would do nothing.
+import { useInfiniteQuery, useQueryClient } from '@tanstack/react-query';
+import { Link } from '@tanstack/react-router';
+import { useState } from 'react';
+import { api, ok } from '../../lib/api';
+import { useWorkspace } from '../../lib/context';
+import { useLiveEvents } from '../../lib/events';
+import { ago } from '../../lib/format';
+import { CheckboxField } from '../../ui/form';
+import '../../ui/integrations-kit.css';
+import { ErrorNote, Loading, PageTitle } from '../../ui/page';
+import { NOTIFIED_ABOUT, notificationText } from './notifications-text';
 import type { SectionProps } from './sections';
 
-export default function Section(_: SectionProps) {
-  return <NotYet />;
+export default function Notifications(_: SectionProps) {
+  const ws = useWorkspace();
+  const queryClient = useQueryClient();
+  const [unreadOnly, setUnreadOnly] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const list = useInfiniteQuery({
+    queryKey: ['notifications', ws, 'all', unreadOnly],
+    queryFn: ({ pageParam }) =>
+      ok(
+        api.GET('/v1/notifications', {
+          params: {
+            query: {
+              sort: 'unread_first',
+              limit: 50,
+              ...(unreadOnly ? { unread: true } : {}),
+              ...(pageParam ? { cursor: pageParam } : {}),
+            },
+          },
+        }),
+      ),
+    initialPageParam: null as string | null,
+    getNextPageParam: (last) => last.next_cursor,
+  });
+  useLiveEvents(
+    ['notification.created'],
+    () => void queryClient.invalidateQueries({ queryKey: ['notifications', ws] }),
+  );
+  const rows = list.data?.pages.flatMap((p) => p.data) ?? [];
+  const unread = list.data?.pages[0]?.unread_count ?? 0;
+  const read = async (body: { ids: string[] } | { all: true }) => {
+    setError(null);
+    try {
+      await ok(api.POST('/v1/notifications/read', { body }));
+      await queryClient.invalidateQueries({ queryKey: ['notifications', ws] });
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return (
+    <div className="integrations">
+      <PageTitle
+        actions={
+          <button type="button" className="button" disabled={unread === 0} onClick={() => void read({ all: true })}>
+            Mark all read
+          </button>
+        }
+      >
+        Notifications
+      </PageTitle>
+      <section aria-labelledby="told-about">
+        <h2 id="told-about">What you are told about</h2>
+        <p className="hint">
+          Notifications appear in the bell in the sidebar as they happen. There is nothing to switch on or off: you are
+          told when
+        </p>
+        <ul>
+          {NOTIFIED_ABOUT.map(([what, whenText]) => (
+            <li key={what}>
+              <strong>{what}</strong>: {whenText}.
+            </li>
+          ))}
+        </ul>
+      </section>
+      <section aria-labelledby="yours">
+        <h2 id="yours">Yours{unread > 0 ? ` (${unread} unread)` : ''}</h2>
+        <CheckboxField label="Unread only" checked={unreadOnly} onChange={(e) => setUnreadOnly(e.target.checked)} />
+        <ErrorNote error={error} what="Could not mark them read" />
+        {list.isPending ? (
+          <Loading />
+        ) : list.error ? (
+          <ErrorNote error={list.error} what="Could not load your notifications" />
+        ) : rows.length === 0 ? (
+          <p className="empty">{unreadOnly ? 'Nothing unread.' : 'No notifications yet.'}</p>
+        ) : (
+          <ul className="notification-list">
+            {rows.map((n) => (
+              <li key={n.id} className={n.read_at ? 'read' : 'unread'}>
+                <div>
+                  <span className="visually-hidden">{n.read_at ? '' : 'Unread: '}</span>
+                  {n.ticket ? (
+                    <Link
+                      to="/tickets/$number"
+                      params={{ number: String(n.ticket.number) }}
+                      onClick={() => {
+                        if (!n.read_at) void read({ ids: [n.id] });
+                      }}
+                    >
+                      {notificationText(n)}: #{n.ticket.number} {n.ticket.subject}
+                    </Link>
+                  ) : (
+                    notificationText(n)
+                  )}
+                  <time dateTime={n.created_at}>{ago(n.created_at)}</time>
+                </div>
+                {!n.read_at && (
+                  <button type="button" className="button" onClick={() => void read({ ids: [n.id] })}>
+                    Mark read<span className="visually-hidden">: {notificationText(n)}</span>
+                  </button>
+                )}
+              </li>
+            ))}
+          </ul>
+        )}
+        {list.hasNextPage && (
+          <button
+            type="button"
+            className="button more"
+            disabled={list.isFetchingNextPage}
+            onClick={() => void list.fetchNextPage()}
+          >
+            Older notifications
+          </button>
+        )}
+      </section>
+    </div>
+  );
 }

@@ -1,0 +1,124 @@
+// The bell's popover (loaded on its own, after the first load): the newest notifications, each
+// linking to its ticket (opening one marks it read), "Mark all read", and a link to them all.
+import * as Popover from '@radix-ui/react-popover';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link } from '@tanstack/react-router';
+import { useEffect, useRef, useState } from 'react';
+import { api, errorText, ok } from '../../lib/api';
+import { useWorkspace } from '../../lib/context';
+import { ago } from '../../lib/format';
+import { type Notification, notificationText } from './notifications-text';
+import './notifications-popover.css';
+
+export default function NotificationsPopover({ count, autoFocus }: { count: number; autoFocus: boolean }) {
+  const ws = useWorkspace();
+  const [open, setOpen] = useState(false);
+  const trigger = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (autoFocus) trigger.current?.focus();
+  }, [autoFocus]);
+  return (
+    <Popover.Root open={open} onOpenChange={setOpen}>
+      <Popover.Trigger ref={trigger} className="bell">
+        <span>Notifications</span>
+        {count > 0 && (
+          <span className="bell-count">
+            {count}
+            <span className="visually-hidden"> unread</span>
+          </span>
+        )}
+      </Popover.Trigger>
+      <Popover.Portal>
+        <Popover.Content
+          aria-label="Notifications"
+          className="bell-popover"
+          side="right"
+          align="end"
+          sideOffset={6}
+          collisionPadding={8}
+        >
+          {open && <List ws={ws} close={() => setOpen(false)} />}
+        </Popover.Content>
+      </Popover.Portal>
+    </Popover.Root>
+  );
+}
+
+function List({ ws, close }: { ws: string; close(): void }) {
+  const queryClient = useQueryClient();
+  const list = useQuery({
+    queryKey: ['notifications', ws, 'list'],
+    queryFn: () => ok(api.GET('/v1/notifications', { params: { query: { sort: 'unread_first', limit: 20 } } })),
+  });
+  const [error, setError] = useState<unknown>(null);
+  const read = async (body: { ids: string[] } | { all: true }) => {
+    setError(null);
+    try {
+      await ok(api.POST('/v1/notifications/read', { body }));
+      await queryClient.invalidateQueries({ queryKey: ['notifications', ws] });
+    } catch (err) {
+      setError(err);
+    }
+  };
+  const rows: Notification[] = list.data?.data ?? [];
+  const unread = list.data?.unread_count ?? 0;
+  return (
+    <section aria-labelledby="bell-title">
+      <header className="bell-head">
+        <h2 id="bell-title">Notifications</h2>
+        <button type="button" className="button" disabled={unread === 0} onClick={() => void read({ all: true })}>
+          Mark all read
+        </button>
+      </header>
+      {list.isPending ? (
+        <p className="loading">Loading…</p>
+      ) : list.error ? (
+        <p className="error" role="alert">
+          Could not load the notifications: {errorText(list.error)}
+        </p>
+      ) : rows.length === 0 ? (
+        <p className="empty">Nothing yet. You are told here when a ticket is assigned to you or you are mentioned.</p>
+      ) : (
+        <ul className="bell-list">
+          {rows.map((n) => (
+            <li key={n.id} className={n.read_at ? 'read' : 'unread'}>
+              <div>
+                <span className="visually-hidden">{n.read_at ? '' : 'Unread: '}</span>
+                {n.ticket ? (
+                  <Link
+                    to="/tickets/$number"
+                    params={{ number: String(n.ticket.number) }}
+                    onClick={() => {
+                      if (!n.read_at) void read({ ids: [n.id] });
+                      close();
+                    }}
+                  >
+                    {notificationText(n)}: #{n.ticket.number} {n.ticket.subject}
+                  </Link>
+                ) : (
+                  notificationText(n)
+                )}
+                <time dateTime={n.created_at}>{ago(n.created_at)}</time>
+              </div>
+              {!n.read_at && (
+                <button type="button" className="button small" onClick={() => void read({ ids: [n.id] })}>
+                  Mark read<span className="visually-hidden">: {notificationText(n)}</span>
+                </button>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      {error ? (
+        <p className="error" role="alert">
+          Could not mark them read: {errorText(error)}
+        </p>
+      ) : null}
+      <p className="bell-foot">
+        <Link to="/settings/$" params={{ _splat: 'notifications' }} onClick={close}>
+          All notifications
+        </Link>
+      </p>
+    </section>
+  );
+}

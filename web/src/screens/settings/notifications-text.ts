@@ -1,0 +1,51 @@
+// A notification in words (the bell's list and the notifications section share it).
+import type { paths } from '../../api.gen';
+
+export type Notification =
+  paths['/v1/notifications']['get']['responses'][200]['content']['application/json']['data'][number];
+
+const by = (n: Notification): string => {
+  const b = n.data.by as { name?: string } | null | undefined;
+  return b?.name ?? '';
+};
+
+export function notificationText(n: Notification): string {
+  const d = n.data as Record<string, unknown>;
+  switch (n.type) {
+    case 'assigned':
+      return by(n) ? `${by(n)} assigned you a ticket` : 'A ticket was assigned to you';
+    case 'mentioned':
+      return `${by(n) || 'Someone'} mentioned you in a note${d.excerpt ? `: “${String(d.excerpt)}”` : ''}`;
+    case 'customer_replied':
+      return 'The customer replied on your ticket';
+    case 'sla_breached':
+      return 'An SLA target was missed';
+    case 'ai_handoff':
+      return 'The AI agent handed a conversation over to a person';
+    case 'ai_cap_reached':
+      return `The workspace reached its AI spending cap${d.cap_usd !== undefined ? ` ($${String(d.cap_usd)})` : ''}`;
+    case 'ai_balance_low':
+      return `The AI balance is low${d.remaining_usd !== undefined ? ` ($${String(d.remaining_usd)} left)` : ''}`;
+    case 'ai_balance_out':
+      return 'The AI balance is used up: AI features are paused';
+    case 'auto_recharge_failed':
+      return `The automatic AI top-up failed${d.reason ? `: ${String(d.reason)}` : ''}`;
+    case 'ai_key_failed':
+      return `The workspace’s AI key stopped working${d.reason ? `: ${String(d.reason)}` : ''}`;
+    default:
+      return String(n.type);
+  }
+}
+
+/** What a person is told about (the API's notification types; there are no per-person choices). */
+export const NOTIFIED_ABOUT: Array<[string, string]> = [
+  ['Assigned', 'a ticket is assigned to you (not when you assign it yourself)'],
+  ['Mentioned', 'a colleague mentions you in an internal note (@Name or @email)'],
+  ['Customer replied', 'the customer writes on a ticket assigned to you'],
+  ['SLA missed', 'a response or resolution target of your ticket is missed'],
+  ['AI hand-off', 'the AI agent hands a conversation over to a person'],
+  [
+    'Workspace notices (owners and admins)',
+    'the AI spending cap is reached, the AI balance runs low or out, an automatic top-up fails, the AI key fails',
+  ],
+];
