@@ -198,7 +198,10 @@ export function FormDialog({
     >
       <Dialog.Portal>
         <Dialog.Overlay className="overlay" />
-        <Dialog.Content className={`dialog config-dialog${wide ? ' wide' : ''}`} aria-describedby={undefined}>
+        <Dialog.Content
+          className={`dialog config-dialog${wide ? ' wide' : ''}`}
+          {...(description ? {} : { 'aria-describedby': undefined })}
+        >
           <Dialog.Title>{title}</Dialog.Title>
           {description && <Dialog.Description className="hint">{description}</Dialog.Description>}
           <form ref={form} onSubmit={send} noValidate>
