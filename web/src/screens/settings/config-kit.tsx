@@ -36,7 +36,8 @@ const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 /** A small coloured square; decorative (the colour's name is said next to it when it matters). */
 export function Swatch({ color }: { color: LabelColor | null | undefined }) {
-  return <span className={`swatch swatch-${color ?? 'none'}`} aria-hidden="true" />;
+  if (!color) return null;
+  return <span className={`swatch swatch-${color}`} aria-hidden="true" />;
 }
 
 /** A label as it looks on tickets: its colour and name. */
