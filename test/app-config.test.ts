@@ -49,7 +49,7 @@ describe.runIf(browserAvailable())('settings: labels, fields, views, saved repli
     // The form's own check: the message next to the field, the field marked and focused.
     const name = dialog.getByLabel('Name');
     await expect.poll(() => name.getAttribute('aria-invalid')).toBe('true');
-    await expect.poll(() => name.evaluate((e) => e === document.activeElement)).toBe(true);
+    await expect.poll(() => name.evaluate((e: any) => e === e.ownerDocument.activeElement)).toBe(true);
     const describedBy = (await name.getAttribute('aria-describedby')) ?? '';
     expect(await page.locator(`[id="${describedBy.split(' ').pop()}"]`).textContent()).toBe('Give the group a name.');
     await noViolations();
