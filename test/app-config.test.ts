@@ -22,12 +22,17 @@ describe.runIf(browserAvailable())('settings: labels, fields, views, saved repli
     await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
   };
   const noViolations = async () => expect(await h.violations(page)).toBe('[]');
+  /** 409s answered: only the one the test provokes (a taken label name). */
+  const conflicts: string[] = [];
+  /** Errors the pages reported, but for the expected 401 (the sign-in page's first refresh) and 409. */
+  const unexpected = () => h.errors.filter((e) => !/(401 \(Unauthorized\)|409 \(Conflict\))/.test(e));
 
   beforeAll(async () => {
     h = await startAppHarness('app_config');
     ({ page } = await h.newPage());
     page.on('response', (r) => {
       // The sign-in page's first refresh (no session yet) is the only 401 expected.
+      if (r.status() === 409) conflicts.push(r.url());
       if (r.status() === 401 && !r.url().endsWith('/v1/auth/refresh'))
         h.errors.push(`401 from ${r.request().method()} ${r.url()}`);
     });
@@ -52,7 +57,6 @@ describe.runIf(browserAvailable())('settings: labels, fields, views, saved repli
     await expect.poll(() => name.evaluate((e: any) => e === e.ownerDocument.activeElement)).toBe(true);
     const describedBy = (await name.getAttribute('aria-describedby')) ?? '';
     expect(await page.locator(`[id="${describedBy.split(' ').pop()}"]`).textContent()).toBe('Give the group a name.');
-    await noViolations();
 
     await name.fill('Priority tier');
     await dialog.getByLabel('Exclusive').check();
@@ -87,17 +91,24 @@ describe.runIf(browserAvailable())('settings: labels, fields, views, saved repli
     await docsScreenshot(page, 'settings-labels');
   });
 
-  it('fits 360 px on the labels screen', async () => {
+  it('fits 360 px on the labels screen, and says a taken name next to the field', async () => {
     await page.setViewportSize({ width: 360, height: 740 });
     try {
       await open('Labels', 'Labels');
       await page.getByText('Tier 1', { exact: true }).waitFor();
       expect(await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth')).toBe(0);
       await page.getByRole('button', { name: 'New label', exact: true }).click();
-      await page.getByRole('dialog', { name: 'New label' }).waitFor();
+      const d = page.getByRole('dialog', { name: 'New label' });
       expect(await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth')).toBe(0);
-      await page.keyboard.press('Escape');
+      // The API's refusal (the name is taken, ignoring case) is said next to the field.
+      await d.getByLabel('Name').fill('tier 1');
+      await d.getByRole('button', { name: 'Create label' }).click();
+      await expect.poll(() => d.getByLabel('Name').getAttribute('aria-invalid')).toBe('true');
+      await d.getByText('A label with this name already exists', { exact: false }).waitFor();
+      expect(conflicts).toEqual([`${h.svc.url}/v1/tags`]);
       await noViolations();
+      await page.keyboard.press('Escape');
+      await d.waitFor({ state: 'detached' });
     } finally {
       await page.setViewportSize({ width: 1280, height: 800 });
     }
@@ -106,7 +117,6 @@ describe.runIf(browserAvailable())('settings: labels, fields, views, saved repli
   it('makes a dropdown custom field with its choices', async () => {
     await open('Custom fields', 'Custom fields');
     await page.getByText('No custom fields on tickets yet.').waitFor();
-    await noViolations();
     await page.getByRole('button', { name: 'New field' }).click();
     const d = page.getByRole('dialog', { name: 'New custom field' });
     await d.getByLabel('Type').selectOption({ label: 'Dropdown (one choice)' });
@@ -150,7 +160,6 @@ describe.runIf(browserAvailable())('settings: labels, fields, views, saved repli
     }
     await open('Views', 'Views');
     await page.getByText('No personal views yet.').waitFor();
-    await noViolations();
     await page.getByRole('button', { name: 'New view' }).click();
     const d = page.getByRole('dialog', { name: 'New view' });
     await d.getByLabel('Name').fill('Tier one');
@@ -184,7 +193,6 @@ describe.runIf(browserAvailable())('settings: labels, fields, views, saved repli
   it('makes a saved reply with a placeholder', async () => {
     await open('Saved replies', 'Saved replies');
     await page.getByText('No saved replies yet.').waitFor();
-    await noViolations();
     await page.getByRole('button', { name: 'New saved reply' }).click();
     const d = page.getByRole('dialog', { name: 'New saved reply' });
     await d.getByLabel('Title').fill('Welcome');
@@ -213,7 +221,6 @@ describe.runIf(browserAvailable())('settings: labels, fields, views, saved repli
 
   it('sets business hours and an SLA policy counting them', async () => {
     await open('Business hours', 'Business hours');
-    await noViolations();
     await page.getByLabel('Use business hours').check();
     await page.getByLabel('Time zone').selectOption('Europe/Berlin');
     await page.getByLabel('Saturday', { exact: true }).check();
@@ -237,7 +244,6 @@ describe.runIf(browserAvailable())('settings: labels, fields, views, saved repli
 
     await open('SLA policies', 'SLA policies');
     await page.getByText('No SLA policies yet', { exact: false }).waitFor();
-    await noViolations();
     await page.getByRole('button', { name: 'New SLA policy' }).click();
     const d = page.getByRole('dialog', { name: 'New SLA policy' });
     await d.getByLabel('First response within', { exact: true }).fill('');
@@ -276,7 +282,7 @@ describe.runIf(browserAvailable())('settings: labels, fields, views, saved repli
     await expect.poll(async () => (await h.svc.api.get('/v1/sla-policies', as())).body.data[0].enabled).toBe(false);
     await page.getByText('Off', { exact: true }).waitFor();
     await noViolations();
-    expect(h.errors.filter((e) => !/401 \(Unauthorized\)/.test(e))).toEqual([]);
+    expect(unexpected()).toEqual([]);
   });
 
   it('shows an agent the definitions read-only, saying who may change them', async () => {
@@ -292,6 +298,7 @@ describe.runIf(browserAvailable())('settings: labels, fields, views, saved repli
     await open('SLA policies', 'SLA policies');
     await page.getByText('Only admins can see and change SLA policies.', { exact: false }).waitFor();
     await noViolations();
-    expect(h.errors.filter((e) => !/401 \(Unauthorized\)/.test(e))).toEqual([]);
+    expect(unexpected()).toEqual([]);
+    expect(conflicts).toHaveLength(1);
   });
 });

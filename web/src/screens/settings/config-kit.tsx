@@ -128,12 +128,16 @@ export function useLiveRefetch(types: readonly string[], queryKey: QueryKey): vo
 export type Problems = Record<string, string | undefined>;
 
 /** The message for field `name` after the last attempt: the form's own check, or the API's answer. */
-export const problem = (error: unknown, name: string): string | undefined =>
-  error instanceof Invalid ? error.problems[name] : fieldError(error, name);
+export const problem = (error: unknown, name: string, conflict = false): string | undefined =>
+  error instanceof Invalid
+    ? error.problems[name]
+    : conflict && error instanceof ApiError && error.status === 409
+      ? error.message
+      : fieldError(error, name);
 
 /** Whether the API's error named one of `names` (then it is shown next to that field only). */
-const namesField = (error: unknown, names: string[]): boolean =>
-  error instanceof ApiError && names.some((n) => fieldError(error, n));
+const namesField = (error: unknown, names: string[], conflict: boolean): boolean =>
+  error instanceof ApiError && ((conflict && error.status === 409) || names.some((n) => fieldError(error, n)));
 
 /**
  * A dialog holding a form: the title, the fields, and Cancel / the submit button. `check` finds
@@ -151,6 +155,7 @@ export function FormDialog({
   error,
   children,
   wide,
+  conflict = false,
 }: {
   open: boolean;
   onOpenChange(open: boolean): void;
@@ -165,6 +170,8 @@ export function FormDialog({
   error: [unknown, (e: unknown) => void];
   children: ReactNode;
   wide?: boolean;
+  /** A 409 (a name or key taken) is shown by one of the fields (problem(err, name, true)). */
+  conflict?: boolean;
 }) {
   const [busy, setBusy] = useState(false);
   const [err, setErr] = error;
@@ -207,7 +214,7 @@ export function FormDialog({
           {description && <Dialog.Description className="hint">{description}</Dialog.Description>}
           <form ref={form} onSubmit={send} noValidate>
             {children}
-            {err && !(err instanceof Invalid) && !namesField(err, fields) ? <ErrorNote error={err} /> : null}
+            {err && !(err instanceof Invalid) && !namesField(err, fields, conflict) ? <ErrorNote error={err} /> : null}
             {err instanceof Invalid && (
               <p className="error" role="alert">
                 {err.message}

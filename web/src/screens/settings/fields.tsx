@@ -279,6 +279,7 @@ function FieldDialog({ field, entity, onClose }: { field: Field | null; entity: 
       onSubmit={save}
       fields={['name', 'key', 'options', 'description', 'type', 'entity']}
       error={error}
+      conflict={!field}
       wide
     >
       {field ? (
@@ -318,7 +319,7 @@ function FieldDialog({ field, entity, onClose }: { field: Field | null; entity: 
           onChange={(e) => setKey(e.target.value)}
           placeholder={slug(name)}
           hint="How the API and filters name it (field.<key>). Empty: made from the name. It cannot change later."
-          error={problem(err, 'key')}
+          error={problem(err, 'key', true)}
           autoComplete="off"
         />
       )}

@@ -356,12 +356,13 @@ function TagDialog({ tag, groups, onClose }: { tag: Tag | null; groups: Group[];
       onSubmit={save}
       fields={['name', 'color', 'description', 'group_id', 'applies_to']}
       error={error}
+      conflict
     >
       <TextField
         label="Name"
         value={name}
         onChange={(e) => setName(e.target.value)}
-        error={problem(err, 'name')}
+        error={problem(err, 'name', true)}
         hint={tag ? 'Renaming also renames it in the automations and views that use it.' : undefined}
         autoComplete="off"
       />
@@ -441,12 +442,13 @@ function GroupDialog({ group, onClose }: { group: Group | null; onClose(): void 
       onSubmit={save}
       fields={['name', 'color', 'exclusive']}
       error={error}
+      conflict
     >
       <TextField
         label="Name"
         value={name}
         onChange={(e) => setName(e.target.value)}
-        error={problem(err, 'name')}
+        error={problem(err, 'name', true)}
         autoComplete="off"
       />
       <ColorField label="Colour" value={color} onChange={setColor} none="No colour" />

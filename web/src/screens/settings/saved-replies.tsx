@@ -171,6 +171,7 @@ function ReplyDialog({
       onSubmit={save}
       fields={['title', 'shortcut', 'body_html']}
       error={error}
+      conflict
       wide
     >
       <TextField
@@ -185,7 +186,7 @@ function ReplyDialog({
         value={shortcut}
         onChange={(e) => setShortcut(e.target.value)}
         hint="Optional: a short word to find it quickly, unique in the workspace."
-        error={problem(err, 'shortcut')}
+        error={problem(err, 'shortcut', true)}
         autoComplete="off"
       />
       <ReplyBodyEditor
