@@ -190,8 +190,9 @@ export default function Labels(_: SectionProps) {
               <TextField label="Find a label" type="search" value={q} onChange={(e) => setQ(e.target.value)} />
             </div>
             {allTags.length === 0 && <p className="empty">No labels yet.</p>}
+            {allTags.length > 0 && shown.length === 0 && <p className="empty">No label matches “{q.trim()}”.</p>}
             {sections.map(({ group, tags: list }) =>
-              list.length === 0 && (group || allTags.length === 0) ? null : (
+              list.length === 0 ? null : (
                 <div key={group?.id ?? 'none'}>
                   <h3>
                     {group ? (
@@ -204,82 +205,74 @@ export default function Labels(_: SectionProps) {
                       'Not in a group'
                     )}
                   </h3>
-                  {list.length === 0 ? (
-                    <p className="empty">{q ? 'No label matches.' : 'None.'}</p>
-                  ) : (
-                    <ul
-                      className="config-list"
-                      aria-label={group ? `Labels in ${group.name}` : 'Labels not in a group'}
-                    >
-                      {list.map((t, i) => (
-                        <li key={t.id} className="config-row">
-                          <div className="grow">
-                            <Chip color={t.color}>{t.name}</Chip>{' '}
-                            {t.archived && <span className="badge">Archived</span>}
-                            <p className="hint">
-                              {t.description ? `${t.description} · ` : ''}
-                              {usage(t)}
-                              {t.applies_to.length < 3 ? ` · only on ${t.applies_to.join(' and ')}` : ''}
-                            </p>
+                  <ul className="config-list" aria-label={group ? `Labels in ${group.name}` : 'Labels not in a group'}>
+                    {list.map((t, i) => (
+                      <li key={t.id} className="config-row">
+                        <div className="grow">
+                          <Chip color={t.color}>{t.name}</Chip> {t.archived && <span className="badge">Archived</span>}
+                          <p className="hint">
+                            {t.description ? `${t.description} · ` : ''}
+                            {usage(t)}
+                            {t.applies_to.length < 3 ? ` · only on ${t.applies_to.join(' and ')}` : ''}
+                          </p>
+                        </div>
+                        {admin && (
+                          <div className="actions">
+                            {!q && (
+                              <>
+                                <button
+                                  type="button"
+                                  className="button"
+                                  aria-label={`Move ${t.name} up`}
+                                  disabled={i === 0}
+                                  onClick={() => void moveTag(t, -1)}
+                                >
+                                  ↑
+                                </button>
+                                <button
+                                  type="button"
+                                  className="button"
+                                  aria-label={`Move ${t.name} down`}
+                                  disabled={i === list.length - 1}
+                                  onClick={() => void moveTag(t, 1)}
+                                >
+                                  ↓
+                                </button>
+                              </>
+                            )}
+                            <button
+                              type="button"
+                              className="button"
+                              aria-label={`Edit ${t.name}`}
+                              onClick={() => setEditTag(t)}
+                            >
+                              Edit
+                            </button>
+                            <button
+                              type="button"
+                              className="button"
+                              aria-label={`Merge ${t.name} into another label`}
+                              onClick={() => setMerging(t)}
+                            >
+                              Merge…
+                            </button>
+                            <ConfirmButton
+                              title={`Delete the label “${t.name}”?`}
+                              description={`It is removed from every record that carries it (${usage(t)}). Views filtering by it no longer match anything. This cannot be undone; to keep it on records but out of pickers, archive it instead.`}
+                              confirm="Delete label"
+                              onConfirm={async () => {
+                                await ok(api.DELETE('/v1/tags/{id}', { params: { path: { id: t.id } } }));
+                                await refresh();
+                              }}
+                            >
+                              <span aria-hidden="true">Delete</span>
+                              <span className="visually-hidden">Delete {t.name}</span>
+                            </ConfirmButton>
                           </div>
-                          {admin && (
-                            <div className="actions">
-                              {!q && (
-                                <>
-                                  <button
-                                    type="button"
-                                    className="button"
-                                    aria-label={`Move ${t.name} up`}
-                                    disabled={i === 0}
-                                    onClick={() => void moveTag(t, -1)}
-                                  >
-                                    ↑
-                                  </button>
-                                  <button
-                                    type="button"
-                                    className="button"
-                                    aria-label={`Move ${t.name} down`}
-                                    disabled={i === list.length - 1}
-                                    onClick={() => void moveTag(t, 1)}
-                                  >
-                                    ↓
-                                  </button>
-                                </>
-                              )}
-                              <button
-                                type="button"
-                                className="button"
-                                aria-label={`Edit ${t.name}`}
-                                onClick={() => setEditTag(t)}
-                              >
-                                Edit
-                              </button>
-                              <button
-                                type="button"
-                                className="button"
-                                aria-label={`Merge ${t.name} into another label`}
-                                onClick={() => setMerging(t)}
-                              >
-                                Merge…
-                              </button>
-                              <ConfirmButton
-                                title={`Delete the label “${t.name}”?`}
-                                description={`It is removed from every record that carries it (${usage(t)}). Views filtering by it no longer match anything. This cannot be undone; to keep it on records but out of pickers, archive it instead.`}
-                                confirm="Delete label"
-                                onConfirm={async () => {
-                                  await ok(api.DELETE('/v1/tags/{id}', { params: { path: { id: t.id } } }));
-                                  await refresh();
-                                }}
-                              >
-                                <span aria-hidden="true">Delete</span>
-                                <span className="visually-hidden">Delete {t.name}</span>
-                              </ConfirmButton>
-                            </div>
-                          )}
-                        </li>
-                      ))}
-                    </ul>
-                  )}
+                        )}
+                      </li>
+                    ))}
+                  </ul>
                 </div>
               ),
             )}
