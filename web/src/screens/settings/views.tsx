@@ -1,7 +1,409 @@
-// Not built yet: the section says so and where the same is done through the API meanwhile.
-import { NotYet } from '../../ui/page';
+// Saved views (/v1/views): the caller's personal views and the workspace's shared ones, with
+// their ticket counts; a filter builder for everything a view's filters hold (status, priority,
+// assignee, team, mailbox, label, channel, text, custom field conditions). Anyone manages their
+// personal views; shared ones need an admin. The sidebar shares this list's cache, so a view
+// made here is there at once.
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link } from '@tanstack/react-router';
+import { useState } from 'react';
+import { api, ok, type View } from '../../lib/api';
+import { useWorkspace } from '../../lib/context';
+import { STATUS_LABEL } from '../../lib/format';
+import { keys } from '../../lib/queries';
+import { CheckboxField, ConfirmButton, SelectField, TextField } from '../../ui/form';
+import { ErrorNote, Loading, PageTitle } from '../../ui/page';
+import { check, FormDialog, problem, useIsAdmin, useLiveRefetch } from './config-kit';
 import type { SectionProps } from './sections';
+import { FieldConditions, type FieldFilter, fieldsSummary } from './views-filters';
 
-export default function Section(_: SectionProps) {
-  return <NotYet />;
+type Filters = View['filters'];
+type Status = NonNullable<Filters['status']>[number];
+type Priority = NonNullable<Filters['priority']>[number];
+type Channel = NonNullable<Filters['channel']>;
+
+const STATUSES = Object.keys(STATUS_LABEL) as Status[];
+const PRIORITIES: Array<[Priority, string]> = [
+  ['low', 'Low'],
+  ['normal', 'Normal'],
+  ['high', 'High'],
+  ['urgent', 'Urgent'],
+];
+const CHANNELS: Array<[Channel, string]> = [
+  ['email', 'Email'],
+  ['chat', 'Chat'],
+  ['api', 'API'],
+  ['portal', 'Help center form'],
+];
+
+/** The lists a filter picks from: members, teams, mailboxes (admins only), labels, ticket fields. */
+export function usePickLists(admin: boolean) {
+  const ws = useWorkspace();
+  const members = useQuery({
+    queryKey: ['config', ws, 'members'],
+    queryFn: () => ok(api.GET('/v1/members', { params: { query: { limit: 100 } } })),
+  });
+  const teams = useQuery({
+    queryKey: ['config', ws, 'teams'],
+    queryFn: () => ok(api.GET('/v1/teams', { params: { query: { limit: 100 } } })),
+  });
+  const mailboxes = useQuery({
+    queryKey: ['config', ws, 'mailboxes'],
+    queryFn: () => ok(api.GET('/v1/mailboxes', { params: { query: { limit: 100 } } })),
+    enabled: admin,
+  });
+  const tags = useQuery({ queryKey: ['config', ws, 'tags'], queryFn: () => ok(api.GET('/v1/tags')) });
+  const fields = useQuery({
+    queryKey: ['config', ws, 'custom-fields'],
+    queryFn: () => ok(api.GET('/v1/custom-fields', { params: { query: { archived: 'any' } } })),
+  });
+  return {
+    members: members.data?.data ?? [],
+    teams: teams.data?.data ?? [],
+    mailboxes: mailboxes.data?.data ?? [],
+    tags: tags.data?.data ?? [],
+    fields: (fields.data?.data ?? []).filter((f) => f.entity === 'ticket'),
+  };
+}
+type PickLists = ReturnType<typeof usePickLists>;
+
+export default function Views(_: SectionProps) {
+  const ws = useWorkspace();
+  const admin = useIsAdmin();
+  const qc = useQueryClient();
+  const views = useQuery({ queryKey: keys.views(ws), queryFn: () => ok(api.GET('/v1/views')) });
+  const counts = useQuery({ queryKey: keys.counts(ws), queryFn: () => ok(api.GET('/v1/tickets/counts')) });
+  const lists = usePickLists(admin);
+  useLiveRefetch(['tag.', 'custom_field.'], ['config', ws]);
+  const [editing, setEditing] = useState<View | 'new' | null>(null);
+  const all = views.data?.data ?? [];
+  const mine = all.filter((v) => !v.shared);
+  const shared = all.filter((v) => v.shared);
+  const refresh = async () => {
+    await Promise.all([
+      qc.invalidateQueries({ queryKey: keys.views(ws) }),
+      qc.invalidateQueries({ queryKey: keys.counts(ws) }),
+    ]);
+  };
+
+  const list = (items: View[], label: string, empty: string) =>
+    items.length === 0 ? (
+      <p className="empty">{empty}</p>
+    ) : (
+      <ul className="config-list" aria-label={label}>
+        {items.map((v) => {
+          const mayChange = !v.shared || admin;
+          const n = counts.data?.views[v.id];
+          return (
+            <li key={v.id} className="config-row">
+              <div className="grow">
+                <Link to="/inbox" search={{ view: `view:${v.id}` }}>
+                  <strong>{v.name}</strong>
+                </Link>{' '}
+                {n !== undefined && <span className="badge">{n === 1 ? '1 ticket' : `${n} tickets`}</span>}
+                <p className="hint">{summary(v.filters, lists)}</p>
+              </div>
+              {mayChange && (
+                <div className="actions">
+                  <button type="button" className="button" aria-label={`Edit ${v.name}`} onClick={() => setEditing(v)}>
+                    Edit
+                  </button>
+                  <ConfirmButton
+                    title={`Delete the view “${v.name}”?`}
+                    description={
+                      v.shared
+                        ? 'It disappears from everyone’s sidebar. The tickets stay as they are.'
+                        : 'It disappears from your sidebar. The tickets stay as they are.'
+                    }
+                    confirm="Delete view"
+                    onConfirm={async () => {
+                      await ok(api.DELETE('/v1/views/{id}', { params: { path: { id: v.id } } }));
+                      await refresh();
+                    }}
+                  >
+                    <span aria-hidden="true">Delete</span>
+                    <span className="visually-hidden">Delete {v.name}</span>
+                  </ConfirmButton>
+                </div>
+              )}
+            </li>
+          );
+        })}
+      </ul>
+    );
+
+  return (
+    <div className="config">
+      <PageTitle
+        actions={
+          <button type="button" className="primary" onClick={() => setEditing('new')}>
+            New view
+          </button>
+        }
+      >
+        Views
+      </PageTitle>
+      <p className="hint">
+        A view is a saved ticket list in the sidebar. Your personal views are yours alone;
+        {admin
+          ? ' shared views are in everyone’s sidebar.'
+          : ' shared views are in everyone’s sidebar, and only admins change them.'}
+      </p>
+      <ErrorNote error={views.error} what="Could not load the views" />
+      {views.isPending ? (
+        <Loading />
+      ) : (
+        <>
+          <section className="config-section" aria-labelledby="views-mine">
+            <h2 id="views-mine">Your personal views</h2>
+            {list(mine, 'Your personal views', 'No personal views yet.')}
+          </section>
+          <section className="config-section" aria-labelledby="views-shared">
+            <h2 id="views-shared">Shared views</h2>
+            {list(shared, 'Shared views', 'No shared views yet.')}
+          </section>
+        </>
+      )}
+      {editing !== null && (
+        <ViewDialog
+          view={editing === 'new' ? null : editing}
+          admin={admin}
+          lists={lists}
+          onSaved={refresh}
+          onClose={() => setEditing(null)}
+        />
+      )}
+    </div>
+  );
+}
+
+/** The filters in a line: "Open, Pending · High · assigned to me · label Billing". */
+function summary(f: Filters, lists: PickLists): string {
+  const parts: string[] = [];
+  if (f.status) parts.push(f.status.map((s) => STATUS_LABEL[s]).join(', '));
+  if (f.priority) parts.push(`priority ${f.priority.join(', ')}`);
+  if (f.assignee === 'me') parts.push('assigned to whoever looks');
+  else if (f.assignee === 'none') parts.push('unassigned');
+  else if (f.assignee)
+    parts.push(`assigned to ${lists.members.find((m) => m.user.id === f.assignee)?.user.name ?? 'a member'}`);
+  if (f.team_id) parts.push(`team ${lists.teams.find((t) => t.id === f.team_id)?.name ?? '(a team)'}`);
+  if (f.mailbox_id) parts.push(`mailbox ${lists.mailboxes.find((m) => m.id === f.mailbox_id)?.name ?? '(a mailbox)'}`);
+  if (f.tag) parts.push(`label ${f.tag}`);
+  if (f.channel) parts.push(`channel ${f.channel}`);
+  if (f.q) parts.push(`containing “${f.q}”`);
+  if (f.fields?.length) parts.push(fieldsSummary(f.fields, lists.fields));
+  return parts.join(' · ') || 'Every ticket';
+}
+
+function ViewDialog({
+  view,
+  admin,
+  lists,
+  onSaved,
+  onClose,
+}: {
+  view: View | null;
+  admin: boolean;
+  lists: PickLists;
+  onSaved(): Promise<unknown>;
+  onClose(): void;
+}) {
+  const f0 = view?.filters ?? {};
+  const [name, setName] = useState(view?.name ?? '');
+  const [shared, setShared] = useState(view?.shared ?? false);
+  const [status, setStatus] = useState<Status[]>(f0.status ?? []);
+  const [priority, setPriority] = useState<Priority[]>(f0.priority ?? []);
+  const [assignee, setAssignee] = useState(f0.assignee ?? '');
+  const [team, setTeam] = useState(f0.team_id ?? '');
+  const [mailbox, setMailbox] = useState(f0.mailbox_id ?? '');
+  const [tag, setTag] = useState(f0.tag ?? '');
+  const [channel, setChannel] = useState<Channel | ''>(f0.channel ?? '');
+  const [q, setQ] = useState(f0.q ?? '');
+  const [conditions, setConditions] = useState<FieldFilter[]>(f0.fields ?? []);
+  const error = useState<unknown>(null);
+  const err = error[0];
+
+  const save = async () => {
+    const n = name.trim();
+    check({
+      name: !n ? 'Give the view a name.' : n.length > 100 ? 'At most 100 characters.' : undefined,
+      fields: conditions.some((c) => !c.key)
+        ? 'Choose a field for every condition, or remove it.'
+        : conditions.some(
+              (c) =>
+                c.op !== 'set' &&
+                c.op !== 'not_set' &&
+                (c.value === undefined || c.value === '' || (Array.isArray(c.value) && c.value.length === 0)),
+            )
+          ? 'Give every condition a value (or choose “has a value” / “is empty”).'
+          : undefined,
+    });
+    const filters: Filters = {
+      ...(status.length ? { status } : {}),
+      ...(priority.length ? { priority } : {}),
+      ...(assignee ? { assignee } : {}),
+      ...(team ? { team_id: team } : {}),
+      ...(mailbox ? { mailbox_id: mailbox } : {}),
+      ...(tag ? { tag } : {}),
+      ...(channel ? { channel } : {}),
+      ...(q.trim() ? { q: q.trim() } : {}),
+      ...(conditions.length ? { fields: conditions } : {}),
+    };
+    const body = { name: n, shared, filters };
+    if (view) await ok(api.PATCH('/v1/views/{id}', { params: { path: { id: view.id } }, body }));
+    else await ok(api.POST('/v1/views', { body }));
+    await onSaved();
+  };
+
+  const toggle = <T,>(list: T[], v: T, on: boolean) => (on ? [...list, v] : list.filter((x) => x !== v));
+  const activeTags = lists.tags.filter((t) => !t.archived || t.name === tag);
+  return (
+    <FormDialog
+      open
+      onOpenChange={(o) => !o && onClose()}
+      title={view ? `Edit the view “${view.name}”` : 'New view'}
+      description="Tickets that match every filter you set are in the view; a filter left empty matches all."
+      submit={view ? 'Save view' : 'Create view'}
+      onSubmit={save}
+      fields={[
+        'name',
+        'shared',
+        'status',
+        'priority',
+        'assignee',
+        'team_id',
+        'mailbox_id',
+        'tag',
+        'channel',
+        'q',
+        'fields',
+      ]}
+      error={error}
+      wide
+    >
+      <TextField
+        label="Name"
+        value={name}
+        onChange={(e) => setName(e.target.value)}
+        error={problem(err, 'name')}
+        autoComplete="off"
+      />
+      {admin ? (
+        <CheckboxField
+          label="Shared with everyone"
+          hint="Shared views are in every member’s sidebar; otherwise only in yours."
+          checked={shared}
+          onChange={(e) => setShared(e.target.checked)}
+        />
+      ) : (
+        <p className="hint">
+          {view?.shared ? 'A shared view.' : 'A personal view: only you see it. Only admins make shared views.'}
+        </p>
+      )}
+      <fieldset>
+        <legend>Status</legend>
+        <div className="checks">
+          {STATUSES.map((s) => (
+            <label key={s}>
+              <input
+                type="checkbox"
+                checked={status.includes(s)}
+                onChange={(e) => setStatus((l) => toggle(l, s, e.target.checked))}
+              />
+              {STATUS_LABEL[s]}
+            </label>
+          ))}
+        </div>
+      </fieldset>
+      <fieldset>
+        <legend>Priority</legend>
+        <div className="checks">
+          {PRIORITIES.map(([p, text]) => (
+            <label key={p}>
+              <input
+                type="checkbox"
+                checked={priority.includes(p)}
+                onChange={(e) => setPriority((l) => toggle(l, p, e.target.checked))}
+              />
+              {text}
+            </label>
+          ))}
+        </div>
+      </fieldset>
+      <div className="inline-fields">
+        <SelectField
+          label="Assignee"
+          value={assignee}
+          onChange={(e) => setAssignee(e.target.value)}
+          options={[
+            ['', 'Anyone or no one'],
+            ['me', 'Whoever looks at the view'],
+            ['none', 'Unassigned'],
+            ...lists.members.map((m): [string, string] => [m.user.id, m.user.name]),
+          ]}
+          error={problem(err, 'assignee')}
+        />
+        <SelectField
+          label="Team"
+          value={team}
+          onChange={(e) => setTeam(e.target.value)}
+          options={[['', 'Any team'], ...lists.teams.map((t): [string, string] => [t.id, t.name])]}
+          error={problem(err, 'team_id')}
+        />
+      </div>
+      <div className="inline-fields">
+        <SelectField
+          label="Label"
+          value={tag}
+          onChange={(e) => setTag(e.target.value)}
+          options={[
+            ['', 'Any labels'],
+            ...activeTags.map((t): [string, string] => [t.name, t.name]),
+            ...(tag && !activeTags.some((t) => t.name === tag) ? [[tag, tag] as [string, string]] : []),
+          ]}
+          error={problem(err, 'tag')}
+        />
+        <SelectField
+          label="Channel"
+          value={channel}
+          onChange={(e) => setChannel(e.target.value as Channel | '')}
+          options={[['', 'Any channel'], ...CHANNELS]}
+          error={problem(err, 'channel')}
+        />
+      </div>
+      <div className="inline-fields">
+        {admin || mailbox ? (
+          <SelectField
+            label="Mailbox"
+            value={mailbox}
+            onChange={(e) => setMailbox(e.target.value)}
+            disabled={!admin}
+            hint={admin ? undefined : 'Only admins see the list of mailboxes.'}
+            options={[
+              ['', 'Any mailbox'],
+              ...lists.mailboxes.map((m): [string, string] => [m.id, `${m.name} (${m.email})`]),
+              ...(mailbox && !lists.mailboxes.some((m) => m.id === mailbox)
+                ? [[mailbox, 'A mailbox'] as [string, string]]
+                : []),
+            ]}
+            error={problem(err, 'mailbox_id')}
+          />
+        ) : null}
+        <TextField
+          label="Containing the text"
+          type="search"
+          value={q}
+          maxLength={200}
+          onChange={(e) => setQ(e.target.value)}
+          error={problem(err, 'q')}
+        />
+      </div>
+      <FieldConditions
+        value={conditions}
+        onChange={setConditions}
+        fields={lists.fields}
+        members={lists.members.map((m) => ({ id: m.user.id, name: m.user.name }))}
+        error={problem(err, 'fields')}
+      />
+    </FormDialog>
+  );
 }

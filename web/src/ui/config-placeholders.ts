@@ -1,0 +1,53 @@
+// Placeholders in saved replies: `{{customer.first_name}}` and the like. The API stores a saved
+// reply's body as it is (it defines no placeholders), so the app defines them: the saved replies
+// screen offers this list for insertion, and the composer fills them in when it inserts a saved
+// reply (fillPlaceholders), with what it knows of the ticket, its customer and the agent. A
+// placeholder without a value becomes empty text; anything else in braces is left alone.
+
+export interface Placeholder {
+  token: string;
+  /** What it becomes, in words. */
+  about: string;
+}
+
+export const PLACEHOLDERS: Placeholder[] = [
+  { token: '{{customer.name}}', about: "The customer's name" },
+  { token: '{{customer.first_name}}', about: "The customer's first name" },
+  { token: '{{customer.email}}', about: "The customer's email address" },
+  { token: '{{company.name}}', about: "The customer's company" },
+  { token: '{{ticket.number}}', about: 'The ticket number' },
+  { token: '{{ticket.subject}}', about: "The ticket's subject" },
+  { token: '{{agent.name}}', about: 'Your name' },
+  { token: '{{agent.first_name}}', about: 'Your first name' },
+  { token: '{{workspace.name}}', about: "The workspace's name" },
+];
+
+export interface PlaceholderValues {
+  customer?: { name?: string | null; email?: string | null } | null;
+  company?: { name?: string | null } | null;
+  ticket?: { number?: number; subject?: string } | null;
+  agent?: { name?: string | null } | null;
+  workspace?: { name?: string | null } | null;
+}
+
+const first = (name: string | null | undefined) => (name ?? '').trim().split(/\s+/)[0] ?? '';
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+/** The saved reply's HTML with its placeholders replaced by the values (HTML-escaped). */
+export function fillPlaceholders(html: string, v: PlaceholderValues): string {
+  const values: Record<string, string> = {
+    'customer.name': v.customer?.name ?? '',
+    'customer.first_name': first(v.customer?.name),
+    'customer.email': v.customer?.email ?? '',
+    'company.name': v.company?.name ?? '',
+    'ticket.number': v.ticket?.number !== undefined ? String(v.ticket.number) : '',
+    'ticket.subject': v.ticket?.subject ?? '',
+    'agent.name': v.agent?.name ?? '',
+    'agent.first_name': first(v.agent?.name),
+    'workspace.name': v.workspace?.name ?? '',
+  };
+  return html.replace(/\{\{\s*([a-z_]+\.[a-z_]+)\s*\}\}/g, (all, key: string) =>
+    key in values ? escapeHtml(values[key]!) : all,
+  );
+}
