@@ -5,13 +5,13 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from '@tanstack/react-router';
 import { type FormEvent, type KeyboardEvent, type Ref, useEffect, useImperativeHandle, useRef, useState } from 'react';
-import { type Activity, api, errorText, type Message, ok, type Ticket, type TicketStatus } from '../lib/api';
-import { useLiveConnection, useShowShortcuts, useWorkspace } from '../lib/context';
-import { bytes, STATUS_LABEL, when } from '../lib/format';
-import { useShortcuts } from '../lib/keys';
-import type { TicketLive, Viewer } from '../lib/live';
-import { keys } from '../lib/queries';
-import { useSession } from '../lib/session';
+import { type Activity, api, errorText, type Message, ok, type Ticket, type TicketStatus } from '../../lib/api';
+import { useLiveConnection, useShowShortcuts, useWorkspace } from '../../lib/context';
+import { bytes, STATUS_LABEL, when } from '../../lib/format';
+import { useShortcuts } from '../../lib/keys';
+import type { TicketLive, Viewer } from '../../lib/live';
+import { keys } from '../../lib/queries';
+import { useSession } from '../../lib/session';
 
 type Kind = 'reply' | 'note';
 
