@@ -1,19 +1,24 @@
-// A ticket: its thread (replies, notes and activities in the order they happened, attachments
-// listed), labels and status, and the composer (reply or internal note, the status to set on
-// send). New messages arrive live (lib/queries.ts). Keyboard: r reply, n note, Ctrl+Enter send,
-// e solve, Escape leaves the text box, then back to the inbox.
+// A ticket: its thread (thread.tsx), the composer (composer.tsx), and beside them its properties
+// (properties.tsx: assignee, team, priority, severity, labels, custom fields, SLA clocks, CSAT,
+// merge and follow-up links) and the customer (contact.tsx: contact, company, their other
+// tickets). Other agents' presence and typing come through the ticket's topic. Keyboard: r reply,
+// n note, Ctrl+Enter send, e solve, Escape leaves the text box, then back to the inbox.
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from '@tanstack/react-router';
-import { type FormEvent, type KeyboardEvent, type Ref, useEffect, useImperativeHandle, useRef, useState } from 'react';
-import { type Activity, api, errorText, type Message, ok, type Ticket, type TicketStatus } from '../../lib/api';
+import { useEffect, useRef, useState } from 'react';
+import { api, errorText, ok, type Ticket, type TicketStatus } from '../../lib/api';
 import { useLiveConnection, useShowShortcuts, useWorkspace } from '../../lib/context';
-import { bytes, STATUS_LABEL, when } from '../../lib/format';
+import { STATUS_LABEL } from '../../lib/format';
 import { useShortcuts } from '../../lib/keys';
 import type { TicketLive, Viewer } from '../../lib/live';
-import { keys } from '../../lib/queries';
+import { keys, useMembers } from '../../lib/queries';
 import { useSession } from '../../lib/session';
-
-type Kind = 'reply' | 'note';
+import { Avatar } from '../../ui/avatar';
+import { Composer, type ComposerHandle } from './composer';
+import { ContactPanel } from './contact';
+import { Properties } from './properties';
+import { Thread } from './thread';
+import './ticket.css';
 
 export function TicketPage() {
   const ws = useWorkspace();
@@ -31,6 +36,7 @@ export function TicketPage() {
   const [statusError, setStatusError] = useState<string | null>(null);
   const setStatus = useStatusChange(ws, t, setStatusError);
   const presence = useTicketPresence(t);
+  const readOnly = useReadOnly(ws);
 
   useEffect(() => {
     document.title = t ? `#${t.number} ${t.subject} · Help desk` : 'Ticket · Help desk';
@@ -87,7 +93,12 @@ export function TicketPage() {
         </div>
         <div className="ticket-actions">
           <label htmlFor="ticket-status">Status</label>
-          <select id="ticket-status" value={t.status} onChange={(e) => void setStatus(e.target.value as TicketStatus)}>
+          <select
+            id="ticket-status"
+            value={t.status}
+            disabled={readOnly}
+            onChange={(e) => void setStatus(e.target.value as TicketStatus)}
+          >
             {Object.entries(STATUS_LABEL).map(([v, label]) => (
               <option key={v} value={v}>
                 {label}
@@ -98,7 +109,7 @@ export function TicketPage() {
             type="button"
             className="primary"
             onClick={() => void setStatus('solved')}
-            disabled={t.status === 'solved'}
+            disabled={t.status === 'solved' || readOnly}
           >
             Solve <kbd>e</kbd>
           </button>
@@ -111,12 +122,39 @@ export function TicketPage() {
             {statusError}
           </p>
         )}
-        <Viewers viewers={presence.viewers} />
+        <Viewers ws={ws} viewers={presence.viewers} />
       </header>
-      <Thread ws={ws} ticket={t} />
-      <Composer ref={composer} ws={ws} ticket={t} live={presence.handle} typing={presence.typing} />
+      <div className="ticket-body">
+        <div className="ticket-main">
+          <Thread ws={ws} ticket={t} />
+          {readOnly ? (
+            <p className="hint read-only">You can read this ticket; only agents and admins can reply or change it.</p>
+          ) : (
+            <Composer
+              ref={composer}
+              ws={ws}
+              ticket={t}
+              live={presence.handle}
+              typing={presence.typing}
+              customerTyping={presence.customerTyping}
+            />
+          )}
+        </div>
+        <aside className="ticket-side" aria-label="Ticket details">
+          <Properties ws={ws} ticket={t} readOnly={readOnly} />
+          {t.contact && <ContactPanel ws={ws} contactId={t.contact.id} ticket={t} />}
+        </aside>
+      </div>
     </article>
   );
+}
+
+/** Viewers (role viewer) read tickets but change nothing: the page says so instead of a 403. */
+function useReadOnly(ws: string): boolean {
+  const session = useSession();
+  const me = session.status === 'signed_in' ? session.user.id : null;
+  const members = useMembers(ws).data;
+  return members?.find((m) => m.user.id === me)?.role === 'viewer';
 }
 
 /** Who else has this ticket open (and is replying), who is typing; and my own state, for them. */
@@ -126,12 +164,14 @@ function useTicketPresence(ticket: Ticket | undefined) {
   const me = session.status === 'signed_in' ? session.user.id : null;
   const [viewers, setViewers] = useState<Viewer[]>([]);
   const [typing, setTyping] = useState<string | null>(null);
+  const [customerTyping, setCustomerTyping] = useState(false);
   const [handle, setHandle] = useState<TicketLive | null>(null);
   const id = ticket?.id;
   const team = ticket?.team_id ?? null;
   useEffect(() => {
     if (!live || !id) return;
     let clear: ReturnType<typeof setTimeout> | undefined;
+    let clearCustomer: ReturnType<typeof setTimeout> | undefined;
     const h = live.ticket(id, team, {
       onViewers: (v) => setViewers(v.filter((x) => x.userId !== me)),
       onTyping: (who) => {
@@ -140,24 +180,41 @@ function useTicketPresence(ticket: Ticket | undefined) {
         clearTimeout(clear);
         clear = setTimeout(() => setTyping(null), 4000);
       },
+      onCustomerTyping: () => {
+        setCustomerTyping(true);
+        clearTimeout(clearCustomer);
+        clearCustomer = setTimeout(() => setCustomerTyping(false), 4000);
+      },
     });
     setHandle(h);
     return () => {
       clearTimeout(clear);
+      clearTimeout(clearCustomer);
       h.leave();
       setHandle(null);
       setViewers([]);
       setTyping(null);
+      setCustomerTyping(false);
     };
   }, [live, id, team, me]);
-  return { viewers, typing, handle };
+  return { viewers, typing, customerTyping, handle };
 }
 
-function Viewers({ viewers }: { viewers: Viewer[] }) {
+function Viewers({ ws, viewers }: { ws: string; viewers: Viewer[] }) {
+  const members = useMembers(ws).data ?? [];
+  const avatar = (id: string) => members.find((m) => m.user.id === id)?.user.avatar_url ?? null;
   return (
     <p className="viewers" aria-live="polite">
-      {viewers.length > 0 &&
-        `Also here: ${viewers.map((v) => (v.state === 'replying' ? `${v.name} (replying)` : v.name)).join(', ')}`}
+      {viewers.length > 0 && (
+        <>
+          <span className="viewer-faces">
+            {viewers.map((v) => (
+              <Avatar key={v.userId} url={avatar(v.userId)} name={v.name} size={24} />
+            ))}
+          </span>
+          {`Also here: ${viewers.map((v) => (v.state === 'replying' ? `${v.name} (replying)` : v.name)).join(', ')}`}
+        </>
+      )}
     </p>
   );
 }
@@ -175,250 +232,4 @@ function useStatusChange(ws: string, t: Ticket | undefined, onError: (e: string 
       onError(`Could not change the status: ${errorText(err)}`);
     }
   };
-}
-
-type Entry = { at: string; message: Message } | { at: string; activity: Activity };
-
-function Thread({ ws, ticket }: { ws: string; ticket: Ticket }) {
-  const messages = useQuery({
-    queryKey: keys.messages(ws, ticket.id),
-    queryFn: async () => (await ok(api.GET('/v1/tickets/{id}/messages', { params: { path: { id: ticket.id } } }))).data,
-  });
-  const activities = useQuery({
-    queryKey: keys.activities(ws, ticket.id),
-    queryFn: async () =>
-      (await ok(api.GET('/v1/tickets/{id}/activities', { params: { path: { id: ticket.id } } }))).data,
-  });
-  if (messages.error) {
-    return (
-      <p className="error" role="alert">
-        Could not load the messages: {errorText(messages.error)}
-      </p>
-    );
-  }
-  if (!messages.data) return <p className="loading">Loading messages…</p>;
-  const entries: Entry[] = [
-    ...messages.data.map((m) => ({ at: m.created_at, message: m })),
-    ...(activities.data ?? []).map((a) => ({ at: a.created_at, activity: a })),
-  ].sort((a, b) => a.at.localeCompare(b.at));
-  return (
-    <ol className="thread" aria-label="Conversation">
-      {entries.map((e) =>
-        'message' in e ? (
-          <MessageItem key={e.message.id} m={e.message} />
-        ) : (
-          <ActivityItem key={e.activity.id} a={e.activity} />
-        ),
-      )}
-    </ol>
-  );
-}
-
-function authorOf(m: Message): string {
-  const a = m.author;
-  return a.user?.name ?? a.contact?.name ?? a.contact?.email ?? (m.from_name || m.from_email || a.type);
-}
-
-const DELIVERY: Record<Message['delivery_status'], string> = {
-  none: '',
-  pending: 'Sending…',
-  sent: 'Sent',
-  failed: 'Not delivered',
-  bounced: 'Bounced',
-};
-
-function MessageItem({ m }: { m: Message }) {
-  const files = m.attachments.filter((a) => !a.inline);
-  return (
-    <li className={`message message-${m.kind} message-${m.direction}`}>
-      <header>
-        <strong>{authorOf(m)}</strong>
-        <span className="kind">
-          {m.kind === 'note' ? 'Internal note' : m.direction === 'inbound' ? 'wrote' : 'replied'}
-        </span>
-        <time dateTime={m.created_at}>{when(m.created_at)}</time>
-        {DELIVERY[m.delivery_status] && (
-          <span className={`delivery delivery-${m.delivery_status}`} title={m.delivery_error ?? undefined}>
-            {DELIVERY[m.delivery_status]}
-            {m.delivery_error ? `: ${m.delivery_error}` : ''}
-          </span>
-        )}
-      </header>
-      {/* body_html is sanitized by the service before storage (an allowlist), and the CSP allows no script. */}
-      {/* biome-ignore lint/security/noDangerouslySetInnerHtml: sanitized by the service (docs/api.md "Messages") */}
-      <div className="body" dangerouslySetInnerHTML={{ __html: m.body_html }} />
-      {files.length > 0 && (
-        <ul className="attachments" aria-label="Attachments">
-          {files.map((a) => (
-            <li key={a.id}>
-              <a href={a.url} target="_blank" rel="noreferrer" download={a.filename}>
-                {a.filename}
-              </a>{' '}
-              <span className="hint">({bytes(a.size_bytes)})</span>
-            </li>
-          ))}
-        </ul>
-      )}
-    </li>
-  );
-}
-
-function activityText(a: Activity): string {
-  const d = (a.data ?? {}) as Record<string, unknown>;
-  const by = a.actor.user?.name ?? (a.actor.type === 'system' ? 'The system' : 'An automation');
-  switch (a.type) {
-    case 'status_changed':
-      return `${by} changed the status to ${STATUS_LABEL[d.to as TicketStatus] ?? String(d.to)}`;
-    case 'assigned':
-      return d.to ? `${by} assigned the ticket` : `${by} unassigned the ticket`;
-    case 'tagged':
-      return `${by} added the label ${(d.tag as { name?: string })?.name ?? ''}`;
-    case 'untagged':
-      return `${by} removed the label ${(d.tag as { name?: string })?.name ?? ''}`;
-    case 'priority_changed':
-      return `${by} changed the priority to ${String(d.to)}`;
-    default:
-      return `${by}: ${a.type.replaceAll('_', ' ')}`;
-  }
-}
-
-function ActivityItem({ a }: { a: Activity }) {
-  return (
-    <li className="activity">
-      {activityText(a)} · <time dateTime={a.created_at}>{when(a.created_at)}</time>
-    </li>
-  );
-}
-
-const plainToHtml = (text: string): string =>
-  text
-    .trim()
-    .split(/\n{2,}/)
-    .map(
-      (p) =>
-        `<p>${p.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;').replaceAll('\n', '<br>')}</p>`,
-    )
-    .join('');
-
-interface ComposerHandle {
-  open(kind: Kind): void;
-}
-
-function Composer({
-  ws,
-  ticket,
-  ref,
-  live,
-  typing,
-}: {
-  ws: string;
-  ticket: Ticket;
-  ref: Ref<ComposerHandle>;
-  /** The ticket's topic: the others see that I reply and type. */
-  live: TicketLive | null;
-  /** Who else is typing on this ticket now. */
-  typing: string | null;
-}) {
-  const queryClient = useQueryClient();
-  const [kind, setKind] = useState<Kind>('reply');
-  const [text, setText] = useState('');
-  const [status, setStatus] = useState<'' | TicketStatus>('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const [sent, setSent] = useState<string | null>(null);
-  const box = useRef<HTMLTextAreaElement>(null);
-
-  useImperativeHandle(ref, () => ({
-    open(k) {
-      setKind(k);
-      box.current?.focus();
-    },
-  }));
-
-  const send = async (e?: FormEvent) => {
-    e?.preventDefault();
-    if (!text.trim() || busy) return;
-    setBusy(true);
-    setError(null);
-    setSent(null);
-    try {
-      const m = await ok(
-        api.POST('/v1/tickets/{id}/messages', {
-          params: { path: { id: ticket.id } },
-          body: { kind, body_html: plainToHtml(text), ...(status ? { status } : {}) },
-        }),
-      );
-      queryClient.setQueryData<Message[]>(keys.messages(ws, ticket.id), (old) =>
-        old && !old.some((x) => x.id === m.id) ? [...old, m] : old,
-      );
-      if (status) void queryClient.invalidateQueries({ queryKey: keys.ticket(ws, ticket.number) });
-      setText('');
-      setStatus('');
-      setSent(kind === 'note' ? 'Note added.' : 'Reply sent.');
-    } catch (err) {
-      setError(`Could not send: ${errorText(err)}`);
-    } finally {
-      setBusy(false);
-    }
-  };
-  const onKeyDown = (e: KeyboardEvent<HTMLTextAreaElement>) => {
-    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
-      e.preventDefault();
-      void send();
-    }
-  };
-  const noun = kind === 'note' ? 'note' : 'reply';
-  useEffect(() => live?.setState(text.trim() ? 'replying' : 'viewing'), [live, text]);
-  return (
-    <form className={`composer composer-${kind}`} onSubmit={send} aria-label="Write a reply or note">
-      <fieldset className="kind-switch">
-        <legend className="visually-hidden">Kind of message</legend>
-        <label>
-          <input type="radio" name="kind" value="reply" checked={kind === 'reply'} onChange={() => setKind('reply')} />
-          Reply <kbd>r</kbd>
-        </label>
-        <label>
-          <input type="radio" name="kind" value="note" checked={kind === 'note'} onChange={() => setKind('note')} />
-          Internal note <kbd>n</kbd>
-        </label>
-      </fieldset>
-      <label htmlFor="composer-text" className="visually-hidden">
-        {kind === 'note' ? 'Internal note (only agents see it)' : `Reply to ${ticket.contact?.name ?? 'the customer'}`}
-      </label>
-      <textarea
-        id="composer-text"
-        ref={box}
-        rows={5}
-        value={text}
-        placeholder={kind === 'note' ? 'Write an internal note: only agents see it' : 'Write your reply'}
-        onChange={(e) => {
-          setText(e.target.value);
-          live?.typing();
-        }}
-        onKeyDown={onKeyDown}
-      />
-      <div className="composer-foot">
-        <label htmlFor="composer-status">Then set status</label>
-        <select id="composer-status" value={status} onChange={(e) => setStatus(e.target.value as TicketStatus | '')}>
-          <option value="">Keep {STATUS_LABEL[ticket.status]}</option>
-          <option value="pending">Pending</option>
-          <option value="on_hold">On hold</option>
-          <option value="solved">Solved</option>
-        </select>
-        <button type="submit" className="primary" disabled={busy || !text.trim()}>
-          {busy ? 'Sending…' : kind === 'note' ? 'Add note' : 'Send reply'}
-        </button>
-      </div>
-      <p className="hint">Ctrl+Enter sends the {noun}.</p>
-      <p className="typing" role="status">
-        {typing ? `${typing} is typing…` : ''}
-      </p>
-      <p className="error" role="alert" hidden={!error}>
-        {error}
-      </p>
-      <p className="sent" role="status">
-        {sent}
-      </p>
-    </form>
-  );
 }
