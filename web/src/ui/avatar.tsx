@@ -31,7 +31,11 @@ function sized(url: string, size: AvatarSize): string | null {
     const u = new URL(url, location.origin);
     // The app's CSP loads images from its own origin only: another one would show as broken.
     if (u.origin !== location.origin) return null;
-    if (u.pathname.startsWith('/v1/images/')) u.searchParams.set('s', String(size * 2));
+    // The image route keeps two sizes: 64 px (enough for 24 and 32 on a dense screen) and 256.
+    if (u.pathname.startsWith('/v1/images/')) {
+      if (size < 64) u.searchParams.set('s', '64');
+      else u.searchParams.delete('s');
+    }
     return u.pathname + u.search;
   } catch {
     return null;
