@@ -314,7 +314,11 @@ export function Composer({
         <SavedReplies
           ws={ws}
           onPick={(html) => {
-            const filled = fillPlaceholders(htmlToText(html), { ticket, agent });
+            // The contact's company, as the customer panel loaded it.
+            const contact = ticket.contact
+              ? queryClient.getQueryData<{ company?: { name?: string } | null }>(keys.contact(ws, ticket.contact.id))
+              : undefined;
+            const filled = fillPlaceholders(htmlToText(html), { ticket, agent, company: contact?.company?.name });
             setText((t) => (t.trim() ? `${t.replace(/\s+$/, '')}\n\n${filled}` : filled));
             requestAnimationFrame(() => box.current?.focus());
           }}

@@ -212,9 +212,9 @@ function Labels({
         Labels
       </span>
       <div className="prop-value">
-        <ul className="labels editable-labels" aria-labelledby={`${searchId}-l`}>
+        <div className="labels editable-labels">
           {t.tags.map((tag) => (
-            <li key={tag.id} className={`label label-${tag.color}`}>
+            <span key={tag.id} className={`label label-${tag.color}`}>
               {tag.name}
               {!readOnly && (
                 <button
@@ -226,10 +226,10 @@ function Labels({
                   ×
                 </button>
               )}
-            </li>
+            </span>
           ))}
-          {t.tags.length === 0 && <li className="hint">None</li>}
-        </ul>
+          {t.tags.length === 0 && <span className="hint">None</span>}
+        </div>
         {!readOnly && (
           <Popover.Root open={open} onOpenChange={setOpen}>
             <Popover.Trigger className="button add-label">Add label</Popover.Trigger>
