@@ -45,7 +45,10 @@ export function TicketPage() {
   useShortcuts({
     r: () => composer.current?.open('reply'),
     n: () => composer.current?.open('note'),
-    e: () => void setStatus('solved'),
+    e: () => {
+      if (readOnly) setStatusError('Only agents and admins can solve a ticket.');
+      else void setStatus('solved');
+    },
     Escape: (e) => {
       if (e.target instanceof HTMLTextAreaElement) e.target.blur();
       else void navigate({ to: '/inbox', search: {} });
