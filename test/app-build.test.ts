@@ -74,7 +74,7 @@ describe('the web app’s build', () => {
     expect(total).toBeLessThan(MAX_FIRST_LOAD_GZIP);
     // Code-split: the ticket page, settings, the knowledge base, chats and reports are not part of it.
     const lazyScreens = [
-      'src/screens/ticket.tsx',
+      'src/screens/ticket/index.tsx',
       'src/screens/settings/index.tsx',
       'src/screens/kb/index.tsx',
       'src/screens/chats/index.tsx',

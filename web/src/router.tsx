@@ -3,9 +3,9 @@
 import { createRootRoute, createRoute, createRouter, lazyRouteComponent, Outlet } from '@tanstack/react-router';
 import { Redirect } from './lib/redirect';
 import { useSession } from './lib/session';
-import { VIEWS } from './lib/views';
+import { type InboxSearch, parseInboxSearch } from './lib/views';
 import { Login, NewWorkspace, Signup } from './screens/auth';
-import { Inbox, type InboxSearch } from './screens/inbox';
+import { Inbox } from './screens/inbox/index';
 import { Shell } from './screens/shell';
 
 function Root() {
@@ -51,16 +51,12 @@ export const inboxRoute = createRoute({
   getParentRoute: () => shellRoute,
   path: '/inbox',
   component: Inbox,
-  validateSearch: (s: Record<string, unknown>): InboxSearch => {
-    const view = typeof s.view === 'string' && (s.view in VIEWS || s.view.startsWith('view:')) ? s.view : undefined;
-    const q = typeof s.q === 'string' && s.q.trim() ? s.q.slice(0, 200) : undefined;
-    return { ...(view ? { view } : {}), ...(q ? { q } : {}) };
-  },
+  validateSearch: (s: Record<string, unknown>): InboxSearch => parseInboxSearch(s),
 });
 export const ticketRoute = createRoute({
   getParentRoute: () => shellRoute,
   path: '/tickets/$number',
-  component: lazyRouteComponent(() => import('./screens/ticket'), 'TicketPage'),
+  component: lazyRouteComponent(() => import('./screens/ticket/index'), 'TicketPage'),
 });
 const settingsRoute = createRoute({
   getParentRoute: () => shellRoute,

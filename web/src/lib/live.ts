@@ -45,8 +45,8 @@ export interface TicketLive {
 export interface TicketHandlers {
   onViewers(viewers: Viewer[]): void;
   onTyping(who: { userId: string; name: string }): void;
-  /** The customer types in the chat widget (chat tickets). */
-  onCustomerTyping?(): void;
+  /** The customer is typing (chat tickets: the widget's `typing`, seen as `customer_typing`). */
+  onCustomerTyping?(p: { contactId: string }): void;
 }
 
 /** The connection of the selected workspace, for the screens that join more topics. */
@@ -193,7 +193,7 @@ export function startLive(workspaceId: string, h: LiveHandlers): Live {
         ),
       );
       ch.on('typing', (p: { user_id: string; name: string }) => th.onTyping({ userId: p.user_id, name: p.name }));
-      ch.on('customer_typing', () => th.onCustomerTyping?.());
+      ch.on('customer_typing', (p: { contact_id: string }) => th.onCustomerTyping?.({ contactId: p.contact_id }));
       ch.join();
     });
     return {

@@ -1,8 +1,8 @@
 // TanStack Query keys and the live events' effect on what is cached: a changed ticket replaces
 // its copy everywhere at once (no refetch, no layout shift); the lists and counts are refetched
 // shortly after (a new ticket, or one that left a view), coalesced when events come in bursts.
-import { type InfiniteData, QueryClient } from '@tanstack/react-query';
-import type { Activity, Message, Ticket } from './api';
+import { type InfiniteData, QueryClient, useQuery } from '@tanstack/react-query';
+import { type Activity, api, type Message, ok, type Ticket } from './api';
 import { emitLiveEvent } from './events';
 import type { Envelope } from './live';
 
@@ -19,6 +19,16 @@ export const keys = {
   ticket: (ws: string, number: number) => ['ticket', ws, number] as const,
   messages: (ws: string, id: string) => ['messages', ws, id] as const,
   activities: (ws: string, id: string) => ['activities', ws, id] as const,
+  /** Workspace definitions the inbox and the ticket page pick from (members, teams, labels, fields). */
+  members: (ws: string) => ['members', ws] as const,
+  teams: (ws: string) => ['teams', ws] as const,
+  tags: (ws: string) => ['tags', ws] as const,
+  tagGroups: (ws: string) => ['tag-groups', ws] as const,
+  fields: (ws: string) => ['custom-fields', ws] as const,
+  savedReplies: (ws: string) => ['saved-replies', ws] as const,
+  contact: (ws: string, id: string) => ['contact', ws, id] as const,
+  company: (ws: string, id: string) => ['company', ws, id] as const,
+  contactTickets: (ws: string, id: string) => ['contact-tickets', ws, id] as const,
 };
 
 export interface TicketPage {
@@ -86,18 +96,114 @@ export function applyEvent(ws: string, e: Envelope): void {
       refetchSoon(keys.views(ws));
       refetchSoon(keys.counts(ws));
       break;
-    case 'workspace.updated':
     case 'member.added':
     case 'member.updated':
     case 'member.removed':
+      refetchSoon(keys.members(ws));
       break;
+    case 'contact.updated':
+    case 'company.updated': {
+      const c = (d.contact ?? d.company) as { id: string };
+      if (c?.id)
+        queryClient.setQueryData(e.type === 'contact.updated' ? keys.contact(ws, c.id) : keys.company(ws, c.id), c);
+      break;
+    }
+    case 'workspace.updated':
+      break;
+    default:
+      // Definitions the pickers show: labels, label groups, custom fields, teams, saved replies.
+      for (const [prefix, key] of [
+        ['tag.', keys.tags(ws)],
+        ['tag_group.', keys.tagGroups(ws)],
+        ['custom_field.', keys.fields(ws)],
+        ['team.', keys.teams(ws)],
+        ['saved_reply.', keys.savedReplies(ws)],
+      ] as const) {
+        if (e.type.startsWith(prefix)) refetchSoon(key);
+      }
+      if (e.type === 'tag.merged') refetchSoon(keys.tickets(ws));
   }
   emitLiveEvent(ws, e);
 }
 
 /** Everything of the workspace again (after a resync or the first join). */
 export function reloadWorkspace(ws: string): void {
-  for (const k of ['counts', 'views', 'tickets', 'ticket', 'messages', 'activities']) {
+  for (const k of [
+    'counts',
+    'views',
+    'tickets',
+    'ticket',
+    'messages',
+    'activities',
+    'members',
+    'teams',
+    'tags',
+    'tag-groups',
+    'custom-fields',
+    'saved-replies',
+    'contact',
+    'company',
+    'contact-tickets',
+  ]) {
     void queryClient.invalidateQueries({ queryKey: [k, ws] });
   }
 }
+
+// The workspace's definitions, fetched once and kept current by the events above: who can be
+// assigned, the teams, the labels and their groups, the tickets' custom fields.
+type Page<T> = { data: T[]; next_cursor?: string | null };
+async function allPages<T>(get: (cursor: string | undefined) => Promise<Page<T>>): Promise<T[]> {
+  const out: T[] = [];
+  let cursor: string | undefined;
+  for (let i = 0; i < 20; i++) {
+    const p = await get(cursor);
+    out.push(...p.data);
+    if (!p.next_cursor) break;
+    cursor = p.next_cursor;
+  }
+  return out;
+}
+
+const DEFINITIONS = { staleTime: 5 * 60_000 };
+
+export const useMembers = (ws: string) =>
+  useQuery({
+    queryKey: keys.members(ws),
+    queryFn: () =>
+      allPages((cursor) =>
+        ok(api.GET('/v1/members', { params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } } })),
+      ),
+    ...DEFINITIONS,
+  });
+
+export const useTeams = (ws: string) =>
+  useQuery({
+    queryKey: keys.teams(ws),
+    queryFn: async () => (await ok(api.GET('/v1/teams'))).data,
+    ...DEFINITIONS,
+  });
+
+export const useTags = (ws: string) =>
+  useQuery({
+    queryKey: keys.tags(ws),
+    queryFn: async () => (await ok(api.GET('/v1/tags', { params: { query: { archived: 'false' } } }))).data,
+    ...DEFINITIONS,
+  });
+
+export const useTagGroups = (ws: string) =>
+  useQuery({
+    queryKey: keys.tagGroups(ws),
+    queryFn: async () => (await ok(api.GET('/v1/tag-groups'))).data,
+    ...DEFINITIONS,
+  });
+
+/** Custom fields of one kind of record (ticket, contact, company), archived ones left out. */
+export const useCustomFields = (ws: string) =>
+  useQuery({
+    queryKey: keys.fields(ws),
+    queryFn: async () =>
+      (await ok(api.GET('/v1/custom-fields', { params: { query: { archived: 'false' } } }))).data.filter(
+        (f) => !f.archived,
+      ),
+    ...DEFINITIONS,
+  });

@@ -1,0 +1,233 @@
+// The thread: replies, notes and activities in the order they happened. Each message shows its
+// author's picture, its delivery state, its attachments (images as thumbnails, loaded from this
+// origin only as the CSP allows; other files as download links) and, for a customer's message,
+// "View original" (GET /v1/messages/{id}/original: the whole email, quoted history included).
+import * as Dialog from '@radix-ui/react-dialog';
+import { useQuery } from '@tanstack/react-query';
+import { Link } from '@tanstack/react-router';
+import { useState } from 'react';
+import { type Activity, api, errorText, type Message, ok, type Ticket, type TicketStatus } from '../../lib/api';
+import { bytes, STATUS_LABEL, when } from '../../lib/format';
+import { keys } from '../../lib/queries';
+import { Avatar } from '../../ui/avatar';
+
+export type Attachment = Message['attachments'][number];
+
+type Entry = { at: string; message: Message } | { at: string; activity: Activity };
+
+export function Thread({ ws, ticket }: { ws: string; ticket: Ticket }) {
+  const messages = useQuery({
+    queryKey: keys.messages(ws, ticket.id),
+    queryFn: async () => (await ok(api.GET('/v1/tickets/{id}/messages', { params: { path: { id: ticket.id } } }))).data,
+  });
+  const activities = useQuery({
+    queryKey: keys.activities(ws, ticket.id),
+    queryFn: async () =>
+      (await ok(api.GET('/v1/tickets/{id}/activities', { params: { path: { id: ticket.id } } }))).data,
+  });
+  if (messages.error) {
+    return (
+      <p className="error" role="alert">
+        Could not load the messages: {errorText(messages.error)}
+      </p>
+    );
+  }
+  if (!messages.data) return <p className="loading">Loading messages…</p>;
+  const entries: Entry[] = [
+    ...messages.data.map((m) => ({ at: m.created_at, message: m })),
+    ...(activities.data ?? []).map((a) => ({ at: a.created_at, activity: a })),
+  ].sort((a, b) => a.at.localeCompare(b.at));
+  return (
+    <ol className="thread" aria-label="Conversation">
+      {entries.map((e) =>
+        'message' in e ? (
+          <MessageItem key={e.message.id} m={e.message} />
+        ) : (
+          <ActivityItem key={e.activity.id} a={e.activity} />
+        ),
+      )}
+    </ol>
+  );
+}
+
+function authorOf(m: Message): string {
+  const a = m.author;
+  return a.user?.name ?? a.contact?.name ?? a.contact?.email ?? (m.from_name || m.from_email || a.type);
+}
+
+const DELIVERY: Record<Message['delivery_status'], string> = {
+  none: '',
+  pending: 'Sending…',
+  sent: 'Sent',
+  failed: 'Not delivered',
+  bounced: 'Bounced',
+};
+
+/** An attachment's address when it is on this origin (the CSP loads images from here only). */
+export function sameOrigin(url: string): string | null {
+  try {
+    const u = new URL(url, location.origin);
+    return u.origin === location.origin ? u.pathname + u.search : null;
+  } catch {
+    return null;
+  }
+}
+
+const PREVIEWABLE = /^image\/(png|jpeg|gif|webp|avif|bmp)$/;
+
+export function AttachmentList({ files, label = 'Attachments' }: { files: Attachment[]; label?: string }) {
+  if (files.length === 0) return null;
+  return (
+    <ul className="attachments" aria-label={label}>
+      {files.map((a) => {
+        const src = PREVIEWABLE.test(a.content_type) ? sameOrigin(a.url) : null;
+        return (
+          <li key={a.id} className={src ? 'attachment attachment-image' : 'attachment'}>
+            <a href={a.url} target="_blank" rel="noreferrer" download={a.filename}>
+              {src && <img src={src} alt="" className="thumb" width={120} height={90} loading="lazy" />}
+              {a.filename}
+            </a>{' '}
+            <span className="hint">({bytes(a.size_bytes)})</span>
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
+
+function MessageItem({ m }: { m: Message }) {
+  const files = m.attachments.filter((a) => !a.inline);
+  const who = authorOf(m);
+  const picture = m.author.user?.avatar_url ?? m.author.contact?.avatar_url ?? null;
+  return (
+    <li className={`message message-${m.kind} message-${m.direction}`}>
+      <header>
+        <Avatar url={picture} name={who} size={32} />
+        <strong>{who}</strong>
+        <span className="kind">
+          {m.kind === 'note' ? 'Internal note' : m.direction === 'inbound' ? 'wrote' : 'replied'}
+        </span>
+        <time dateTime={m.created_at}>{when(m.created_at)}</time>
+        {DELIVERY[m.delivery_status] && (
+          <span className={`delivery delivery-${m.delivery_status}`} title={m.delivery_error ?? undefined}>
+            {DELIVERY[m.delivery_status]}
+            {m.delivery_error ? `: ${m.delivery_error}` : ''}
+          </span>
+        )}
+        {m.auth_failed && <span className="delivery-failed">Sender not verified</span>}
+        {m.direction === 'inbound' && <Original m={m} />}
+      </header>
+      {/* body_html is sanitized by the service before storage (an allowlist), and the CSP allows no script. */}
+      {/* biome-ignore lint/security/noDangerouslySetInnerHtml: sanitized by the service (docs/api.md "Messages") */}
+      <div className="body" dangerouslySetInnerHTML={{ __html: m.body_html }} />
+      <AttachmentList files={files} />
+    </li>
+  );
+}
+
+/** "View original": the whole message, quoted history included, in a dialog. */
+function Original({ m }: { m: Message }) {
+  const [open, setOpen] = useState(false);
+  const original = useQuery({
+    queryKey: ['message-original', m.id],
+    queryFn: () => ok(api.GET('/v1/messages/{id}/original', { params: { path: { id: m.id } } })),
+    enabled: open,
+    staleTime: Number.POSITIVE_INFINITY,
+  });
+  return (
+    <Dialog.Root open={open} onOpenChange={setOpen}>
+      <Dialog.Trigger className="link-button">View original</Dialog.Trigger>
+      <Dialog.Portal>
+        <Dialog.Overlay className="overlay" />
+        <Dialog.Content className="dialog original-dialog">
+          <Dialog.Title>Original message</Dialog.Title>
+          <Dialog.Description className="hint">
+            From {m.from_name ? `${m.from_name} <${m.from_email}>` : m.from_email || authorOf(m)}, {when(m.created_at)}
+            {m.subject ? `: ${m.subject}` : ''}
+          </Dialog.Description>
+          {original.error ? (
+            <p className="error" role="alert">
+              Could not load the original: {errorText(original.error)}
+            </p>
+          ) : original.data ? (
+            // biome-ignore lint/security/noDangerouslySetInnerHtml: sanitized by the service like every body
+            <div className="body original-body" dangerouslySetInnerHTML={{ __html: original.data.body_html }} />
+          ) : (
+            <p className="loading">Loading…</p>
+          )}
+          <div className="dialog-actions">
+            <Dialog.Close className="button">Close</Dialog.Close>
+          </div>
+        </Dialog.Content>
+      </Dialog.Portal>
+    </Dialog.Root>
+  );
+}
+
+function activityText(a: Activity): string {
+  const d = (a.data ?? {}) as Record<string, unknown>;
+  const by =
+    a.actor.user?.name ??
+    (a.actor.type === 'system'
+      ? 'The system'
+      : a.actor.type === 'ai'
+        ? 'AI'
+        : a.actor.type === 'api_key'
+          ? 'An API key'
+          : 'An automation');
+  switch (a.type) {
+    case 'status_changed':
+      return `${by} changed the status to ${STATUS_LABEL[d.to as TicketStatus] ?? String(d.to)}`;
+    case 'assigned':
+      return d.to ? `${by} assigned the ticket` : `${by} unassigned the ticket`;
+    case 'team_changed':
+      return d.to ? `${by} changed the team` : `${by} removed the team`;
+    case 'tagged':
+      return `${by} added the label ${(d.tag as { name?: string })?.name ?? ''}`;
+    case 'untagged':
+      return `${by} removed the label ${(d.tag as { name?: string })?.name ?? ''}`;
+    case 'priority_changed':
+      return `${by} changed the priority to ${String(d.to)}`;
+    case 'severity_changed':
+      return d.to ? `${by} changed the severity to ${String(d.to)}` : `${by} cleared the severity`;
+    case 'sla_breached':
+      return `The ${d.kind === 'first_response' ? 'first response' : String(d.kind ?? '').replaceAll('_', ' ')} target was missed`;
+    case 'csat_received':
+      return `The customer rated the support ${String(d.score)}`;
+    case 'field_changed':
+      return `${by} changed ${String(d.key ?? d.field ?? 'a field')}`;
+    default:
+      return `${by}: ${a.type.replaceAll('_', ' ')}`;
+  }
+}
+
+function ActivityItem({ a }: { a: Activity }) {
+  const d = (a.data ?? {}) as Record<string, unknown>;
+  return (
+    <li className="activity">
+      {a.type === 'merged' && typeof d.into === 'string' ? (
+        <>
+          {a.actor.user?.name ?? 'Someone'} merged this ticket into <TicketLink id={d.into} />
+        </>
+      ) : (
+        activityText(a)
+      )}{' '}
+      · <time dateTime={a.created_at}>{when(a.created_at)}</time>
+    </li>
+  );
+}
+
+/** A link to a ticket known by its id (the page's address takes its number). */
+function TicketLink({ id }: { id: string }) {
+  const t = useQuery({
+    queryKey: ['ticket-by-id', id],
+    queryFn: () => ok(api.GET('/v1/tickets/{id}', { params: { path: { id } } })),
+    staleTime: Number.POSITIVE_INFINITY,
+  });
+  if (!t.data) return <span>another ticket</span>;
+  return (
+    <Link to="/tickets/$number" params={{ number: String(t.data.number) }}>
+      #{t.data.number} {t.data.subject}
+    </Link>
+  );
+}
