@@ -44,3 +44,15 @@ export function NotYet() {
     </p>
   );
 }
+
+/**
+ * Said at the top of a screen the person may read but not change: `what` they cannot do ("change
+ * webhooks"), or the whole sentence as children.
+ */
+export function ReadOnlyNote({ what, children }: { what?: string; children?: ReactNode }) {
+  return (
+    <p className="hint read-only-note" role="note">
+      {children ?? (what ? `Only owners and admins can ${what}. Ask one of them.` : 'Only admins can change these.')}
+    </p>
+  );
+}

@@ -14,8 +14,8 @@ import { useLiveEvents } from '../../lib/events';
 import { ago, STATUS_LABEL, when } from '../../lib/format';
 import type { TicketLive } from '../../lib/live';
 import { keys, type TicketPage } from '../../lib/queries';
+import { canWrite, useRole } from '../../lib/role';
 import { useSession } from '../../lib/session';
-import { canWrite, useRole } from '../../ui/hc-chat-role';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
 import './chats.css';
 

@@ -13,8 +13,8 @@ import { type FormEvent, type KeyboardEvent, useId, useRef, useState } from 'rea
 import { ApiError, api, ok } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { when } from '../../lib/format';
+import { canWrite, useRole } from '../../lib/role';
 import { ConfirmButton, fieldError, SelectField, TextField } from '../../ui/form';
-import { canWrite, useRole } from '../../ui/hc-chat-role';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
 import { type Article, kbKeys, useCollections, useWorkspaceRecord } from './data';
 

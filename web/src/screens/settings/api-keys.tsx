@@ -1,15 +1,17 @@
 // API keys (GET/POST /v1/api-keys, DELETE /v1/api-keys/{id}): create one with a name, scopes and
 // an optional expiry; its secret is shown once, with Copy; the list shows each key's prefix,
 // scopes, creator, expiry and last use; revoking asks first.
+import './integrations.css';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import type { paths } from '../../api.gen';
 import { api, ok } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { ago, when } from '../../lib/format';
+import { useIsAdmin } from '../../lib/role';
+import { CopyField } from '../../ui/copy';
 import { CheckboxField, ConfirmButton, fieldError, SelectField, TextField } from '../../ui/form';
-import { AdminOnly, CopyField, useCanAdmin } from '../../ui/integrations-kit';
-import { ErrorNote, Loading, PageTitle } from '../../ui/page';
+import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
 import type { SectionProps } from './sections';
 
 type ApiKey = paths['/v1/api-keys']['get']['responses'][200]['content']['application/json']['data'][number];
@@ -39,7 +41,7 @@ const EXPIRY: Array<[string, string]> = [
 ];
 
 export default function ApiKeys(_: SectionProps) {
-  const admin = useCanAdmin();
+  const admin = useIsAdmin();
   return (
     <div className="integrations">
       <PageTitle>API keys</PageTitle>
@@ -53,7 +55,7 @@ export default function ApiKeys(_: SectionProps) {
           <NewKey />
         </>
       ) : (
-        <AdminOnly what="see, create and revoke API keys" />
+        <ReadOnlyNote what="see, create and revoke API keys" />
       )}
     </div>
   );

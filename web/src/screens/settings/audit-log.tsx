@@ -1,26 +1,27 @@
 // The audit log (GET /v1/audit-logs, admins): who did what, when, to what; filtered by action,
 // person or API key, kind of record and time (the filters the API takes), newest first in
 // cursor pages ("Older entries").
+import './integrations.css';
 import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import type { paths } from '../../api.gen';
 import { api, ok } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { when } from '../../lib/format';
+import { useIsAdmin } from '../../lib/role';
 import { SelectField, TextField } from '../../ui/form';
-import { AdminOnly, useCanAdmin } from '../../ui/integrations-kit';
-import { ErrorNote, Loading, PageTitle } from '../../ui/page';
+import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
 import type { SectionProps } from './sections';
 
 type Query = NonNullable<paths['/v1/audit-logs']['get']['parameters']['query']>;
 type Entry = paths['/v1/audit-logs']['get']['responses'][200]['content']['application/json']['data'][number];
 
 export default function AuditLog(_: SectionProps) {
-  const admin = useCanAdmin();
+  const admin = useIsAdmin();
   return (
     <div className="integrations">
       <PageTitle>Audit log</PageTitle>
-      {admin ? <Log /> : <AdminOnly what="read the audit log" />}
+      {admin ? <Log /> : <ReadOnlyNote what="read the audit log" />}
     </div>
   );
 }

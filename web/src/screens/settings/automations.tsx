@@ -3,15 +3,16 @@
 // /settings/automations/<id>: a trigger, conditions that must all hold (field, operator, value as
 // each field takes them), actions applied in order (each with its parameters). The API's 422
 // names the entry it refuses (body.conditions.2.value): the message is shown on that entry.
+import './integrations.css';
 import * as Switch from '@radix-ui/react-switch';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate } from '@tanstack/react-router';
 import { type FormEvent, type ReactNode, useId, useState } from 'react';
 import { ApiError, api, ok, type Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
+import { useIsAdmin } from '../../lib/role';
 import { ConfirmButton, fieldError, SelectField, TextField } from '../../ui/form';
-import { AdminOnly, useCanAdmin } from '../../ui/integrations-kit';
-import { ErrorNote, Loading, PageTitle } from '../../ui/page';
+import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
 import type { SectionProps } from './sections';
 
 type Automation = Schemas['Automation'];
@@ -188,7 +189,7 @@ export default function Automations({ path }: SectionProps) {
 
 function AutomationList() {
   const ws = useWorkspace();
-  const admin = useCanAdmin();
+  const admin = useIsAdmin();
   const queryClient = useQueryClient();
   const list = useQuery({
     queryKey: ['automations', ws],
@@ -234,7 +235,7 @@ function AutomationList() {
         top to bottom.
       </p>
       {!admin ? (
-        <AdminOnly what="see and change automations" />
+        <ReadOnlyNote what="see and change automations" />
       ) : list.isPending ? (
         <Loading />
       ) : list.error ? (
@@ -362,7 +363,7 @@ const textToHtml = (text: string) =>
 
 function AutomationEditor({ id }: { id: string | null }) {
   const ws = useWorkspace();
-  const admin = useCanAdmin();
+  const admin = useIsAdmin();
   const existing = useQuery({
     queryKey: ['automation', ws, id],
     queryFn: () => ok(api.GET('/v1/automations/{id}', { params: { path: { id: id! } } })),
@@ -372,7 +373,7 @@ function AutomationEditor({ id }: { id: string | null }) {
     return (
       <div className="integrations">
         <PageTitle>Automation</PageTitle>
-        <AdminOnly what="see and change automations" />
+        <ReadOnlyNote what="see and change automations" />
       </div>
     );
   }

@@ -8,9 +8,9 @@ import type { paths } from '../../api.gen';
 import { api, ok } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { ApiError } from '../../lib/errors';
+import { useIsAdmin } from '../../lib/role';
 import { CheckboxField, SelectField } from '../../ui/form';
-import { ErrorNote, Loading, PageTitle } from '../../ui/page';
-import { ReadOnlyNote, useIsAdmin } from './config-kit';
+import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
 import type { SectionProps } from './sections';
 
 type Hours = paths['/v1/business-hours']['get']['responses'][200]['content']['application/json'];

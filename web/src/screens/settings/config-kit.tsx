@@ -1,15 +1,13 @@
 // What the settings screens of "what tickets are made of" share (labels, custom fields, views,
 // saved replies, SLA policies, business hours): label colours with their swatch, the caller's
-// role (admins change definitions, others read them), a dialog holding a form with its errors
+// role (lib/role.ts: admins change definitions, others read them), a dialog holding a form with its errors
 // next to the fields, and lists that follow their live events.
 import * as Dialog from '@radix-ui/react-dialog';
 import { type QueryKey, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, type ReactNode, useEffect, useId, useRef, useState } from 'react';
 import type { Schemas } from '../../lib/api';
-import { useWorkspace } from '../../lib/context';
 import { ApiError } from '../../lib/errors';
 import { useLiveEvents } from '../../lib/events';
-import { useSession } from '../../lib/session';
 import { fieldError } from '../../ui/form';
 import { ErrorNote } from '../../ui/page';
 import './config.css';
@@ -91,30 +89,6 @@ export function ColorField({
         </p>
       )}
     </div>
-  );
-}
-
-export type Role = 'owner' | 'admin' | 'agent' | 'viewer';
-
-/** The signed-in person's role in the selected workspace. */
-export function useRole(): Role | null {
-  const s = useSession();
-  const ws = useWorkspace();
-  if (s.status !== 'signed_in') return null;
-  return (s.me?.workspaces.find((w) => w.id === ws)?.role as Role | null | undefined) ?? null;
-}
-
-export function useIsAdmin(): boolean {
-  const r = useRole();
-  return r === 'owner' || r === 'admin';
-}
-
-/** Said at the top of a screen the person may read but not change. */
-export function ReadOnlyNote({ children = 'Only admins can change these.' }: { children?: ReactNode }) {
-  return (
-    <p className="note" role="note">
-      {children}
-    </p>
   );
 }
 

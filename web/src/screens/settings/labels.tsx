@@ -6,20 +6,10 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, ok, type Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
+import { useIsAdmin } from '../../lib/role';
 import { CheckboxField, ConfirmButton, SelectField, TextField } from '../../ui/form';
-import { ErrorNote, Loading, PageTitle } from '../../ui/page';
-import {
-  Chip,
-  ColorField,
-  check,
-  FormDialog,
-  type LabelColor,
-  problem,
-  ReadOnlyNote,
-  Swatch,
-  useIsAdmin,
-  useLiveRefetch,
-} from './config-kit';
+import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
+import { Chip, ColorField, check, FormDialog, type LabelColor, problem, Swatch, useLiveRefetch } from './config-kit';
 import type { SectionProps } from './sections';
 
 type Tag = Schemas['Tag'];

@@ -3,6 +3,7 @@
 // (POST /v1/mailboxes/oauth/{provider}/start gives the provider's address; the provider sends the
 // browser back to /settings/mailboxes?connected=<id> or ?error=<code>, said here); the connection
 // check (POST /v1/mailboxes/{id}/test); a mailbox's settings at /settings/mailboxes/<id>; delete.
+import './integrations.css';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate } from '@tanstack/react-router';
 import { type FormEvent, useState } from 'react';
@@ -10,9 +11,10 @@ import type { paths } from '../../api.gen';
 import { api, ok, type Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { ago } from '../../lib/format';
+import { useIsAdmin } from '../../lib/role';
+import { CopyField } from '../../ui/copy';
 import { ConfirmButton, fieldError, SelectField, TextField } from '../../ui/form';
-import { AdminOnly, CopyField, useCanAdmin } from '../../ui/integrations-kit';
-import { ErrorNote, Loading, PageTitle } from '../../ui/page';
+import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
 import type { SectionProps } from './sections';
 
 type Mailbox = Schemas['Mailbox'];
@@ -52,12 +54,12 @@ const useMailboxes = (enabled: boolean) => {
 
 export default function Mailboxes({ path }: SectionProps) {
   const [id] = path;
-  const admin = useCanAdmin();
+  const admin = useIsAdmin();
   if (!admin) {
     return (
       <div className="integrations">
         <PageTitle>Mailboxes</PageTitle>
-        <AdminOnly what="see and change mailboxes" />
+        <ReadOnlyNote what="see and change mailboxes" />
       </div>
     );
   }

@@ -10,7 +10,7 @@ import { useWorkspace } from '../../lib/context';
 import { useLiveEvents } from '../../lib/events';
 import { ago } from '../../lib/format';
 import { CheckboxField } from '../../ui/form';
-import '../../ui/integrations-kit.css';
+import './integrations.css';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
 import { NOTIFIED_ABOUT, notificationText } from './notifications-text';
 import type { SectionProps } from './sections';

@@ -4,7 +4,7 @@
 import { EditorContent, useEditor, useEditorState } from '@tiptap/react';
 import StarterKit from '@tiptap/starter-kit';
 import { useId } from 'react';
-import { PLACEHOLDERS } from '../../ui/config-placeholders';
+import { PLACEHOLDERS } from '../../lib/placeholders';
 
 export function ReplyBodyEditor({
   label,

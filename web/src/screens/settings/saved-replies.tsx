@@ -7,9 +7,10 @@ import { useEffect, useState } from 'react';
 import { api, ok, type Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { ago } from '../../lib/format';
+import { useRole } from '../../lib/role';
 import { ConfirmButton, TextField } from '../../ui/form';
-import { ErrorNote, Loading, PageTitle } from '../../ui/page';
-import { check, FormDialog, problem, ReadOnlyNote, useLiveRefetch, useRole } from './config-kit';
+import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
+import { check, FormDialog, problem, useLiveRefetch } from './config-kit';
 import { ReplyBodyEditor } from './saved-replies-editor';
 import type { SectionProps } from './sections';
 

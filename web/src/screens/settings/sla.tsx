@@ -8,9 +8,10 @@ import { Link } from '@tanstack/react-router';
 import { useId, useState } from 'react';
 import { api, ok, type Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
+import { useIsAdmin } from '../../lib/role';
 import { CheckboxField, ConfirmButton, SelectField, TextField } from '../../ui/form';
-import { ErrorNote, Loading, PageTitle } from '../../ui/page';
-import { check, duration, FormDialog, problem, ReadOnlyNote, useIsAdmin, useLiveRefetch } from './config-kit';
+import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
+import { check, duration, FormDialog, problem, useLiveRefetch } from './config-kit';
 import type { SectionProps } from './sections';
 
 type Policy = Schemas['SlaPolicy'];

@@ -10,9 +10,10 @@ import { api, ok, type View } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { STATUS_LABEL } from '../../lib/format';
 import { keys } from '../../lib/queries';
+import { useIsAdmin } from '../../lib/role';
 import { CheckboxField, ConfirmButton, SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
-import { check, FormDialog, problem, useIsAdmin, useLiveRefetch } from './config-kit';
+import { check, FormDialog, problem, useLiveRefetch } from './config-kit';
 import type { SectionProps } from './sections';
 import { FieldConditions, type FieldFilter, fieldsSummary } from './views-filters';
 

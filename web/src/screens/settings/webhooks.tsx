@@ -4,6 +4,7 @@
 // response code, attempts, time, the error, the body sent: GET .../deliveries/{delivery_id}), a
 // finished delivery sent again (redeliver). The log is fetched again every few seconds while open
 // (deliveries have no live events).
+import './integrations.css';
 import { useInfiniteQuery, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate } from '@tanstack/react-router';
 import { type FormEvent, useState } from 'react';
@@ -11,9 +12,10 @@ import type { paths } from '../../api.gen';
 import { api, errorText, ok, type Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { ago, when } from '../../lib/format';
+import { useIsAdmin } from '../../lib/role';
+import { CopyField } from '../../ui/copy';
 import { CheckboxField, ConfirmButton, fieldError, TextField } from '../../ui/form';
-import { AdminOnly, CopyField, useCanAdmin } from '../../ui/integrations-kit';
-import { ErrorNote, Loading, PageTitle } from '../../ui/page';
+import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
 import type { SectionProps } from './sections';
 
 type Webhook = Schemas['Webhook'];
@@ -88,12 +90,12 @@ void everyEvent;
 
 export default function Webhooks({ path }: SectionProps) {
   const [id] = path;
-  const admin = useCanAdmin();
+  const admin = useIsAdmin();
   if (!admin) {
     return (
       <div className="integrations">
         <PageTitle>Webhooks</PageTitle>
-        <AdminOnly what="see and change webhooks" />
+        <ReadOnlyNote what="see and change webhooks" />
       </div>
     );
   }

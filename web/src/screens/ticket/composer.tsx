@@ -1,6 +1,6 @@
 // The composer: a reply or an internal note, with attachments (uploaded at once through
 // POST /v1/attachments, sent with the message as attachment_ids), saved replies (their
-// placeholders filled here, see PLACEHOLDERS), @mentions in notes (a list of members while typing
+// placeholders filled here: lib/placeholders.ts), @mentions in notes (a list of members while typing
 // @name; sent as `<a href="#mention-<user id>">@Name</a>`, which the API notifies), the status to
 // set on send, and "send and next" (Ctrl+Shift+Enter, or the box to tick): the next ticket of the
 // inbox list the agent came from. Other agents' and the customer's typing shows under it.
@@ -21,6 +21,7 @@ import {
 import { api, errorText, type Message, ok, type Ticket, type TicketStatus } from '../../lib/api';
 import { bytes, STATUS_LABEL } from '../../lib/format';
 import type { TicketLive } from '../../lib/live';
+import { fillPlaceholders } from '../../lib/placeholders';
 import { keys, useMembers } from '../../lib/queries';
 import { useSession } from '../../lib/session';
 import { Avatar } from '../../ui/avatar';
@@ -64,47 +65,6 @@ function htmlToText(html: string): string {
     .trim();
 }
 
-/**
- * Saved replies' placeholders (the spec names none; the API stores the text as written): `{{name}}`
- * with optional spaces, filled from the ticket, its contact and the agent sending. Unknown ones stay.
- */
-export const PLACEHOLDERS = [
-  'contact.name',
-  'contact.first_name',
-  'contact.email',
-  'company.name',
-  'ticket.number',
-  'ticket.subject',
-  'agent.name',
-  'agent.first_name',
-  'agent.email',
-] as const;
-
-export function fillPlaceholders(
-  text: string,
-  ctx: { ticket: Ticket; agent: { name: string; email: string } | null; company?: string | null },
-): string {
-  const contactName = ctx.ticket.contact?.name ?? '';
-  const values: Record<string, string> = {
-    'contact.name': contactName || (ctx.ticket.contact?.email ?? ''),
-    'contact.first_name': contactName.split(/\s+/)[0] ?? '',
-    'contact.email': ctx.ticket.contact?.email ?? '',
-    'company.name': ctx.company ?? '',
-    'ticket.number': String(ctx.ticket.number),
-    'ticket.subject': ctx.ticket.subject,
-    'agent.name': ctx.agent?.name ?? '',
-    'agent.first_name': ctx.agent?.name.split(/\s+/)[0] ?? '',
-    'agent.email': ctx.agent?.email ?? '',
-  };
-  // Aliases people type: customer.* for contact.*, user.* for agent.*.
-  return text.replace(/\{\{\s*([a-z_]+)\.([a-z_]+)\s*\}\}/gi, (whole, scope: string, key: string) => {
-    const s = scope.toLowerCase();
-    const base = s === 'customer' || s === 'requester' ? 'contact' : s === 'user' || s === 'me' ? 'agent' : s;
-    const v = values[`${base}.${key.toLowerCase()}`];
-    return v === undefined || v === '' ? whole : v;
-  });
-}
-
 export function Composer({
   ws,
   ticket,
@@ -126,6 +86,7 @@ export function Composer({
   const navigate = useNavigate();
   const session = useSession();
   const agent = session.status === 'signed_in' ? { name: session.user.name, email: session.user.email } : null;
+  const workspace = session.status === 'signed_in' ? session.me?.workspaces.find((w) => w.id === ws) : undefined;
   const [kind, setKind] = useState<Kind>('reply');
   const [text, setText] = useState('');
   const [status, setStatus] = useState<'' | TicketStatus>('');
@@ -318,7 +279,13 @@ export function Composer({
             const contact = ticket.contact
               ? queryClient.getQueryData<{ company?: { name?: string } | null }>(keys.contact(ws, ticket.contact.id))
               : undefined;
-            const filled = fillPlaceholders(htmlToText(html), { ticket, agent, company: contact?.company?.name });
+            const filled = fillPlaceholders(htmlToText(html), {
+              customer: ticket.contact,
+              company: contact?.company,
+              ticket,
+              agent,
+              workspace,
+            });
             setText((t) => (t.trim() ? `${t.replace(/\s+$/, '')}\n\n${filled}` : filled));
             requestAnimationFrame(() => box.current?.focus());
           }}

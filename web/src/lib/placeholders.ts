@@ -1,8 +1,11 @@
 // Placeholders in saved replies: `{{customer.first_name}}` and the like. The API stores a saved
 // reply's body as it is (it defines no placeholders), so the app defines them: the saved replies
-// screen offers this list for insertion, and the composer fills them in when it inserts a saved
-// reply (fillPlaceholders), with what it knows of the ticket, its customer and the agent. A
-// placeholder without a value becomes empty text; anything else in braces is left alone.
+// screen offers this list for insertion (settings/saved-replies-editor.tsx), and the composer fills
+// them in when it inserts a saved reply (ticket/composer.tsx), with what it knows of the ticket, its
+// customer and the agent. Spaces inside the braces are allowed, and so are the names people type
+// from other help desks (contact.* or requester.* for customer.*, user.* or me.* for agent.*). A
+// placeholder without a value stays as it is, so the agent sees what to fill in before sending;
+// anything else in braces is left alone.
 
 export interface Placeholder {
   token: string;
@@ -19,6 +22,7 @@ export const PLACEHOLDERS: Placeholder[] = [
   { token: '{{ticket.subject}}', about: "The ticket's subject" },
   { token: '{{agent.name}}', about: 'Your name' },
   { token: '{{agent.first_name}}', about: 'Your first name' },
+  { token: '{{agent.email}}', about: 'Your email address' },
   { token: '{{workspace.name}}', about: "The workspace's name" },
 ];
 
@@ -26,18 +30,19 @@ export interface PlaceholderValues {
   customer?: { name?: string | null; email?: string | null } | null;
   company?: { name?: string | null } | null;
   ticket?: { number?: number; subject?: string } | null;
-  agent?: { name?: string | null } | null;
+  agent?: { name?: string | null; email?: string | null } | null;
   workspace?: { name?: string | null } | null;
 }
 
 const first = (name: string | null | undefined) => (name ?? '').trim().split(/\s+/)[0] ?? '';
 const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const ALIASES: Record<string, string> = { contact: 'customer', requester: 'customer', user: 'agent', me: 'agent' };
 
-/** The saved reply's HTML with its placeholders replaced by the values (HTML-escaped). */
-export function fillPlaceholders(html: string, v: PlaceholderValues): string {
+/** The text with its placeholders replaced by the values (HTML-escaped when `html`). */
+export function fillPlaceholders(text: string, v: PlaceholderValues, opts: { html?: boolean } = {}): string {
   const values: Record<string, string> = {
-    'customer.name': v.customer?.name ?? '',
+    'customer.name': v.customer?.name || v.customer?.email || '',
     'customer.first_name': first(v.customer?.name),
     'customer.email': v.customer?.email ?? '',
     'company.name': v.company?.name ?? '',
@@ -45,9 +50,13 @@ export function fillPlaceholders(html: string, v: PlaceholderValues): string {
     'ticket.subject': v.ticket?.subject ?? '',
     'agent.name': v.agent?.name ?? '',
     'agent.first_name': first(v.agent?.name),
+    'agent.email': v.agent?.email ?? '',
     'workspace.name': v.workspace?.name ?? '',
   };
-  return html.replace(/\{\{\s*([a-z_]+\.[a-z_]+)\s*\}\}/g, (all, key: string) =>
-    key in values ? escapeHtml(values[key]!) : all,
-  );
+  return text.replace(/\{\{\s*([a-z_]+)\.([a-z_]+)\s*\}\}/gi, (all, scope: string, key: string) => {
+    const s = scope.toLowerCase();
+    const value = values[`${ALIASES[s] ?? s}.${key.toLowerCase()}`];
+    if (!value) return all;
+    return opts.html ? escapeHtml(value) : value;
+  });
 }
