@@ -110,7 +110,7 @@ export function Reports() {
         </p>
       ) : (
         <>
-          <form className="period" onSubmit={(e) => e.preventDefault()} aria-label="Period">
+          <form className="period" onSubmit={(e) => e.preventDefault()}>
             <SelectField
               label="Period"
               value={preset}

@@ -135,7 +135,6 @@ function SettingsForm({
     ...(teams.data?.data ?? []).map((t): [string, string] => [`team:${t.id}`, `Team: ${t.name}`]),
   ];
   const action = useAction();
-  const awayId = useId();
   return (
     <section className="card" aria-labelledby="assign-settings">
       <h2 id="assign-settings">Who gets new tickets</h2>
@@ -165,7 +164,6 @@ function SettingsForm({
             options={MODES}
           />
           <TextField
-            id={awayId}
             label="Auto-away after (minutes)"
             type="number"
             min={0}
@@ -250,7 +248,7 @@ function Agents({ admin }: { admin: boolean }) {
       ) : members.error ? (
         <ErrorNote error={members.error} what="Could not load the members" />
       ) : (
-        <div className="table-scroll">
+        <div>
           <table className="table stack-table">
             <thead>
               <tr>

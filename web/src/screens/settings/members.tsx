@@ -62,7 +62,7 @@ function MemberList({ admin }: { admin: boolean }) {
       ) : members.error ? (
         <ErrorNote error={members.error} what="Could not load the members" />
       ) : (
-        <div className="table-scroll">
+        <div>
           <table className="table stack-table">
             <thead>
               <tr>
@@ -258,7 +258,7 @@ function Invitations({ links }: { links: Record<string, string> }) {
       ) : q.data.data.length === 0 ? (
         <p className="hint">None. Invitations someone accepted, or that expired, leave this list.</p>
       ) : (
-        <div className="table-scroll">
+        <div>
           <table className="table stack-table">
             <thead>
               <tr>
