@@ -154,7 +154,7 @@ describe.runIf(run)('account, people, reports and onboarding screens', () => {
     await file.setInputFiles(join(IMAGES, 'photo.webp'));
     await bob.getByRole('status').filter({ hasText: 'Picture saved.' }).waitFor();
     const img = bob.getByRole('img', { name: 'Bob B. Builder' });
-    await expect.poll(() => img.evaluate((e) => (e as HTMLImageElement).naturalWidth)).toBe(256);
+    await expect.poll(() => img.evaluate((e) => (e as unknown as { naturalWidth: number }).naturalWidth)).toBe(256);
     const url = (await member(bobId)).user.avatar_url;
     expect(url).toMatch(/\/v1\/images\//);
     expect(await img.getAttribute('src')).toBe(url);

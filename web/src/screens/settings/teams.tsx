@@ -2,7 +2,7 @@
 // private or public (a private team's tickets are seen only by its members and admins), add and
 // remove members (member_ids replaces the whole list), delete. Admins change them; others read.
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useId, useState } from 'react';
+import { useEffect, useId, useState } from 'react';
 import { api, ok, type Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { useLiveEvents } from '../../lib/events';
@@ -120,6 +120,9 @@ function TeamCard({ team, members, admin }: { team: Team; members: MemberRow[]; 
   const qc = useQueryClient();
   const [name, setName] = useState(team.name);
   const [adding, setAdding] = useState('');
+  // Private at once on screen (the answer follows); back to what the server says on failure.
+  const [priv, setPriv] = useState(team.private);
+  useEffect(() => setPriv(team.private), [team.private]);
   const action = useAction();
   const headingId = useId();
   const addId = useId();
@@ -156,9 +159,15 @@ function TeamCard({ team, members, admin }: { team: Team; members: MemberRow[]; 
         <CheckboxField
           label="Private"
           hint="Only its members, admins and owners see its tickets."
-          checked={team.private}
+          checked={priv}
           disabled={action.busy}
-          onChange={(e) => void patch({ private: e.target.checked }, e.target.checked ? 'Now private.' : 'Now public.')}
+          onChange={(e) => {
+            const on = e.target.checked;
+            setPriv(on);
+            void patch({ private: on }, on ? 'Now private.' : 'Now public.').then((saved) => {
+              if (!saved) setPriv(team.private);
+            });
+          }}
         />
       ) : (
         <p className="hint">{team.private ? 'Private: only its members and admins see its tickets.' : 'Public.'}</p>
