@@ -99,6 +99,7 @@ describe.runIf(run)('account, people, reports and onboarding screens', () => {
     await role.selectOption('admin');
     await owner.getByRole('status').filter({ hasText: 'Bob Builder is now admin.' }).waitFor();
     expect((await member(bobId)).role).toBe('admin');
+    await docsScreenshot(owner, 'app-settings-members');
   });
 
   it('profile: the name, the password (signing in again with it), two-factor with a code', async () => {
@@ -159,6 +160,7 @@ describe.runIf(run)('account, people, reports and onboarding screens', () => {
     expect(url).toMatch(/\/v1\/images\//);
     expect(await img.getAttribute('src')).toBe(url);
     await bob.getByRole('button', { name: 'Remove picture' }).waitFor();
+    await docsScreenshot(bob, 'app-settings-profile');
   });
 
   it('makes a team with a member', async () => {

@@ -9,7 +9,6 @@ import { ApiError, api, ok } from '../lib/api';
 import { completeMfa, login, register, reloadMe, useSession } from '../lib/session';
 import { ErrorNote, Loading } from '../ui/page';
 import { ROLE_LABEL, useAction } from '../ui/people';
-import './settings/people.css';
 
 function Card({ title, children }: { title: string; children: ReactNode }) {
   useEffect(() => {
