@@ -273,8 +273,11 @@ describe.runIf(run)('account, people, reports and onboarding screens', () => {
 
   it('logged no error in the pages', () => {
     // Expected failures: a signed-out page's refresh (401), the owner invited again (409), the
-    // used link (404), the SVG (422).
-    const unexpected = h.errors.filter((e) => !/status of (401|409|404|422)/.test(e));
+    // used link (404), the SVG (422); and, at times, the socket of a session just signed out
+    // (Bob's, after his password change and sign-out) refused while it was reconnecting.
+    const unexpected = h.errors.filter(
+      (e) => !/status of (401|409|404|422)/.test(e) && !/WebSocket connection .* HTTP Authentication failed/.test(e),
+    );
     expect(unexpected).toEqual([]);
   });
 });

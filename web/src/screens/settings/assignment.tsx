@@ -294,7 +294,7 @@ function AgentRow({ m, admin }: { m: MemberRow; admin: boolean }) {
           </span>
         </span>
       </td>
-      <td>
+      <td data-label="Availability">
         {admin ? (
           <select
             aria-label={`Availability of ${m.user.name}`}
@@ -313,8 +313,8 @@ function AgentRow({ m, admin }: { m: MemberRow; admin: boolean }) {
         )}
         {m.presence !== m.availability && <span className="hint">Away (inactive)</span>}
       </td>
-      <td>{m.open_tickets}</td>
-      <td>
+      <td data-label="Open tickets">{m.open_tickets}</td>
+      <td data-label="Most open tickets">
         {admin ? (
           <form
             className="row"

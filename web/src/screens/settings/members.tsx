@@ -104,7 +104,7 @@ function MemberRowView({ m, admin, self }: { m: MemberRow; admin: boolean; self:
           </span>
         </span>
       </td>
-      <td>
+      <td data-label="Role">
         {editable ? (
           <>
             <select
@@ -135,7 +135,7 @@ function MemberRowView({ m, admin, self }: { m: MemberRow; admin: boolean; self:
         )}
         <ErrorNote error={action.error} what="Could not change the role" />
       </td>
-      <td>
+      <td data-label="Availability">
         {AVAILABILITY[m.presence]}
         {m.presence !== m.availability ? ` (set to ${AVAILABILITY[m.availability].toLowerCase()})` : ''}
         {m.last_seen_at && <span className="hint">Seen {ago(m.last_seen_at)}</span>}
@@ -275,8 +275,8 @@ function Invitations({ links }: { links: Record<string, string> }) {
                     {inv.email}
                     {inv.invited_by && <span className="hint">Invited by {inv.invited_by.name}</span>}
                   </td>
-                  <td>{ROLE_LABEL[inv.role]}</td>
-                  <td>
+                  <td data-label="Role">{ROLE_LABEL[inv.role]}</td>
+                  <td data-label="Expires">
                     <time dateTime={inv.expires_at} title={when(inv.expires_at)}>
                       {ago(inv.expires_at)}
                     </time>
