@@ -187,10 +187,36 @@ describe('the overview of a hand-built month', () => {
       csat_avg: 4.33, // (5 + 3 + 5) / 3
       csat_count: 3,
       sla_breached: 1,
+      // Each day's medians and CSAT: first response of that day's created tickets, resolution and
+      // CSAT of that day's solved ones.
       by_day: [
-        { date: '2026-03-01', created: 2, solved: 1 },
-        { date: '2026-03-02', created: 1, solved: 1 },
-        { date: '2026-03-03', created: 1, solved: 1 },
+        {
+          date: '2026-03-01',
+          created: 2,
+          solved: 1,
+          first_response_p50_minutes: 20, // T1 10, T2 30
+          resolution_p50_minutes: 120, // T1
+          csat_avg: 5,
+          csat_count: 1,
+        },
+        {
+          date: '2026-03-02',
+          created: 1,
+          solved: 1,
+          first_response_p50_minutes: 25, // T3
+          resolution_p50_minutes: 240, // T2
+          csat_avg: 3,
+          csat_count: 1,
+        },
+        {
+          date: '2026-03-03',
+          created: 1,
+          solved: 1,
+          first_response_p50_minutes: null, // T4 not answered
+          resolution_p50_minutes: 15840, // T5
+          csat_avg: 5,
+          csat_count: 1,
+        },
       ],
       by_channel: { email: 1, chat: 1, api: 1, portal: 1 },
       by_severity: { sev1: 1, sev2: 1, sev3: 0, sev4: 1, none: 1 },
@@ -220,7 +246,7 @@ describe('the overview of a hand-built month', () => {
     expect(r.body.from).toBe('2026-03-01T00:00:00.000Z');
     expect(r.body.timezone).toBe('UTC');
     // 04:59Z on Mar 1 is now inside the range; 04:30Z on Mar 2 is Mar 2.
-    expect(r.body.by_day).toEqual([
+    expect(r.body.by_day.map((d: any) => ({ date: d.date, created: d.created, solved: d.solved }))).toEqual([
       { date: '2026-03-01', created: 2, solved: 1 },
       { date: '2026-03-02', created: 2, solved: 1 },
       { date: '2026-03-03', created: 1, solved: 1 },

@@ -53,7 +53,21 @@ export const ReportOverview = Type.Object(
     csat_avg: Nullable(Type.Number({ description: 'Average score (two decimals) of tickets solved in the range.' })),
     csat_count: Count,
     sla_breached: Type.Integer({ description: 'Tickets created in the range whose SLA is breached.' }),
-    by_day: Type.Array(Type.Object({ date: Type.String({ format: 'date' }), created: Count, solved: Count })),
+    by_day: Type.Array(
+      Type.Object({
+        date: Type.String({ format: 'date' }),
+        created: Count,
+        solved: Count,
+        first_response_p50_minutes: Nullable(
+          Type.Number({ description: 'Median first response (minutes) of the tickets created that day.' }),
+        ),
+        resolution_p50_minutes: Nullable(
+          Type.Number({ description: 'Median resolution (minutes) of the tickets solved that day.' }),
+        ),
+        csat_avg: Nullable(Type.Number({ description: 'Average CSAT score of the tickets solved that day.' })),
+        csat_count: Count,
+      }),
+    ),
     by_channel: Type.Object({ email: Count, chat: Count, api: Count, portal: Count }),
     by_severity: Type.Object({ sev1: Count, sev2: Count, sev3: Count, sev4: Count, none: Count }),
     by_agent: Type.Array(

@@ -213,12 +213,28 @@ export async function reportOverview(
   const cTotal = c.rows.find((r) => num(r.no_day) === 1 && num(r.no_agent) === 1);
   const sTotal = s.rows.find((r) => num(r.no_day) === 1 && num(r.no_agent) === 1);
 
-  const perDay = new Map<string, { created: number; solved: number }>();
-  for (const d of daysOf(range)) perDay.set(d, { created: 0, solved: 0 });
-  for (const r of c.rows)
-    if (num(r.no_day) === 0 && r.day && perDay.has(r.day)) perDay.get(r.day)!.created = num(r.created);
-  for (const r of s.rows)
-    if (num(r.no_day) === 0 && r.day && perDay.has(r.day)) perDay.get(r.day)!.solved = num(r.solved);
+  // Per day: the volumes, and the medians and CSAT of each day's cohort (for charts over time).
+  const perDay = new Map<
+    string,
+    { created: number; solved: number; fr: number | null; res: number | null; csat: number | null; csatN: number }
+  >();
+  for (const d of daysOf(range)) perDay.set(d, { created: 0, solved: 0, fr: null, res: null, csat: null, csatN: 0 });
+  for (const r of c.rows) {
+    const d = num(r.no_day) === 0 && r.day ? perDay.get(r.day) : undefined;
+    if (d) {
+      d.created = num(r.created);
+      d.fr = numOrNull(r.fr_p50);
+    }
+  }
+  for (const r of s.rows) {
+    const d = num(r.no_day) === 0 && r.day ? perDay.get(r.day) : undefined;
+    if (d) {
+      d.solved = num(r.solved);
+      d.res = numOrNull(r.res_p50);
+      d.csat = numOrNull(r.csat_avg);
+      d.csatN = num(r.csat_count);
+    }
+  }
 
   // Per assignee: solved (solved cohort) and median first response (created cohort).
   const agents = new Map<string, { solved: number; fr: number | null }>();
@@ -264,7 +280,15 @@ export async function reportOverview(
     csat_avg: numOrNull(sTotal?.csat_avg),
     csat_count: num(sTotal?.csat_count),
     sla_breached: num(cTotal?.sla_breached),
-    by_day: [...perDay].map(([date, v]) => ({ date, created: v.created, solved: v.solved })),
+    by_day: [...perDay].map(([date, v]) => ({
+      date,
+      created: v.created,
+      solved: v.solved,
+      first_response_p50_minutes: v.fr,
+      resolution_p50_minutes: v.res,
+      csat_avg: v.csat,
+      csat_count: v.csatN,
+    })),
     by_channel: {
       email: num(cTotal?.email),
       chat: num(cTotal?.chat),

@@ -220,3 +220,12 @@ export function selectWorkspace(id: string): void {
   localStorage.setItem(WORKSPACE_KEY, id);
   set({ ...state, workspaceId: id });
 }
+
+/** After a change to the person themself (name, picture, two-factor): their row and `me` again. */
+export async function reloadProfile(): Promise<void> {
+  if (state.status !== 'signed_in') return;
+  const me = await loadMe();
+  if (state.status !== 'signed_in') return;
+  const user = { ...state.user, name: me.name, email: me.email ?? state.user.email, mfa_enabled: me.mfa_enabled };
+  set({ ...state, user, me });
+}

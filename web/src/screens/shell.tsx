@@ -23,6 +23,7 @@ import {
 } from '../lib/session';
 import { DEFAULT_VIEW, VIEWS } from '../lib/views';
 import { NotificationsBell } from './notifications-bell';
+import { OnboardingSlot } from './onboarding-slot';
 
 type SignedIn = Extract<Session, { status: 'signed_in' }>;
 
@@ -157,6 +158,7 @@ function Sidebar({ session, ws, live }: { session: SignedIn; ws: string; live: L
           ))}
         </ul>
         <NotificationsBell />
+        <OnboardingSlot />
         <p className={`live live-${live}`} role="status" aria-live="polite">
           <span className="dot" aria-hidden="true" />
           {LIVE_TEXT[live]}

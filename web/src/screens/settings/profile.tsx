@@ -1,7 +1,354 @@
-// Not built yet: the section says so and where the same is done through the API meanwhile.
-import { NotYet } from '../../ui/page';
+// Profile: the signed-in person's own name (PATCH /v1/me), picture (PUT/DELETE /v1/me/avatar),
+// password (POST /v1/me/password: the other sessions are signed out), two-factor sign-in (POST
+// /v1/me/mfa/totp, then .../confirm with a first code: recovery codes shown once; DELETE /v1/me/mfa)
+// and signing out of every account of this browser.
+import { useNavigate } from '@tanstack/react-router';
+import { useId, useRef, useState } from 'react';
+import { api, ok } from '../../lib/api';
+import { logout, reloadProfile, useSession } from '../../lib/session';
+import { ConfirmButton, fieldError, TextField } from '../../ui/form';
+import { ErrorNote, PageTitle } from '../../ui/page';
+import { Avatar, Done, fileBody, pictureErrorText, useAction } from '../../ui/people';
 import type { SectionProps } from './sections';
+import './people.css';
 
-export default function Section(_: SectionProps) {
-  return <NotYet />;
+export default function Profile(_: SectionProps) {
+  const s = useSession();
+  if (s.status !== 'signed_in') return null;
+  const me = s.me;
+  return (
+    <div className="people">
+      <PageTitle>Profile</PageTitle>
+      <NameForm name={me?.name ?? s.user.name} email={s.user.email} />
+      <Picture url={me?.avatar_url ?? null} name={me?.name ?? s.user.name} />
+      <PasswordForm />
+      <TwoFactor enabled={me?.mfa_enabled ?? s.user.mfa_enabled} />
+      <Sessions />
+    </div>
+  );
+}
+
+function NameForm({ name: current, email }: { name: string; email: string }) {
+  const [name, setName] = useState(current);
+  const action = useAction();
+  return (
+    <section className="card" aria-labelledby="profile-name">
+      <h2 id="profile-name">Name</h2>
+      <form
+        onSubmit={(e) =>
+          void action.run(async () => {
+            await ok(api.PATCH('/v1/me', { body: { name: name.trim() } }));
+            await reloadProfile();
+            return 'Name saved.';
+          }, e)
+        }
+      >
+        <TextField
+          label="Your name"
+          hint="Teammates and customers see it."
+          required
+          maxLength={100}
+          autoComplete="name"
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          error={fieldError(action.error, 'name')}
+        />
+        <p className="hint">Email: {email} (it cannot be changed here).</p>
+        <ErrorNote error={fieldError(action.error, 'name') ? null : action.error} what="Could not save the name" />
+        <div className="row">
+          <button type="submit" className="primary" disabled={action.busy || !name.trim() || name.trim() === current}>
+            Save name
+          </button>
+          <Done text={action.done} />
+        </div>
+      </form>
+    </section>
+  );
+}
+
+function Picture({ url, name }: { url: string | null; name: string }) {
+  const action = useAction();
+  const input = useRef<HTMLInputElement>(null);
+  const id = useId();
+  const upload = (file: File) =>
+    action.run(async () => {
+      await ok(api.PUT('/v1/me/avatar', { body: fileBody(file) }));
+      await reloadProfile();
+      return 'Picture saved.';
+    });
+  return (
+    <section className="card" aria-labelledby="profile-picture">
+      <h2 id="profile-picture">Picture</h2>
+      <div className="picture-row">
+        {url ? (
+          <img className="avatar" src={url} alt={name} width={96} height={96} />
+        ) : (
+          <Avatar url={null} name={name} size={96} />
+        )}
+        <div>
+          <label htmlFor={id} className="field-label">
+            Upload a picture
+          </label>
+          <input
+            id={id}
+            ref={input}
+            type="file"
+            accept="image/png,image/jpeg,image/gif,image/webp"
+            aria-describedby={`${id}-hint`}
+            disabled={action.busy}
+            onChange={(e) => {
+              const f = e.target.files?.[0];
+              if (!f) return;
+              void upload(f).then(() => {
+                if (input.current) input.current.value = '';
+              });
+            }}
+          />
+          <p id={`${id}-hint`} className="hint">
+            PNG, JPEG, GIF or WebP, up to 5 MB. It is cropped to a square.
+          </p>
+          {url && (
+            <ConfirmButton
+              className="button"
+              title="Remove your picture?"
+              description="Your initials are shown instead."
+              confirm="Remove picture"
+              onConfirm={async () => {
+                await ok(api.DELETE('/v1/me/avatar'));
+                await reloadProfile();
+              }}
+            >
+              Remove picture
+            </ConfirmButton>
+          )}
+        </div>
+      </div>
+      {action.error ? (
+        <p className="error" role="alert">
+          Could not save the picture: {pictureErrorText(action.error)}
+        </p>
+      ) : null}
+      <Done text={action.busy ? 'Uploading…' : action.done} />
+    </section>
+  );
+}
+
+function PasswordForm() {
+  const [current, setCurrent] = useState('');
+  const [next, setNext] = useState('');
+  const action = useAction();
+  return (
+    <section className="card" aria-labelledby="profile-password">
+      <h2 id="profile-password">Password</h2>
+      <form
+        onSubmit={(e) =>
+          void action.run(async () => {
+            await ok(api.POST('/v1/me/password', { body: { current_password: current, new_password: next } }));
+            setCurrent('');
+            setNext('');
+            return 'Password changed. Your other sessions were signed out.';
+          }, e)
+        }
+      >
+        <TextField
+          label="Current password"
+          type="password"
+          autoComplete="current-password"
+          required
+          value={current}
+          onChange={(e) => setCurrent(e.target.value)}
+          error={fieldError(action.error, 'current_password')}
+        />
+        <TextField
+          label="New password"
+          type="password"
+          autoComplete="new-password"
+          required
+          minLength={10}
+          maxLength={200}
+          hint="At least 10 characters. Changing it signs you out everywhere else."
+          value={next}
+          onChange={(e) => setNext(e.target.value)}
+          error={fieldError(action.error, 'new_password')}
+        />
+        <ErrorNote error={action.error} what="Could not change the password" />
+        <div className="row">
+          <button type="submit" className="primary" disabled={action.busy}>
+            Change password
+          </button>
+          <Done text={action.done} />
+        </div>
+      </form>
+    </section>
+  );
+}
+
+/** The otpauth secret in groups of four, easier to type. */
+const grouped = (secret: string) => secret.replace(/(.{4})/g, '$1 ').trim();
+
+function TwoFactor({ enabled }: { enabled: boolean }) {
+  const [enrolment, setEnrolment] = useState<{ secret: string; otpauth_url: string } | null>(null);
+  const [codes, setCodes] = useState<string[] | null>(null);
+  const [code, setCode] = useState('');
+  const action = useAction();
+
+  if (codes) {
+    return (
+      <section className="card" aria-labelledby="profile-2fa">
+        <h2 id="profile-2fa">Two-factor sign-in</h2>
+        <p role="status">Two-factor sign-in is on.</p>
+        <p>
+          <strong>Save these recovery codes now</strong>: they are shown only this once. Each one signs you in once if
+          you lose your authenticator app.
+        </p>
+        <ul className="recovery-codes" aria-label="Recovery codes">
+          {codes.map((c) => (
+            <li key={c}>
+              <code>{c}</code>
+            </li>
+          ))}
+        </ul>
+        <div className="row">
+          <button type="button" onClick={() => void navigator.clipboard?.writeText(codes.join('\n'))}>
+            Copy the codes
+          </button>
+          <button type="button" className="primary" onClick={() => setCodes(null)}>
+            I saved them
+          </button>
+        </div>
+      </section>
+    );
+  }
+
+  if (enabled) {
+    return (
+      <section className="card" aria-labelledby="profile-2fa">
+        <h2 id="profile-2fa">Two-factor sign-in</h2>
+        <p>
+          <strong>On.</strong> Signing in asks for a code from your authenticator app (or a recovery code).
+        </p>
+        <form
+          onSubmit={(e) =>
+            void action.run(async () => {
+              await ok(api.DELETE('/v1/me/mfa', { body: { code: code.trim() } }));
+              setCode('');
+              await reloadProfile();
+              return 'Two-factor sign-in is off.';
+            }, e)
+          }
+        >
+          <TextField
+            label="Code to turn it off"
+            hint="A current code from your authenticator app, or an unused recovery code."
+            autoComplete="one-time-code"
+            required
+            value={code}
+            onChange={(e) => setCode(e.target.value)}
+          />
+          <ErrorNote error={action.error} what="Could not turn two-factor off" />
+          <button type="submit" className="button danger" disabled={action.busy}>
+            Turn two-factor off
+          </button>
+        </form>
+      </section>
+    );
+  }
+
+  return (
+    <section className="card" aria-labelledby="profile-2fa">
+      <h2 id="profile-2fa">Two-factor sign-in</h2>
+      {!enrolment ? (
+        <>
+          <p>Off. With it on, signing in also asks for a code from an authenticator app on your phone.</p>
+          <ErrorNote error={action.error} what="Could not start the setup" />
+          <button
+            type="button"
+            className="primary"
+            disabled={action.busy}
+            onClick={() =>
+              void action.run(async () => {
+                setEnrolment(await ok(api.POST('/v1/me/mfa/totp')));
+              })
+            }
+          >
+            Set up two-factor sign-in
+          </button>
+        </>
+      ) : (
+        <form
+          onSubmit={(e) =>
+            void action.run(async () => {
+              const r = await ok(api.POST('/v1/me/mfa/totp/confirm', { body: { code: code.trim() } }));
+              setCode('');
+              setEnrolment(null);
+              setCodes(r.recovery_codes);
+              await reloadProfile();
+            }, e)
+          }
+        >
+          <ol className="steps">
+            <li>
+              In your authenticator app, add an account by typing this key (time-based):
+              <p className="secret">
+                <span>Key:</span> <code>{grouped(enrolment.secret)}</code>{' '}
+                <button type="button" onClick={() => void navigator.clipboard?.writeText(enrolment.secret)}>
+                  Copy key
+                </button>
+              </p>
+              <details>
+                <summary>The setup link (otpauth://), for apps that take one</summary>
+                <p className="secret">
+                  <code>{enrolment.otpauth_url}</code>
+                </p>
+              </details>
+            </li>
+            <li>
+              <TextField
+                label="Code from the app"
+                hint="The 6 digits the app shows for this account."
+                autoComplete="one-time-code"
+                inputMode="numeric"
+                required
+                value={code}
+                onChange={(e) => setCode(e.target.value)}
+              />
+            </li>
+          </ol>
+          <ErrorNote error={action.error} what="Could not turn two-factor on" />
+          <div className="row">
+            <button type="submit" className="primary" disabled={action.busy}>
+              Turn on two-factor
+            </button>
+            <button type="button" onClick={() => setEnrolment(null)}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      )}
+    </section>
+  );
+}
+
+function Sessions() {
+  const navigate = useNavigate();
+  return (
+    <section className="card" aria-labelledby="profile-sessions">
+      <h2 id="profile-sessions">Sessions</h2>
+      <p className="hint">
+        Changing your password signs you out on every other device. To leave this browser, sign out of every account
+        signed in here.
+      </p>
+      <ConfirmButton
+        title="Sign out of every account on this browser?"
+        description="Every account signed in on this browser is signed out, and their live connections close."
+        confirm="Sign out everywhere here"
+        onConfirm={async () => {
+          await logout(true);
+          await navigate({ to: '/login', search: {} });
+        }}
+      >
+        Sign out of every account on this browser
+      </ConfirmButton>
+    </section>
+  );
 }
