@@ -179,7 +179,10 @@ export const useMembers = (ws: string) =>
 export const useTeams = (ws: string) =>
   useQuery({
     queryKey: keys.teams(ws),
-    queryFn: async () => (await ok(api.GET('/v1/teams'))).data,
+    queryFn: () =>
+      allPages((cursor) =>
+        ok(api.GET('/v1/teams', { params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } } })),
+      ),
     ...DEFINITIONS,
   });
 

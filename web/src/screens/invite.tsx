@@ -6,9 +6,10 @@ import { useQuery } from '@tanstack/react-query';
 import { useNavigate, useParams } from '@tanstack/react-router';
 import { type ReactNode, useEffect, useState } from 'react';
 import { ApiError, api, ok } from '../lib/api';
+import { ROLE_LABEL } from '../lib/role';
 import { completeMfa, login, register, reloadMe, useSession } from '../lib/session';
 import { ErrorNote, Loading } from '../ui/page';
-import { ROLE_LABEL, useAction } from '../ui/people';
+import { useAction } from '../ui/people';
 
 function Card({ title, children }: { title: string; children: ReactNode }) {
   useEffect(() => {

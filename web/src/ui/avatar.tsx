@@ -1,10 +1,10 @@
 // A person's or a company's picture (avatar_url, served from /v1/images/... on this origin), with
 // their initials on a colour picked from the name when there is none or it fails to load. Sizes
-// 24, 32 and 64 px. Decorative by default (the name is next to it); `label` names it otherwise.
+// 24, 32, 64 and 96 px. Decorative by default (the name is next to it); `label` names it otherwise.
 import { useState } from 'react';
 import './avatar.css';
 
-export type AvatarSize = 24 | 32 | 64;
+export type AvatarSize = 24 | 32 | 64 | 96;
 
 export function initials(name: string | null | undefined): string {
   const words = (name ?? '')

@@ -19,9 +19,10 @@ import {
 } from 'recharts';
 import { api, ok } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
+import { useRole } from '../../lib/role';
+import { Avatar } from '../../ui/avatar';
 import { SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
-import { Avatar, useMyRole } from '../../ui/people';
 import './reports.css';
 
 type Overview = Awaited<ReturnType<typeof load>>;
@@ -86,7 +87,7 @@ function useColors() {
 
 export function Reports() {
   const ws = useWorkspace();
-  const role = useMyRole();
+  const role = useRole();
   const [preset, setPreset] = useState<Preset>('30');
   const [from, setFrom] = useState(dateBefore(29));
   const [to, setTo] = useState(dateBefore(0));

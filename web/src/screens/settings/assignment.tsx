@@ -3,26 +3,19 @@
 // everyone; others' and the cap of open tickets for admins).
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
-import { api, ok } from '../../lib/api';
+import { api, ok, type Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
+import { keys, useMembers } from '../../lib/queries';
+import { isAdmin, ROLE_LABEL, type Role, useRole } from '../../lib/role';
 import { useSession } from '../../lib/session';
+import { Avatar } from '../../ui/avatar';
 import { SelectField, TextField } from '../../ui/form';
-import { ErrorNote, Loading, PageTitle } from '../../ui/page';
-import {
-  AdminOnly,
-  Avatar,
-  Done,
-  isAdminRole,
-  type MemberRow,
-  membersKey,
-  ROLE_LABEL,
-  type Role,
-  useAction,
-  useMembers,
-  useMyRole,
-} from '../../ui/people';
+import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
+import { Done, useAction } from '../../ui/people';
 import type { SectionProps } from './sections';
 import './people.css';
+
+type MemberRow = Schemas['Member'];
 
 type Mode = 'none' | 'round_robin' | 'load_balanced';
 type Rule = { target_type: 'mailbox' | 'team'; target_id: string; mode: Mode };
@@ -44,13 +37,13 @@ const AVAILABILITY: Array<[Availability, string]> = [
 ];
 
 export default function Assignment(_: SectionProps) {
-  const role = useMyRole();
-  const admin = isAdminRole(role);
+  const role = useRole();
+  const admin = isAdmin(role);
   return (
     <div className="people">
       <PageTitle>Assignment</PageTitle>
       <MyAvailability />
-      {!admin && role && <AdminOnly what="how tickets are assigned, or others' availability" />}
+      {!admin && role && <ReadOnlyNote what="change how tickets are assigned, or others' availability" />}
       <Settings admin={admin} />
       <Agents admin={admin} />
     </div>
@@ -58,7 +51,7 @@ export default function Assignment(_: SectionProps) {
 }
 
 function MyAvailability() {
-  const members = useMembers();
+  const members = useMembers(useWorkspace());
   const ws = useWorkspace();
   const qc = useQueryClient();
   const s = useSession();
@@ -89,7 +82,7 @@ function MyAvailability() {
                   body: { availability: online ? 'away' : 'online' },
                 }),
               );
-              await qc.invalidateQueries({ queryKey: membersKey(ws) });
+              await qc.invalidateQueries({ queryKey: keys.members(ws) });
             })
           }
         >
@@ -239,7 +232,7 @@ function SettingsForm({
 }
 
 function Agents({ admin }: { admin: boolean }) {
-  const members = useMembers();
+  const members = useMembers(useWorkspace());
   return (
     <section className="card" aria-labelledby="assign-agents">
       <h2 id="assign-agents">Agents</h2>
@@ -280,7 +273,7 @@ function AgentRow({ m, admin }: { m: MemberRow; admin: boolean }) {
   const save = (body: { availability?: Availability; max_open_tickets?: number | null }) =>
     action.run(async () => {
       await ok(api.PATCH('/v1/members/{user_id}/availability', { params: { path: { user_id: m.user.id } }, body }));
-      await qc.invalidateQueries({ queryKey: membersKey(ws) });
+      await qc.invalidateQueries({ queryKey: keys.members(ws) });
       return 'Saved.';
     });
   return (

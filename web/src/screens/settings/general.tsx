@@ -8,19 +8,12 @@ import { useId, useMemo, useState } from 'react';
 import { api, ok, type Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { useLiveEvents } from '../../lib/events';
+import { useMembers } from '../../lib/queries';
+import { isAdmin, useRole } from '../../lib/role';
 import { reloadMe, useSession } from '../../lib/session';
 import { CheckboxField, fieldError, SelectField, TextField } from '../../ui/form';
-import { ErrorNote, Loading, PageTitle } from '../../ui/page';
-import {
-  AdminOnly,
-  Done,
-  fileBody,
-  isAdminRole,
-  pictureErrorText,
-  useAction,
-  useMembers,
-  useMyRole,
-} from '../../ui/people';
+import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
+import { Done, fileBody, pictureErrorText, useAction } from '../../ui/people';
 import type { SectionProps } from './sections';
 import './people.css';
 
@@ -34,12 +27,12 @@ export default function General(_: SectionProps) {
   const qc = useQueryClient();
   const q = useQuery({ queryKey: workspaceKey(ws), queryFn: () => ok(api.GET('/v1/workspace')) });
   useLiveEvents(['workspace.updated'], () => void qc.invalidateQueries({ queryKey: workspaceKey(ws) }));
-  const role = useMyRole();
-  const admin = isAdminRole(role);
+  const role = useRole();
+  const admin = isAdmin(role);
   return (
     <div className="people">
       <PageTitle>Workspace</PageTitle>
-      {!admin && role && <AdminOnly what="the workspace's settings" />}
+      {!admin && role && <ReadOnlyNote what="change the workspace's settings" />}
       {q.isPending ? (
         <Loading />
       ) : q.error ? (
@@ -293,7 +286,7 @@ function SlotEditor({
 
 function Transfer() {
   const s = useSession();
-  const members = useMembers();
+  const members = useMembers(useWorkspace());
   const me = s.status === 'signed_in' ? s.user.id : '';
   const others = (members.data ?? []).filter((m) => m.user.id !== me && m.role !== 'viewer');
   const [to, setTo] = useState('');

@@ -4,27 +4,20 @@
 // pending invitations (GET /v1/invitations, revoke with DELETE). Others see the list read-only.
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, ok } from '../../lib/api';
+import { api, ok, type Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { ago, when } from '../../lib/format';
+import { keys, useMembers } from '../../lib/queries';
+import { isAdmin, ROLE_LABEL, type Role, useRole } from '../../lib/role';
 import { useSession } from '../../lib/session';
+import { Avatar } from '../../ui/avatar';
 import { ConfirmButton, fieldError, SelectField, TextField } from '../../ui/form';
-import { ErrorNote, Loading, PageTitle } from '../../ui/page';
-import {
-  AdminOnly,
-  Avatar,
-  Done,
-  isAdminRole,
-  type MemberRow,
-  membersKey,
-  ROLE_LABEL,
-  type Role,
-  useAction,
-  useMembers,
-  useMyRole,
-} from '../../ui/people';
+import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
+import { Done, useAction } from '../../ui/people';
 import type { SectionProps } from './sections';
 import './people.css';
+
+type MemberRow = Schemas['Member'];
 
 type InviteRole = 'admin' | 'agent' | 'viewer';
 const INVITE_ROLES: Array<[InviteRole, string]> = [
@@ -35,14 +28,14 @@ const INVITE_ROLES: Array<[InviteRole, string]> = [
 const invitationsKey = (ws: string) => ['invitations', ws] as const;
 
 export default function Members(_: SectionProps) {
-  const role = useMyRole();
-  const admin = isAdminRole(role);
+  const role = useRole();
+  const admin = isAdmin(role);
   // Accept links of the invitations made on this page (only the create answer carries them).
   const [links, setLinks] = useState<Record<string, string>>({});
   return (
     <div className="people">
       <PageTitle>Members</PageTitle>
-      {!admin && role && <AdminOnly what="members and invitations" />}
+      {!admin && role && <ReadOnlyNote what="change members and invitations" />}
       {admin && <InviteForm onLink={(id, url) => setLinks((l) => ({ ...l, [id]: url }))} />}
       <MemberList admin={admin} />
       {admin && <Invitations links={links} />}
@@ -51,7 +44,7 @@ export default function Members(_: SectionProps) {
 }
 
 function MemberList({ admin }: { admin: boolean }) {
-  const members = useMembers();
+  const members = useMembers(useWorkspace());
   const s = useSession();
   const me = s.status === 'signed_in' ? s.user.id : '';
   return (
@@ -91,7 +84,7 @@ function MemberRowView({ m, admin, self }: { m: MemberRow; admin: boolean; self:
   const qc = useQueryClient();
   const action = useAction();
   const editable = admin && !self && m.role !== 'owner';
-  const refresh = () => qc.invalidateQueries({ queryKey: membersKey(ws) });
+  const refresh = () => qc.invalidateQueries({ queryKey: keys.members(ws) });
   return (
     <tr>
       <td>

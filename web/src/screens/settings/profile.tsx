@@ -6,9 +6,10 @@ import { useNavigate } from '@tanstack/react-router';
 import { useId, useRef, useState } from 'react';
 import { api, ok } from '../../lib/api';
 import { logout, reloadProfile, useSession } from '../../lib/session';
+import { Avatar } from '../../ui/avatar';
 import { ConfirmButton, fieldError, TextField } from '../../ui/form';
 import { ErrorNote, PageTitle } from '../../ui/page';
-import { Avatar, Done, fileBody, pictureErrorText, useAction } from '../../ui/people';
+import { Done, fileBody, pictureErrorText, useAction } from '../../ui/people';
 import type { SectionProps } from './sections';
 import './people.css';
 

@@ -1,60 +1,32 @@
 // Teams: groups of agents (GET/POST /v1/teams, PATCH/DELETE /v1/teams/{id}): create, rename,
 // private or public (a private team's tickets are seen only by its members and admins), add and
 // remove members (member_ids replaces the whole list), delete. Admins change them; others read.
-import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useState } from 'react';
 import { api, ok, type Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
-import { useLiveEvents } from '../../lib/events';
+import { keys, useMembers, useTeams } from '../../lib/queries';
+import { isAdmin, useRole } from '../../lib/role';
+import { Avatar } from '../../ui/avatar';
 import { CheckboxField, ConfirmButton, fieldError, TextField } from '../../ui/form';
-import { ErrorNote, Loading, PageTitle } from '../../ui/page';
-import {
-  AdminOnly,
-  Avatar,
-  Done,
-  isAdminRole,
-  type MemberRow,
-  useAction,
-  useMembers,
-  useMyRole,
-} from '../../ui/people';
+import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
+import { Done, useAction } from '../../ui/people';
 import type { SectionProps } from './sections';
 import './people.css';
 
-type Team = Schemas['Team'];
-const teamsKey = (ws: string) => ['teams', ws] as const;
+type MemberRow = Schemas['Member'];
 
-function useTeams() {
-  const ws = useWorkspace();
-  const qc = useQueryClient();
-  useLiveEvents(['team.'], () => void qc.invalidateQueries({ queryKey: teamsKey(ws) }));
-  return useQuery({
-    queryKey: teamsKey(ws),
-    queryFn: async () => {
-      const all: Team[] = [];
-      let cursor: string | undefined;
-      for (let i = 0; i < 20; i++) {
-        const page = await ok(
-          api.GET('/v1/teams', { params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } } }),
-        );
-        all.push(...page.data);
-        if (!page.next_cursor) break;
-        cursor = page.next_cursor;
-      }
-      return all;
-    },
-  });
-}
+type Team = Schemas['Team'];
 
 export default function Teams(_: SectionProps) {
-  const role = useMyRole();
-  const admin = isAdminRole(role);
-  const teams = useTeams();
-  const members = useMembers();
+  const role = useRole();
+  const admin = isAdmin(role);
+  const teams = useTeams(useWorkspace());
+  const members = useMembers(useWorkspace());
   return (
     <div className="people">
       <PageTitle>Teams</PageTitle>
-      {!admin && role && <AdminOnly what="teams" />}
+      {!admin && role && <ReadOnlyNote what="change teams" />}
       {admin && <NewTeam />}
       {teams.isPending || members.isPending ? (
         <Loading />
@@ -84,7 +56,7 @@ function NewTeam() {
             await ok(api.POST('/v1/teams', { body: { name: name.trim(), private: priv } }));
             setName('');
             setPriv(false);
-            await qc.invalidateQueries({ queryKey: teamsKey(ws) });
+            await qc.invalidateQueries({ queryKey: keys.teams(ws) });
             return 'Team created.';
           }, e)
         }
@@ -132,7 +104,7 @@ function TeamCard({ team, members, admin }: { team: Team; members: MemberRow[]; 
   const patch = (body: { name?: string; private?: boolean; member_ids?: string[] }, said: string) =>
     action.run(async () => {
       const next = await ok(api.PATCH('/v1/teams/{id}', { params: { path: { id: team.id } }, body }));
-      qc.setQueryData<Team[]>(teamsKey(ws), (list) => list?.map((t) => (t.id === next.id ? next : t)));
+      qc.setQueryData<Team[]>(keys.teams(ws), (list) => list?.map((t) => (t.id === next.id ? next : t)));
       return said;
     });
   return (
@@ -242,7 +214,7 @@ function TeamCard({ team, members, admin }: { team: Team; members: MemberRow[]; 
           confirm="Delete team"
           onConfirm={async () => {
             await ok(api.DELETE('/v1/teams/{id}', { params: { path: { id: team.id } } }));
-            qc.setQueryData<Team[]>(teamsKey(ws), (list) => list?.filter((t) => t.id !== team.id));
+            qc.setQueryData<Team[]>(keys.teams(ws), (list) => list?.filter((t) => t.id !== team.id));
           }}
         >
           Delete team<span className="visually-hidden"> {team.name}</span>
