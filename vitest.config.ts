@@ -20,5 +20,9 @@ export default defineConfig({
     // and whatever a file plugs into a service's Deps stays with that service.
     isolate: false,
     setupFiles: ['test/setup.ts'],
+    // expect.poll waits up to 10 s (vitest's default is 1 s): what it waits for in a browser test
+    // (a list after a page load, a live update) can take more than a second on CI's two busy cores.
+    // Only a failing poll waits that long.
+    expect: { poll: { timeout: 10_000 } },
   },
 });
