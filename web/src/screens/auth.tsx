@@ -6,7 +6,8 @@ import { api, errorText, ok } from '../lib/api';
 import { Redirect } from '../lib/redirect';
 import { completeMfa, login, register, reloadMe, useSession } from '../lib/session';
 
-function AuthPage({ title, children }: { title: string; children: ReactNode }) {
+/** The frame of the pages before the workspace: sign in, sign up, a new workspace, an invitation. */
+export function AuthPage({ title, children }: { title: string; children: ReactNode }) {
   useEffect(() => {
     document.title = `${title} · Help desk`;
   }, [title]);

@@ -4,29 +4,13 @@
 // /v1/invitations/accept), then the workspace is selected and its inbox opens.
 import { useQuery } from '@tanstack/react-query';
 import { useNavigate, useParams } from '@tanstack/react-router';
-import { type ReactNode, useEffect, useState } from 'react';
+import { useState } from 'react';
 import { ApiError, api, ok } from '../lib/api';
 import { ROLE_LABEL } from '../lib/role';
 import { completeMfa, login, register, reloadMe, useSession } from '../lib/session';
 import { ErrorNote, Loading } from '../ui/page';
 import { useAction } from '../ui/people';
-
-function Card({ title, children }: { title: string; children: ReactNode }) {
-  useEffect(() => {
-    document.title = `${title} · Help desk`;
-  }, [title]);
-  return (
-    <main className="auth">
-      <div className="auth-card">
-        <p className="brand" aria-hidden="true">
-          Help desk
-        </p>
-        <h1>{title}</h1>
-        {children}
-      </div>
-    </main>
-  );
-}
+import { AuthPage } from './auth';
 
 const GONE_TEXT =
   'This invitation link no longer works: it was revoked, already used, or it expired (invitations last a limited time). Ask whoever invited you to send a new one.';
@@ -43,15 +27,15 @@ export function AcceptInvitation() {
 
   if (lookup.isPending || s.status === 'loading') {
     return (
-      <Card title="Invitation">
+      <AuthPage title="Invitation">
         <Loading />
-      </Card>
+      </AuthPage>
     );
   }
   if (lookup.error) {
     const gone = lookup.error instanceof ApiError && lookup.error.status === 404;
     return (
-      <Card title="Invitation">
+      <AuthPage title="Invitation">
         {gone ? (
           <p className="error" role="alert">
             {GONE_TEXT}
@@ -62,7 +46,7 @@ export function AcceptInvitation() {
         <p>
           <a href="/">Go to the help desk</a>
         </p>
-      </Card>
+      </AuthPage>
     );
   }
   const inv = lookup.data;
@@ -75,17 +59,17 @@ export function AcceptInvitation() {
   const title = `Join ${inv.workspace.name}`;
   if (s.status === 'signed_in' && !signingIn) {
     return (
-      <Card title={title}>
+      <AuthPage title={title}>
         {about}
         <Accept token={token} invited={inv.email} signedInAs={s.user.email} onOtherAccount={() => setSigningIn(true)} />
-      </Card>
+      </AuthPage>
     );
   }
   return (
-    <Card title={title}>
+    <AuthPage title={title}>
       {about}
       <SignInHere email={inv.email} onDone={() => setSigningIn(false)} />
-    </Card>
+    </AuthPage>
   );
 }
 

@@ -352,6 +352,12 @@ const TLS: Array<[string, string]> = [
   ['none', 'None (unencrypted)'],
 ];
 
+/** One server's fields: IMAP (incoming) or SMTP (outgoing); the IMAP password's key is `password`. */
+const SERVERS = [
+  { kind: 'IMAP', legend: 'Incoming (IMAP)', prefix: 'imap_', port: '993', password: 'password' },
+  { kind: 'SMTP', legend: 'Outgoing (SMTP)', prefix: 'smtp_', port: '587', password: 'smtp_password' },
+] as const;
+
 function ServerFields({
   v,
   on,
@@ -368,68 +374,49 @@ function ServerFields({
   const cfg = (k: string) => fieldError(error, `config.${k}`);
   return (
     <>
-      <fieldset>
-        <legend>Incoming (IMAP)</legend>
-        <TextField label="IMAP server" value={v('imap_host')} onChange={on('imap_host')} error={cfg('imap_host')} />
-        <TextField
-          label="IMAP port"
-          type="number"
-          value={v('imap_port')}
-          onChange={on('imap_port')}
-          placeholder="993"
-          error={cfg('imap_port')}
-        />
-        <TextField
-          label="IMAP user name"
-          value={v('imap_username')}
-          onChange={on('imap_username')}
-          autoComplete="off"
-          error={cfg('imap_username')}
-        />
-        {passwords && (
+      {SERVERS.map(({ kind, legend, prefix, port, password }) => (
+        <fieldset key={kind}>
+          <legend>{legend}</legend>
           <TextField
-            label="IMAP password"
-            type="password"
-            value={v('password')}
-            onChange={on('password')}
-            autoComplete="new-password"
-            hint={passwordHint}
-            error={fieldError(error, 'password')}
+            label={`${kind} server`}
+            value={v(`${prefix}host`)}
+            onChange={on(`${prefix}host`)}
+            error={cfg(`${prefix}host`)}
           />
-        )}
-        <SelectField label="IMAP security" value={v('imap_tls')} onChange={on('imap_tls')} options={TLS} />
-      </fieldset>
-      <fieldset>
-        <legend>Outgoing (SMTP)</legend>
-        <TextField label="SMTP server" value={v('smtp_host')} onChange={on('smtp_host')} error={cfg('smtp_host')} />
-        <TextField
-          label="SMTP port"
-          type="number"
-          value={v('smtp_port')}
-          onChange={on('smtp_port')}
-          placeholder="587"
-          error={cfg('smtp_port')}
-        />
-        <TextField
-          label="SMTP user name"
-          value={v('smtp_username')}
-          onChange={on('smtp_username')}
-          autoComplete="off"
-          error={cfg('smtp_username')}
-        />
-        {passwords && (
           <TextField
-            label="SMTP password"
-            type="password"
-            value={v('smtp_password')}
-            onChange={on('smtp_password')}
-            autoComplete="new-password"
-            hint={passwordHint}
-            error={fieldError(error, 'smtp_password')}
+            label={`${kind} port`}
+            type="number"
+            value={v(`${prefix}port`)}
+            onChange={on(`${prefix}port`)}
+            placeholder={port}
+            error={cfg(`${prefix}port`)}
           />
-        )}
-        <SelectField label="SMTP security" value={v('smtp_tls')} onChange={on('smtp_tls')} options={TLS} />
-      </fieldset>
+          <TextField
+            label={`${kind} user name`}
+            value={v(`${prefix}username`)}
+            onChange={on(`${prefix}username`)}
+            autoComplete="off"
+            error={cfg(`${prefix}username`)}
+          />
+          {passwords && (
+            <TextField
+              label={`${kind} password`}
+              type="password"
+              value={v(password)}
+              onChange={on(password)}
+              autoComplete="new-password"
+              hint={passwordHint}
+              error={fieldError(error, password)}
+            />
+          )}
+          <SelectField
+            label={`${kind} security`}
+            value={v(`${prefix}tls`)}
+            onChange={on(`${prefix}tls`)}
+            options={TLS}
+          />
+        </fieldset>
+      ))}
     </>
   );
 }
