@@ -311,6 +311,27 @@ describe.runIf(browserAvailable())('the ticket page and the inbox', () => {
     }
   });
 
+  it('shows a private team’s new ticket live to its member (the team’s topic, not the stand-in)', async () => {
+    const team = await api().post('/v1/teams', { name: 'Escalations', private: true, member_ids: [bob.userId] }, as);
+    expect(team.status, team.text).toBe(201);
+    const { page: page2 } = await h.newPage();
+    await h.signIn(page2, bob);
+    await page2.getByRole('status').filter({ hasText: 'Live' }).waitFor();
+    const r = await api().post(
+      '/v1/tickets',
+      {
+        subject: 'Legal hold on account 77',
+        body_html: '<p>Only the escalations team may see this.</p>',
+        contact: { email: 'hal@customer.test', name: 'Hal' },
+        team_id: team.body.id,
+      },
+      as,
+    );
+    expect(r.status, r.text).toBe(201);
+    await page2.getByRole('link', { name: /Legal hold on account 77/ }).waitFor({ timeout: 10_000 });
+    await page2.context().close();
+  });
+
   it('logged no error in the pages', () => {
     // Signing in first tries the refresh cookie there is not yet: its 401 is the one failure expected.
     expect(h.errors.filter((e) => !/401 \(Unauthorized\)/.test(e))).toEqual([]);

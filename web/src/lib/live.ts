@@ -57,6 +57,26 @@ export interface Live {
 
 const RANK: Record<string, number> = { replying: 2, viewing: 1, idle: 0 };
 
+/** What the realtime token says of me: my id and my private teams (read, not verified: the gateway does that). */
+function tokenClaims(token: string): { sub?: string; teams?: string[] } {
+  try {
+    const part = token.split('.')[1] ?? '';
+    const json = atob(
+      part
+        .replace(/-/g, '+')
+        .replace(/_/g, '/')
+        .padEnd(Math.ceil(part.length / 4) * 4, '='),
+    );
+    const c = JSON.parse(json) as { sub?: unknown; teams?: unknown };
+    return {
+      ...(typeof c.sub === 'string' ? { sub: c.sub } : {}),
+      ...(Array.isArray(c.teams) ? { teams: c.teams.filter((t): t is string => typeof t === 'string') } : {}),
+    };
+  } catch {
+    return {};
+  }
+}
+
 async function realtimeToken(workspaceId: string): Promise<{ token: string; url: string }> {
   return ok(api.POST('/v1/realtime/token', { headers: { 'svc-workspace': workspaceId } }));
 }
@@ -74,10 +94,19 @@ export function startLive(workspaceId: string, h: LiveHandlers): Live {
   let replaying: Promise<void> | null = null;
   const waiting: Envelope[] = [];
 
+  // Events already handed on, by id: a private team's event comes on its team topic and again in
+  // a replay; an event addressed to me on my topic and on the workspace topic.
+  const handed = new Set<string>();
+  const handOn = (e: Envelope) => {
+    if (e.type === 'event.hidden' || handed.has(e.id)) return;
+    handed.add(e.id);
+    if (handed.size > 2000) handed.delete(handed.values().next().value!);
+    h.onEvent(e);
+  };
   const apply = (e: Envelope) => {
     if (lastSeq !== null && e.seq <= lastSeq) return;
     lastSeq = e.seq;
-    if (e.type !== 'event.hidden') h.onEvent(e);
+    handOn(e);
   };
 
   /** Replays from lastSeq up to at least `until`, then what arrived meanwhile. */
@@ -165,6 +194,32 @@ export function startLive(workspaceId: string, h: LiveHandlers): Live {
         () => {},
       );
     });
+    // The private teams' topics (their tickets in full; the workspace topic has stand-ins) and my
+    // own (personal views, notifications): applied as they come, once. The token names the private
+    // teams I am in; when they change the gateway closes the socket, and the reconnect's token
+    // says which topics to be in.
+    const sides = new Map<string, Channel>();
+    const joinSides = () => {
+      const claims = tokenClaims(token);
+      const want = new Set([
+        ...(claims.teams ?? []).map((t) => `team:${workspaceId}:${t}`),
+        ...(claims.sub ? [`user:${claims.sub}`] : []),
+      ]);
+      for (const [topic, ch] of sides) {
+        if (!want.has(topic)) {
+          ch.leave();
+          sides.delete(topic);
+        }
+      }
+      for (const topic of want) {
+        if (sides.has(topic) || !socket) continue;
+        const ch = socket.channel(topic, {});
+        ch.on('event', (e: Envelope) => handOn(e));
+        ch.join();
+        sides.set(topic, ch);
+      }
+    };
+    socket.onOpen(joinSides);
     socket.connect();
     connected(socket);
     channel = socket.channel(`workspace:${workspaceId}`, {});
