@@ -133,6 +133,24 @@ describe.runIf(run)('account, people, reports and onboarding screens', () => {
     await bob.goto(`${h.svc.url}/settings/profile`);
     await bob.getByRole('button', { name: 'Set up two-factor sign-in' }).click();
     const key = (await bob.locator('.secret code').first().textContent())!.replace(/\s/g, '');
+    // The QR code of the setup link is drawn: dark and light modules both on the canvas.
+    const qr = bob.getByRole('img', { name: 'QR code for your authenticator app' });
+    await qr.waitFor();
+    await expect
+      .poll(() =>
+        qr.evaluate((c) => {
+          const canvas = c as unknown as {
+            width: number;
+            height: number;
+            getContext(k: '2d'): { getImageData(...a: number[]): { data: Uint8ClampedArray } };
+          };
+          const d = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+          let dark = 0;
+          for (let i = 0; i < d.length; i += 4) if (d[i]! < 128) dark++;
+          return dark > 0 && dark < d.length / 4 ? 'drawn' : 'blank';
+        }),
+      )
+      .toBe('drawn');
     await bob.getByText('The setup link (otpauth://), for apps that take one').click();
     await bob.getByText(/^otpauth:\/\/totp\//).waitFor();
     expect(await h.violations(bob)).toBe('[]');

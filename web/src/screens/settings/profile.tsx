@@ -10,6 +10,7 @@ import { Avatar } from '../../ui/avatar';
 import { ConfirmButton, fieldError, TextField } from '../../ui/form';
 import { ErrorNote, PageTitle } from '../../ui/page';
 import { Done, fileBody, pictureErrorText, useAction } from '../../ui/people';
+import { QrCode } from '../../ui/qr-code';
 import type { SectionProps } from './sections';
 import './people.css';
 
@@ -289,7 +290,9 @@ function TwoFactor({ enabled }: { enabled: boolean }) {
         >
           <ol className="steps">
             <li>
-              In your authenticator app, add an account by typing this key (time-based):
+              Scan this code with your authenticator app:
+              <QrCode text={enrolment.otpauth_url} label="QR code for your authenticator app" />
+              Or add an account by typing this key (time-based):
               <p className="secret">
                 <span>Key:</span> <code>{grouped(enrolment.secret)}</code>{' '}
                 <button type="button" onClick={() => void navigator.clipboard?.writeText(enrolment.secret)}>
