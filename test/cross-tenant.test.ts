@@ -196,7 +196,8 @@ describe('records of another workspace', () => {
       }
       // Still there for its own workspace (where the id was the only parameter).
       const own = svc.rt.app.routeTable.find((r) => r.url === route.url && r.method === 'GET');
-      if (own && !url.includes('/:')) expect((await svc.api.get(url, a.as)).status, `GET ${route.url} by its owner`).toBe(200);
+      if (own && !url.includes('/:'))
+        expect((await svc.api.get(url, a.as)).status, `GET ${route.url} by its owner`).toBe(200);
     }
   });
 });
