@@ -6,8 +6,7 @@ import { Link } from '@tanstack/react-router';
 import { useEffect, useRef, useState } from 'react';
 import { api, errorText, ok } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
-import { ago } from '../../lib/format';
-import { type Notification, notificationText } from './notifications-text';
+import { type Notification, NotificationItem } from './notifications-text';
 import './notifications-popover.css';
 
 export default function NotificationsPopover({ count, autoFocus }: { count: number; autoFocus: boolean }) {
@@ -81,31 +80,13 @@ function List({ ws, close }: { ws: string; close(): void }) {
       ) : (
         <ul className="bell-list">
           {rows.map((n) => (
-            <li key={n.id} className={n.read_at ? 'read' : 'unread'}>
-              <div>
-                <span className="visually-hidden">{n.read_at ? '' : 'Unread: '}</span>
-                {n.ticket ? (
-                  <Link
-                    to="/tickets/$number"
-                    params={{ number: String(n.ticket.number) }}
-                    onClick={() => {
-                      if (!n.read_at) void read({ ids: [n.id] });
-                      close();
-                    }}
-                  >
-                    {notificationText(n)}: #{n.ticket.number} {n.ticket.subject}
-                  </Link>
-                ) : (
-                  notificationText(n)
-                )}
-                <time dateTime={n.created_at}>{ago(n.created_at)}</time>
-              </div>
-              {!n.read_at && (
-                <button type="button" className="button small" onClick={() => void read({ ids: [n.id] })}>
-                  Mark read<span className="visually-hidden">: {notificationText(n)}</span>
-                </button>
-              )}
-            </li>
+            <NotificationItem
+              key={n.id}
+              n={n}
+              read={(ids) => void read({ ids })}
+              onOpen={close}
+              buttonClass="button small"
+            />
           ))}
         </ul>
       )}

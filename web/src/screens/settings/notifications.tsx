@@ -3,16 +3,14 @@
 // once. The API has no per-person notification choices (no preferences to store): the section
 // says what triggers a notification instead of offering switches that would do nothing.
 import { useInfiniteQuery, useQueryClient } from '@tanstack/react-query';
-import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
 import { api, ok } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { useLiveEvents } from '../../lib/events';
-import { ago } from '../../lib/format';
 import { CheckboxField } from '../../ui/form';
 import './integrations.css';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
-import { NOTIFIED_ABOUT, notificationText } from './notifications-text';
+import { NOTIFIED_ABOUT, NotificationItem } from './notifications-text';
 import type { SectionProps } from './sections';
 
 export default function Notifications(_: SectionProps) {
@@ -91,30 +89,7 @@ export default function Notifications(_: SectionProps) {
         ) : (
           <ul className="notification-list">
             {rows.map((n) => (
-              <li key={n.id} className={n.read_at ? 'read' : 'unread'}>
-                <div>
-                  <span className="visually-hidden">{n.read_at ? '' : 'Unread: '}</span>
-                  {n.ticket ? (
-                    <Link
-                      to="/tickets/$number"
-                      params={{ number: String(n.ticket.number) }}
-                      onClick={() => {
-                        if (!n.read_at) void read({ ids: [n.id] });
-                      }}
-                    >
-                      {notificationText(n)}: #{n.ticket.number} {n.ticket.subject}
-                    </Link>
-                  ) : (
-                    notificationText(n)
-                  )}
-                  <time dateTime={n.created_at}>{ago(n.created_at)}</time>
-                </div>
-                {!n.read_at && (
-                  <button type="button" className="button" onClick={() => void read({ ids: [n.id] })}>
-                    Mark read<span className="visually-hidden">: {notificationText(n)}</span>
-                  </button>
-                )}
-              </li>
+              <NotificationItem key={n.id} n={n} read={(ids) => void read({ ids })} />
             ))}
           </ul>
         )}

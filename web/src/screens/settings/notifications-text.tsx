@@ -1,5 +1,8 @@
-// A notification in words (the bell's list and the notifications section share it).
+// A notification in words, and as an item of a list (the bell's list and the notifications
+// section share both).
+import { Link } from '@tanstack/react-router';
 import type { paths } from '../../api.gen';
+import { ago } from '../../lib/format';
 
 export type Notification =
   paths['/v1/notifications']['get']['responses'][200]['content']['application/json']['data'][number];
@@ -49,3 +52,47 @@ export const NOTIFIED_ABOUT: Array<[string, string]> = [
     'the AI spending cap is reached, the AI balance runs low or out, an automatic top-up fails, the AI key fails',
   ],
 ];
+
+/**
+ * One notification in a list: its words (a link to its ticket, which marks it read), when, and
+ * "Mark read" while unread. `onOpen` runs after the link is followed (the bell closes).
+ */
+export function NotificationItem({
+  n,
+  read,
+  onOpen,
+  buttonClass = 'button',
+}: {
+  n: Notification;
+  read(ids: string[]): void;
+  onOpen?(): void;
+  buttonClass?: string;
+}) {
+  return (
+    <li className={n.read_at ? 'read' : 'unread'}>
+      <div>
+        <span className="visually-hidden">{n.read_at ? '' : 'Unread: '}</span>
+        {n.ticket ? (
+          <Link
+            to="/tickets/$number"
+            params={{ number: String(n.ticket.number) }}
+            onClick={() => {
+              if (!n.read_at) read([n.id]);
+              onOpen?.();
+            }}
+          >
+            {notificationText(n)}: #{n.ticket.number} {n.ticket.subject}
+          </Link>
+        ) : (
+          notificationText(n)
+        )}
+        <time dateTime={n.created_at}>{ago(n.created_at)}</time>
+      </div>
+      {!n.read_at && (
+        <button type="button" className={buttonClass} onClick={() => read([n.id])}>
+          Mark read<span className="visually-hidden">: {notificationText(n)}</span>
+        </button>
+      )}
+    </li>
+  );
+}
