@@ -158,7 +158,8 @@ describe.runIf(run)('the knowledge base, help center, widget settings and chats 
   it('changes the help center title in its settings, and the public help center shows it', async () => {
     await page.goto(`${h.svc.url}/settings/help-center`);
     await page.getByRole('heading', { name: 'Help center', level: 1 }).waitFor();
-    expect(await page.getByRole('link', { name: new RegExp(`/hc/${slug}`) }).count()).toBe(1);
+    // The heading is drawn before the workspace arrives: wait for the form's address.
+    await page.getByRole('link', { name: new RegExp(`/hc/${slug}`) }).waitFor();
     expect(await page.getByLabel('Help center on').isChecked()).toBe(true);
     await page.getByLabel('Title').fill('Acme Answers');
     await page.getByRole('button', { name: 'Save', exact: true }).click();
