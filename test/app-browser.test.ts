@@ -372,6 +372,71 @@ describe.runIf(run)('the agent web app in a browser', () => {
     await page.getByRole('heading', { name: 'Open', level: 1 }).waitFor();
   });
 
+  it('at a sixth account, offers the five to sign one out of, then signs the new one in', async () => {
+    // Four more people signed in on this browser (Ann and four others: five).
+    const people = Array.from({ length: 5 }, (_, i) => ({
+      name: `Extra ${i + 1}`,
+      email: `extra-${i + 1}-${randomUUID().slice(0, 8)}@acme.test`,
+      password: 'another long password',
+    }));
+    const ids: string[] = [];
+    for (const p of people) {
+      const r = await svc.api.post('/v1/auth/register', p);
+      expect(r.status).toBe(201);
+      ids.push(r.body.user.id);
+    }
+    for (const p of people.slice(0, 4)) {
+      const status = await page.evaluate(
+        async (body) =>
+          (
+            await fetch('/v1/auth/login', {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify(body),
+            })
+          ).status,
+        { email: p.email, password: p.password },
+      );
+      expect(status).toBe(200);
+    }
+    const menu = () => page.getByRole('button', { name: /^Workspace: Acme Support/ });
+    await menu().click();
+    await page.getByRole('menuitem', { name: 'Add another account…' }).click();
+    await page.getByRole('heading', { name: 'Add an account' }).waitFor();
+    const sixth = people[4]!;
+    await page.getByLabel('Email').fill(sixth.email);
+    await page.getByLabel('Password').fill(sixth.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Sign out of an account to add this one' }).waitFor();
+    await page.getByRole('alert').filter({ hasText: '5 accounts' }).waitFor();
+    expect(await page.locator('.account-list li').count()).toBe(5);
+    await noSeriousViolations('too many accounts');
+    // Signing Extra 1 out makes room: the new account is signed in, and Extra 1 is gone.
+    await page.getByRole('button', { name: 'Sign out Extra 1' }).click();
+    await page.getByRole('heading', { name: 'Create your workspace' }).waitFor();
+    const accounts = await page.evaluate(async () =>
+      (
+        (await (await fetch('/v1/auth/accounts', { method: 'POST' })).json()) as {
+          data: Array<{ user: { email: string } }>;
+        }
+      ).data.map((a) => a.user.email),
+    );
+    expect(accounts).toHaveLength(5);
+    expect(accounts).toContain(sixth.email);
+    expect(accounts).not.toContain(people[0]!.email);
+    // Back to Ann for the tests after this one, the others signed out.
+    for (const userId of ids.slice(1))
+      await page.evaluate(async (id) => {
+        await fetch('/v1/auth/logout', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ user_id: id }),
+        });
+      }, userId);
+    await page.goto(`${svc.url}/inbox`);
+    await menu().filter({ hasText: 'Ann Agent' }).waitFor();
+  });
+
   it('pages the list by cursor as it scrolls', async () => {
     // 55 pending tickets: a page is 50.
     for (let i = 1; i <= 55; i++) {
@@ -395,7 +460,7 @@ describe.runIf(run)('the agent web app in a browser', () => {
   });
 
   it('logged no error in the page', () => {
-    // The failed sign-in's 401 is the one request expected to fail.
-    expect(errors.filter((e) => !/401 \(Unauthorized\)/.test(e))).toEqual([]);
+    // The failed sign-in's 401 and the sixth account's 409 are the requests expected to fail.
+    expect(errors.filter((e) => !/(401 \(Unauthorized\)|409 \(Conflict\))/.test(e))).toEqual([]);
   });
 });

@@ -332,6 +332,32 @@ describe.runIf(browserAvailable())('the ticket page and the inbox', () => {
     await page2.context().close();
   });
 
+  it('links a closed ticket and its follow-up both ways', async () => {
+    const closed = await newTicket('Invoice address wrong', { contact: { email: 'ivy@customer.test', name: 'Ivy' } });
+    const later = await newTicket('Invoice address still wrong', {
+      contact: { email: 'ivy@customer.test', name: 'Ivy' },
+    });
+    const closedId = (await api().get(`/v1/tickets/${closed}`, as)).body.id;
+    expect((await api().patch(`/v1/tickets/${closed}`, { status: 'closed' }, as)).status).toBe(200);
+    // What mail, the portal and the widget write on a follow-up (their own tests cover that path).
+    const link = await api().patch(
+      `/v1/tickets/${later}`,
+      { custom: { follow_up_of: { id: closedId, number: closed } } },
+      as,
+    );
+    expect(link.status, link.text).toBe(200);
+    await openTicket(closed, 'Invoice address wrong');
+    await page
+      .locator('.follow-up', { hasText: 'Followed up in' })
+      .getByRole('link', { name: `#${later}` })
+      .click();
+    await page.getByRole('heading', { name: `#${later} Invoice address still wrong` }).waitFor();
+    await page
+      .locator('.follow-up', { hasText: 'Follow-up of' })
+      .getByRole('link', { name: `#${closed}` })
+      .waitFor();
+  });
+
   it('logged no error in the pages', () => {
     // Signing in first tries the refresh cookie there is not yet: its 401 is the one failure expected.
     expect(h.errors.filter((e) => !/401 \(Unauthorized\)/.test(e))).toEqual([]);

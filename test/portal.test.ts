@@ -634,6 +634,15 @@ describe('the customer area', () => {
     const next = (await ticketsOf(c)).find((t) => t.id !== me.ticket.id)!;
     expect(next).toMatchObject({ channel: 'portal', status: 'open', subject: me.ticket.subject });
     expect(next.custom.follow_up_of).toEqual({ id: me.ticket.id, number: me.ticket.number });
+    // The agents' side: the closed ticket's follow-ups, listed by the API (the app's ticket page).
+    const follows = await c.svc.api.get(`/v1/tickets?follow_up_of=${me.ticket.id}&status=open,closed`, c.t.as);
+    expect(follows.status, follows.text).toBe(200);
+    expect(follows.body.data.map((t: any) => t.id)).toEqual([next.id]);
+    const none = await c.svc.api.get(`/v1/tickets?follow_up_of=${next.id}`, c.t.as);
+    expect(none.body.data).toEqual([]);
+    const bad = await c.svc.api.get('/v1/tickets?follow_up_of=42', c.t.as);
+    expect(bad.status).toBe(422);
+    expect(bad.body.errors[0].location).toBe('query.follow_up_of');
     expect(follow.location).toBe(`${c.base}/requests/${next.number}?follows=${me.ticket.number}`);
     const nextPage = await get(c, follow.location!, me.cookie);
     expect(nextPage.text).toContain(`Request #${me.ticket.number} is closed, so your reply started this new request.`);

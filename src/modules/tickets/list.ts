@@ -189,6 +189,11 @@ function filters(ctx: RequestContext, q: Query, tagId: string | null, search: Te
     const v = q[col]?.toLowerCase();
     if (v !== undefined) out.push((eb) => eb(`t.${col}`, '=', v));
   }
+  const followUpOf = q.follow_up_of?.toLowerCase();
+  if (followUpOf !== undefined) {
+    // The partial index tickets_follow_up_of (migration 0037) matches this expression.
+    out.push(() => sql<SqlBool>`(t.custom ? 'follow_up_of' AND t.custom -> 'follow_up_of' ->> 'id' = ${followUpOf})`);
+  }
   if (search) out.push(() => anyMatch(search));
   return out;
 }

@@ -167,6 +167,13 @@ export const ListTicketsQuery = Type.Object(
     team_id: Type.Optional(Uuid),
     mailbox_id: Type.Optional(Uuid),
     contact_id: Type.Optional(Uuid),
+    follow_up_of: Type.Optional(
+      Type.String({
+        format: 'uuid',
+        description:
+          "A ticket's id: the tickets opened as its follow-ups (a customer's message after it closed; custom.follow_up_of names it).",
+      }),
+    ),
     channel: Type.Optional(csv(CHANNELS.join('|'), 'Comma-separated channels.')),
     tag: Type.Optional(Type.String({ minLength: 1, maxLength: 50, description: 'A label name (any case).' })),
     view_id: Type.Optional(Type.String({ format: 'uuid', description: "A saved view's filters, added to these." })),

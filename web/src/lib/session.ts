@@ -187,6 +187,16 @@ export async function logout(all = false): Promise<void> {
   if (!all) await refresh();
 }
 
+/**
+ * Signs out one account of this browser by its user id (its refresh cookie goes): this tab's own
+ * account as logout() does, another one without touching this tab's session.
+ */
+export async function signOutAccount(userId: string): Promise<void> {
+  if (state.status === 'signed_in' && state.user.id === userId) return logout(false);
+  const res = await post('/v1/auth/logout', { user_id: userId });
+  if (!res.ok && res.status !== 401) return fail(res);
+}
+
 export interface BrowserAccount {
   user: SessionUser;
   workspaces: Array<{ id: string; name: string }>;

@@ -2,9 +2,18 @@
 // workspace for someone who has none.
 import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { type FormEvent, type ReactNode, useEffect, useRef, useState } from 'react';
-import { api, errorText, ok } from '../lib/api';
+import { ApiError, api, errorText, ok } from '../lib/api';
 import { Redirect } from '../lib/redirect';
-import { completeMfa, login, register, reloadMe, useSession } from '../lib/session';
+import {
+  type BrowserAccount,
+  completeMfa,
+  listAccounts,
+  login,
+  register,
+  reloadMe,
+  signOutAccount,
+  useSession,
+} from '../lib/session';
 
 /** The frame of the pages before the workspace: sign in, sign up, a new workspace, an invitation. */
 export function AuthPage({ title, children }: { title: string; children: ReactNode }) {
@@ -69,11 +78,36 @@ export function Login() {
   const [mfaToken, setMfaToken] = useState<string | null>(null);
   const [code, setCode] = useState('');
   const codeRef = useRef<HTMLInputElement>(null);
-  const signIn = useSubmit(async () => {
-    const r = await login(email.trim(), password);
+  // A sixth account (409 too_many_accounts): the five this browser holds, to sign one out.
+  const [full, setFull] = useState<BrowserAccount[] | null>(null);
+  const attempt = async () => {
+    let r: Awaited<ReturnType<typeof login>>;
+    try {
+      r = await login(email.trim(), password);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'too_many_accounts') setFull(await listAccounts().catch(() => []));
+      throw err;
+    }
+    setFull(null);
     if (r.kind === 'mfa') setMfaToken(r.mfaToken);
     else setAdding(false);
-  });
+  };
+  const signIn = useSubmit(attempt);
+  // Signs one of them out, then this sign-in again.
+  const [freeing, setFreeing] = useState(false);
+  const [freeError, setFreeError] = useState<string | null>(null);
+  const makeRoom = async (userId: string) => {
+    setFreeing(true);
+    setFreeError(null);
+    try {
+      await signOutAccount(userId);
+      await attempt();
+    } catch (err) {
+      setFreeError(errorText(err));
+    } finally {
+      setFreeing(false);
+    }
+  };
   const verify = useSubmit(async () => {
     await completeMfa(mfaToken!, code);
     setAdding(false);
@@ -135,6 +169,25 @@ export function Login() {
           {signIn.busy ? 'Signing in…' : 'Sign in'}
         </button>
       </form>
+      {full && full.length > 0 && (
+        <section className="stack" aria-labelledby="room-title">
+          <h2 id="room-title">Sign out of an account to add this one</h2>
+          <p>A browser holds five accounts at most. Signing one out here keeps its data; it can sign in again later.</p>
+          <ul className="account-list">
+            {full.map((a) => (
+              <li key={a.user.id}>
+                <span>
+                  {a.user.name} ({a.user.email})
+                </span>{' '}
+                <button type="button" disabled={freeing} onClick={() => void makeRoom(a.user.id)}>
+                  Sign out<span className="visually-hidden"> {a.user.name}</span>
+                </button>
+              </li>
+            ))}
+          </ul>
+          <ErrorNote error={freeError} />
+        </section>
+      )}
       {adding ? (
         <Link to="/inbox" search={{}}>
           Back to the inbox

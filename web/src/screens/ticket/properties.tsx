@@ -165,7 +165,7 @@ export function Properties({ ws, ticket: t, readOnly }: { ws: string; ticket: Ti
           {t.csat.comment ? <q>{t.csat.comment}</q> : null}
         </p>
       )}
-      <FollowUp t={t} />
+      <FollowUp ws={ws} t={t} />
       {!readOnly && <MergeButton ws={ws} ticket={t} />}
     </section>
   );
@@ -479,16 +479,45 @@ function SlaClocks({ t }: { t: Ticket }) {
   );
 }
 
-function FollowUp({ t }: { t: Ticket }) {
+/**
+ * The follow-up links both ways: the ticket this one follows (custom.follow_up_of) and, for a
+ * closed ticket, the ones its customer's later messages opened (GET /v1/tickets?follow_up_of=).
+ */
+function FollowUp({ ws, t }: { ws: string; t: Ticket }) {
   const of = (t.custom as { follow_up_of?: { id?: string; number?: number } } | null)?.follow_up_of;
-  if (!of?.number) return null;
+  const later = useQuery({
+    queryKey: ['followUps', ws, t.id],
+    queryFn: async () =>
+      (await ok(api.GET('/v1/tickets', { params: { query: { follow_up_of: t.id, limit: 20, sort: 'created_at' } } })))
+        .data,
+    enabled: t.status === 'closed',
+  });
+  const follows = later.data ?? [];
+  if (!of?.number && follows.length === 0) return null;
   return (
-    <p className="follow-up">
-      Follow-up of{' '}
-      <Link to="/tickets/$number" params={{ number: String(of.number) }}>
-        #{of.number}
-      </Link>
-    </p>
+    <>
+      {of?.number ? (
+        <p className="follow-up">
+          Follow-up of{' '}
+          <Link to="/tickets/$number" params={{ number: String(of.number) }}>
+            #{of.number}
+          </Link>
+        </p>
+      ) : null}
+      {follows.length > 0 && (
+        <p className="follow-up">
+          Followed up in{' '}
+          {follows.map((x, i) => (
+            <span key={x.id}>
+              {i > 0 && ', '}
+              <Link to="/tickets/$number" params={{ number: String(x.number) }}>
+                #{x.number}
+              </Link>
+            </span>
+          ))}
+        </p>
+      )}
+    </>
   );
 }
 
