@@ -98,6 +98,28 @@ export function CheckboxField({ label, hint, ...input }: FieldProps & InputHTMLA
  * A button that asks before doing something that cannot be undone (delete, revoke, rotate): a
  * dialog naming what happens, with the focus on Cancel.
  */
+/** A "Delete" button (with the thing's name for screen readers) that asks first, in a dialog. */
+export function DeleteButton({
+  name,
+  ...confirm
+}: Omit<ConfirmButtonProps, 'children' | 'className'> & { name: string }) {
+  return (
+    <ConfirmButton {...confirm}>
+      <span aria-hidden="true">Delete</span>
+      <span className="visually-hidden">Delete {name}</span>
+    </ConfirmButton>
+  );
+}
+
+interface ConfirmButtonProps {
+  children: ReactNode;
+  title: string;
+  description: ReactNode;
+  confirm: string;
+  onConfirm(): Promise<unknown> | unknown;
+  className?: string;
+}
+
 export function ConfirmButton({
   children,
   title,
@@ -105,14 +127,7 @@ export function ConfirmButton({
   confirm,
   onConfirm,
   className = 'button danger',
-}: {
-  children: ReactNode;
-  title: string;
-  description: ReactNode;
-  confirm: string;
-  onConfirm(): Promise<unknown> | unknown;
-  className?: string;
-}) {
+}: ConfirmButtonProps) {
   const [open, setOpen] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);

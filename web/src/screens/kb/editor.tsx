@@ -12,13 +12,16 @@ import StarterKit from '@tiptap/starter-kit';
 import { type FormEvent, type KeyboardEvent, useId, useRef, useState } from 'react';
 import { ApiError, api, ok } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
+import { every } from '../../lib/every';
 import { when } from '../../lib/format';
 import { canWrite, useRole } from '../../lib/role';
 import { ConfirmButton, fieldError, SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
 import { type Article, kbKeys, useCollections, useWorkspaceRecord } from './data';
 
-const LANGUAGES = [
+type Language = Article['language'];
+// The API's languages (src/modules/kb/schemas.ts), English first; the type check names one it adds.
+const LANGUAGES = every<Exclude<Language, 'other'>>()([
   'en',
   'ar',
   'ca',
@@ -47,8 +50,7 @@ const LANGUAGES = [
   'ta',
   'tr',
   'yi',
-] as const;
-type Language = Article['language'];
+]);
 
 const languageName = (() => {
   try {

@@ -8,12 +8,14 @@ import { type FormEvent, type ReactNode, useEffect, useId, useRef, useState } fr
 import type { Schemas } from '../../lib/api';
 import { ApiError } from '../../lib/errors';
 import { useLiveEvents } from '../../lib/events';
+import { every } from '../../lib/every';
 import { fieldError } from '../../ui/form';
 import { ErrorNote } from '../../ui/page';
 import './config.css';
 
 export type LabelColor = Schemas['Tag']['color'];
-export const LABEL_COLORS: LabelColor[] = [
+/** The API's label colours (src/modules/tags/schemas.ts), in the picker's order; the type check names one it adds. */
+export const LABEL_COLORS: readonly LabelColor[] = every<LabelColor>()([
   'gray',
   'red',
   'orange',
@@ -29,7 +31,7 @@ export const LABEL_COLORS: LabelColor[] = [
   'purple',
   'pink',
   'rose',
-];
+]);
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 /** A small coloured square; decorative (the colour's name is said next to it when it matters). */

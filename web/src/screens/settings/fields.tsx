@@ -7,7 +7,7 @@ import { useState } from 'react';
 import { api, ok, type Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { useIsAdmin } from '../../lib/role';
-import { CheckboxField, ConfirmButton, SelectField, TextField } from '../../ui/form';
+import { CheckboxField, DeleteButton, SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
 import { Chip, check, FormDialog, LABEL_COLORS, type LabelColor, problem, useLiveRefetch } from './config-kit';
 import type { SectionProps } from './sections';
@@ -152,7 +152,8 @@ export default function Fields({ path }: SectionProps) {
                           >
                             Edit
                           </button>
-                          <ConfirmButton
+                          <DeleteButton
+                            name={f.name}
                             title={`Delete the field “${f.name}”?`}
                             description={`Its values are removed from every ${f.entity} that has one. This cannot be undone; to keep the values but stop changes, archive the field instead (Edit).`}
                             confirm="Delete field"
@@ -160,10 +161,7 @@ export default function Fields({ path }: SectionProps) {
                               await ok(api.DELETE('/v1/custom-fields/{id}', { params: { path: { id: f.id } } }));
                               await refresh();
                             }}
-                          >
-                            <span aria-hidden="true">Delete</span>
-                            <span className="visually-hidden">Delete {f.name}</span>
-                          </ConfirmButton>
+                          />
                         </div>
                       )}
                     </li>

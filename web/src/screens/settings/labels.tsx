@@ -7,7 +7,7 @@ import { useState } from 'react';
 import { api, ok, type Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { useIsAdmin } from '../../lib/role';
-import { CheckboxField, ConfirmButton, SelectField, TextField } from '../../ui/form';
+import { CheckboxField, ConfirmButton, DeleteButton, SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
 import { Chip, ColorField, check, FormDialog, type LabelColor, problem, Swatch, useLiveRefetch } from './config-kit';
 import type { SectionProps } from './sections';
@@ -246,7 +246,8 @@ export default function Labels(_: SectionProps) {
                             >
                               Merge…
                             </button>
-                            <ConfirmButton
+                            <DeleteButton
+                              name={t.name}
                               title={`Delete the label “${t.name}”?`}
                               description={`It is removed from every record that carries it (${usage(t)}). Views filtering by it no longer match anything. This cannot be undone; to keep it on records but out of pickers, archive it instead.`}
                               confirm="Delete label"
@@ -254,10 +255,7 @@ export default function Labels(_: SectionProps) {
                                 await ok(api.DELETE('/v1/tags/{id}', { params: { path: { id: t.id } } }));
                                 await refresh();
                               }}
-                            >
-                              <span aria-hidden="true">Delete</span>
-                              <span className="visually-hidden">Delete {t.name}</span>
-                            </ConfirmButton>
+                            />
                           </div>
                         )}
                       </li>

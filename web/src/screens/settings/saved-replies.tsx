@@ -8,7 +8,7 @@ import { api, ok, type Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { ago } from '../../lib/format';
 import { useRole } from '../../lib/role';
-import { ConfirmButton, TextField } from '../../ui/form';
+import { DeleteButton, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
 import { check, FormDialog, problem, useLiveRefetch } from './config-kit';
 import { ReplyBodyEditor } from './saved-replies-editor';
@@ -97,7 +97,8 @@ export default function SavedReplies(_: SectionProps) {
                   <button type="button" className="button" aria-label={`Edit ${r.title}`} onClick={() => setEditing(r)}>
                     Edit
                   </button>
-                  <ConfirmButton
+                  <DeleteButton
+                    name={r.title}
                     title={`Delete the saved reply “${r.title}”?`}
                     description="No agent can insert it any more. Replies already sent with it stay as they are."
                     confirm="Delete saved reply"
@@ -105,10 +106,7 @@ export default function SavedReplies(_: SectionProps) {
                       await ok(api.DELETE('/v1/saved-replies/{id}', { params: { path: { id: r.id } } }));
                       await refresh();
                     }}
-                  >
-                    <span aria-hidden="true">Delete</span>
-                    <span className="visually-hidden">Delete {r.title}</span>
-                  </ConfirmButton>
+                  />
                 </div>
               )}
             </li>

@@ -9,7 +9,7 @@ import { useId, useState } from 'react';
 import { api, ok, type Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { useIsAdmin } from '../../lib/role';
-import { CheckboxField, ConfirmButton, SelectField, TextField } from '../../ui/form';
+import { CheckboxField, DeleteButton, SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
 import { check, duration, FormDialog, problem, useLiveRefetch } from './config-kit';
 import type { SectionProps } from './sections';
@@ -147,7 +147,8 @@ function Policies() {
                 <button type="button" className="button" aria-label={`Edit ${p.name}`} onClick={() => setEditing(p)}>
                   Edit
                 </button>
-                <ConfirmButton
+                <DeleteButton
+                  name={p.name}
                   title={`Delete the SLA policy “${p.name}”?`}
                   description="New tickets no longer get it; tickets that already have its clocks keep their due dates."
                   confirm="Delete policy"
@@ -155,10 +156,7 @@ function Policies() {
                     await ok(api.DELETE('/v1/sla-policies/{id}', { params: { path: { id: p.id } } }));
                     await refresh();
                   }}
-                >
-                  <span aria-hidden="true">Delete</span>
-                  <span className="visually-hidden">Delete {p.name}</span>
-                </ConfirmButton>
+                />
               </div>
             </li>
           ))}

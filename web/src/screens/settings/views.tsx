@@ -11,7 +11,7 @@ import { useWorkspace } from '../../lib/context';
 import { STATUS_LABEL } from '../../lib/format';
 import { keys } from '../../lib/queries';
 import { useIsAdmin } from '../../lib/role';
-import { CheckboxField, ConfirmButton, SelectField, TextField } from '../../ui/form';
+import { CheckboxField, DeleteButton, SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
 import { check, FormDialog, problem, useLiveRefetch } from './config-kit';
 import type { SectionProps } from './sections';
@@ -108,7 +108,8 @@ export default function Views(_: SectionProps) {
                   <button type="button" className="button" aria-label={`Edit ${v.name}`} onClick={() => setEditing(v)}>
                     Edit
                   </button>
-                  <ConfirmButton
+                  <DeleteButton
+                    name={v.name}
                     title={`Delete the view “${v.name}”?`}
                     description={
                       v.shared
@@ -120,10 +121,7 @@ export default function Views(_: SectionProps) {
                       await ok(api.DELETE('/v1/views/{id}', { params: { path: { id: v.id } } }));
                       await refresh();
                     }}
-                  >
-                    <span aria-hidden="true">Delete</span>
-                    <span className="visually-hidden">Delete {v.name}</span>
-                  </ConfirmButton>
+                  />
                 </div>
               )}
             </li>
