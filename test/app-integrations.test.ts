@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AppHarness, startAppHarness } from './app-harness.js';
 import { browserAvailable, docsScreenshot } from './browser.js';
 import { addMember } from './helpers.js';
+import { CLIENT, type Provider, startProvider } from './oauth-provider.js';
 
 const INBOUND_SECRET = 'test-inbound-secret-0123456789';
 
@@ -26,6 +27,7 @@ interface Received {
 describe.runIf(browserAvailable())('the integrations settings in a browser', () => {
   let h: AppHarness;
   let page: Page;
+  let provider: Provider;
   let receiver: Server;
   let hookUrl = '';
   const received: Received[] = [];
@@ -48,11 +50,24 @@ describe.runIf(browserAvailable())('the integrations settings in a browser', () 
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    provider = await startProvider(0);
     h = await startAppHarness(
       'app_integrations',
-      { INBOUND_DOMAIN: 'in.helpdesk.test', WEBHOOK_ALLOW_PRIVATE: 'true' },
+      {
+        INBOUND_DOMAIN: 'in.helpdesk.test',
+        WEBHOOK_ALLOW_PRIVATE: 'true',
+        // Google's OAuth at the stand-in (test/oauth-provider.ts); no IMAP poll of the mailbox made.
+        GOOGLE_CLIENT_ID: CLIENT.id,
+        GOOGLE_CLIENT_SECRET: CLIENT.secret,
+        GOOGLE_AUTH_URL: `${provider.base}/google/authorize`,
+        GOOGLE_TOKEN_URL: `${provider.base}/google/token`,
+        GOOGLE_USERINFO_URL: `${provider.base}/google/userinfo`,
+      },
       // One attempt per delivery: a failure is final at once (and can be retried from the screen).
-      { webhooks: { retryDelaysMs: [], jitter: 0, pollSeconds: 0.5, batchWindowMs: 5 } },
+      {
+        webhooks: { retryDelaysMs: [], jitter: 0, pollSeconds: 0.5, batchWindowMs: 5 },
+        imap: { maxPerProcess: 0 },
+      },
     );
     const label = await h.svc.api.post('/v1/tags', { name: 'refund' }, as());
     expect(label.status, label.text).toBe(201);
@@ -63,6 +78,7 @@ describe.runIf(browserAvailable())('the integrations settings in a browser', () 
   afterAll(async () => {
     await h?.stop();
     receiver?.close();
+    provider?.server.close();
   });
 
   it('makes a forwarding mailbox; mail to its forwarding address arrives live in the inbox', async () => {
@@ -112,6 +128,32 @@ describe.runIf(browserAvailable())('the integrations settings in a browser', () 
     });
     expect(r.status, r.text).toBe(202);
     await page.getByRole('link', { name: /Printer on fire/ }).waitFor({ timeout: 20_000 });
+  });
+
+  it('connects a Google mailbox through the provider’s sign-in and back, and says why one is refused', async () => {
+    provider.account = 'sales@acme-mail.test';
+    await settings('mailboxes');
+    await page.getByLabel('Google (Gmail, Workspace)').check();
+    await page.getByLabel('Name', { exact: true }).fill('Sales');
+    await page.getByRole('button', { name: 'Continue to Google' }).click();
+    // The provider signs the account in and sends the browser back; the callback to the settings.
+    await page.getByRole('status').filter({ hasText: 'Mailbox connected: Sales (sales@acme-mail.test)' }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/settings/mailboxes');
+    const made = (await h.svc.api.get('/v1/mailboxes', as())).body.data.find(
+      (m: { email: string }) => m.email === 'sales@acme-mail.test',
+    );
+    expect(made).toMatchObject({ name: 'Sales', inbound_kind: 'google', outbound_kind: 'google' });
+    expect(provider.requests).toContainEqual({ grant: 'authorization_code', ok: true });
+    await page.getByRole('link', { name: 'Sales' }).waitFor();
+    await noViolations();
+
+    // An account whose address is the forwarding mailbox's: refused, and the page says why.
+    provider.account = 'support@acme.test';
+    await page.getByLabel('Google (Gmail, Workspace)').check();
+    await page.getByLabel('Name', { exact: true }).fill('Sales again');
+    await page.getByRole('button', { name: 'Continue to Google' }).click();
+    await page.getByRole('alert').filter({ hasText: 'a mailbox for this account already exists' }).waitFor();
+    expect((await h.svc.api.get('/v1/mailboxes', as())).body.data).toHaveLength(2);
   });
 
   it('builds an automation: the API’s refusal at its entry, then it labels a new ticket', async () => {
