@@ -9,6 +9,9 @@
 //
 // Lifetime: a session ends 30 days after its last refresh (idle) and at the latest 60 days
 // after the sign-in (absolute); created_at is the sign-in time and never changes.
+//
+// Each session keeps the User-Agent and client address of its sign-in, replaced by those of each
+// refresh, so its person can tell their sessions apart (GET /v1/me/sessions, src/modules/me).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { newId, randomSecret } from '../../platform/crypto/random.js';
@@ -54,8 +57,24 @@ interface SessionRow {
   refresh_hash: string;
 }
 
-const isLive = (s: SessionRow, now = Date.now()): boolean =>
+const isLive = (s: Pick<SessionRow, 'revoked_at' | 'expires_at' | 'last_used_at'>, now = Date.now()): boolean =>
   s.revoked_at === null && s.expires_at.getTime() > now && s.last_used_at.getTime() + SESSION_IDLE_MS > now;
+
+/** What a session remembers of the client that signed in or refreshed last. */
+export interface SessionDevice {
+  userAgent: string | null;
+  ip: string | null;
+}
+
+/** Longest User-Agent kept: real ones are 100 to 250 characters; the rest is padding or abuse. */
+export const USER_AGENT_MAX = 256;
+
+/** The request's User-Agent (control characters removed, cut to USER_AGENT_MAX) and address. */
+export function deviceOf(req: FastifyRequest): SessionDevice {
+  const raw = req.headers['user-agent'];
+  const ua = typeof raw === 'string' ? raw.replace(/\p{Cc}+/gu, ' ').trim() : '';
+  return { userAgent: ua === '' ? null : Array.from(ua).slice(0, USER_AGENT_MAX).join(''), ip: req.ip || null };
+}
 
 /** A refresh token the caller presented: from a cookie (its name) or the body (cookie null). */
 export interface Presented {
@@ -163,7 +182,12 @@ async function announceRevoked(deps: Deps, rows: Array<{ id: string; user_id: st
 }
 
 /** Starts a session for a user whose credentials were checked. */
-export async function startSession(deps: Deps, user: UserRow, native: boolean): Promise<IssuedSession> {
+export async function startSession(
+  deps: Deps,
+  user: UserRow,
+  native: boolean,
+  device: SessionDevice,
+): Promise<IssuedSession> {
   const db = deps.database.db;
   const sessionId = newId();
   const refreshToken = randomSecret(COOKIE_PREFIX);
@@ -190,6 +214,8 @@ export async function startSession(deps: Deps, user: UserRow, native: boolean): 
       refresh_hash: hashSecret(refreshToken),
       native,
       expires_at: expiresAt,
+      user_agent: device.userAgent,
+      ip: device.ip,
     })
     .execute();
   const { token } = await deps.tokens.sign({ sub: user.id, sid: sessionId, purpose: 'access' });
@@ -276,6 +302,7 @@ export async function refresh(
   reply: FastifyReply,
   presented: Presented[],
   userId: string | undefined,
+  device: SessionDevice,
 ): Promise<Refreshed> {
   const resolved = await resolve(deps, presented);
   const reused = resolved.filter((r) => r.reusedSession);
@@ -300,7 +327,12 @@ export async function refresh(
   const rotated = await db.transaction().execute(async (trx) => {
     const row = await trx
       .updateTable('sessions')
-      .set({ refresh_hash: hashSecret(refreshToken), last_used_at: new Date() })
+      .set({
+        refresh_hash: hashSecret(refreshToken),
+        last_used_at: new Date(),
+        user_agent: device.userAgent,
+        ip: device.ip,
+      })
       .where('id', '=', session.id)
       .where('refresh_hash', '=', oldHash)
       .where('revoked_at', 'is', null)
