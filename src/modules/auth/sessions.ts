@@ -156,17 +156,23 @@ export async function revokeSessions(deps: Deps, sessionIds: string[]): Promise<
   await announceRevoked(deps, rows);
 }
 
-/** Revokes every live session of the user except `keep` (a password change). */
-export async function revokeOtherSessions(deps: Deps, userId: string, keep: string): Promise<void> {
+/**
+ * Revokes every session of the user except `keep` (a password change, "sign out everywhere
+ * else"). Answers how many of them were live (those that had merely ended are revoked too).
+ */
+export async function revokeOtherSessions(deps: Deps, userId: string, keep: string): Promise<number> {
+  const revokedAt = new Date();
   const rows = await deps.database.db
     .updateTable('sessions')
-    .set({ revoked_at: new Date() })
+    .set({ revoked_at: revokedAt })
     .where('user_id', '=', userId)
     .where('id', '!=', keep)
     .where('revoked_at', 'is', null)
-    .returning(['id', 'user_id'])
+    .returning(['id', 'user_id', 'expires_at', 'last_used_at'])
     .execute();
   await announceRevoked(deps, rows);
+  const now = revokedAt.getTime();
+  return rows.filter((r) => isLive({ ...r, revoked_at: null }, now)).length;
 }
 
 async function announceRevoked(deps: Deps, rows: Array<{ id: string; user_id: string }>): Promise<void> {
@@ -406,6 +412,59 @@ export async function logout(
   }
   await revokeSessions(deps, sessionIds);
   for (const r of chosen) if (r.p.cookie) clearRefreshCookie(reply, r.p.cookie);
+}
+
+// --- A person's own sessions (GET and DELETE /v1/me/sessions) --------------------------------
+
+/** At most this many sessions are listed (the most recently used); revoking the others ends them all. */
+export const LISTED_SESSIONS = 100;
+
+export interface OwnSession {
+  id: string;
+  created_at: Date;
+  last_used_at: Date;
+  /** When it ends unless refreshed: the idle end or the absolute one, whichever comes first. */
+  ends_at: Date;
+  user_agent: string | null;
+  ip: string | null;
+  native: boolean;
+}
+
+/** The person's live sessions, most recently used first. Never their tokens or hashes. */
+export async function liveSessionsOf(deps: Deps, userId: string): Promise<OwnSession[]> {
+  const now = Date.now();
+  const rows = await deps.database.db
+    .selectFrom('sessions')
+    .select(['id', 'created_at', 'last_used_at', 'expires_at', 'user_agent', 'ip', 'native'])
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', new Date(now))
+    .where('last_used_at', '>', new Date(now - SESSION_IDLE_MS))
+    .orderBy('last_used_at', 'desc')
+    .orderBy('created_at', 'desc')
+    .orderBy('id')
+    .limit(LISTED_SESSIONS)
+    .execute();
+  return rows.map(({ expires_at, ...r }) => ({
+    ...r,
+    ends_at: new Date(Math.min(expires_at.getTime(), r.last_used_at.getTime() + SESSION_IDLE_MS)),
+  }));
+}
+
+/**
+ * Revokes one live session of this person (its sockets close). False when there is none with
+ * this id: another person's, ended, or unknown, alike.
+ */
+export async function revokeSessionOf(deps: Deps, userId: string, sessionId: string): Promise<boolean> {
+  const row = await deps.database.db
+    .selectFrom('sessions')
+    .select(['id', 'revoked_at', 'expires_at', 'last_used_at'])
+    .where('id', '=', sessionId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  if (!row || !isLive(row)) return false;
+  await revokeSessions(deps, [row.id]);
+  return true;
 }
 
 // --- Accounts ----------------------------------------------------------------------------------
