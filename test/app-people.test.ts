@@ -3,6 +3,7 @@
 // second browser context by creating an account there and lands in the workspace's inbox; the
 // owner makes them admin; they change their name and password (signing in again with the new
 // one), turn two-factor on with a code, and upload a picture (a refused SVG said in words first);
+// the owner signs out another device's session from the profile's list of sessions;
 // a team with them in it; the workspace's settings and the assignment screen; the reports' charts
 // over two tickets made over the API; the onboarding checklist shown and dismissed. Every change is
 // checked through the API too; axe-core on each screen; Members at 360 px.
@@ -179,6 +180,50 @@ describe.runIf(run)('account, people, reports and onboarding screens', () => {
     expect(await img.getAttribute('src')).toBe(url);
     await bob.getByRole('button', { name: 'Remove picture' }).waitFor();
     await docsScreenshot(bob, 'app-settings-profile');
+  });
+
+  it('profile: where you are signed in, another device signed out from the page with the keyboard', async () => {
+    // A second session of the owner, as a sign-in on another device would make it.
+    const device = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0 OtherLaptop';
+    const other = await h.svc.api.post(
+      '/v1/auth/login',
+      { email: h.tenant.owner.email, password: h.tenant.owner.password },
+      { headers: { 'user-agent': device } },
+    );
+    expect(other.status, other.text).toBe(200);
+    const otherId = JSON.parse(Buffer.from(other.body.access_token.split('.')[1], 'base64url').toString()).sid;
+
+    await owner.goto(`${h.svc.url}/settings/profile`);
+    await owner.getByRole('heading', { name: 'Where you’re signed in' }).waitFor();
+    const sessions = owner.getByRole('list', { name: 'Your sessions' }).getByRole('listitem');
+    const item = sessions.filter({ hasText: 'OtherLaptop' });
+    await item.waitFor();
+    // The page's own session says so, and has no sign-out of its own here.
+    const here = sessions.filter({ hasText: 'This browser' });
+    await here.waitFor();
+    expect(await here.textContent()).not.toContain('OtherLaptop');
+    expect(await here.getByRole('button').count()).toBe(0);
+    expect(await item.textContent()).toMatch(/Last used just now from (::ffff:)?127\.0\.0\.1/);
+    await owner.getByRole('button', { name: 'Sign out everywhere else' }).waitFor();
+    expect(await h.violations(owner)).toBe('[]');
+
+    // With the keyboard: the session's button, then Cancel (focused first) and Sign out.
+    const button = item.getByRole('button', { name: /^Sign out .*OtherLaptop, last used just now$/ });
+    await button.focus();
+    await owner.keyboard.press('Enter');
+    const dialog = owner.getByRole('alertdialog', { name: 'Sign out this session?' });
+    await dialog.waitFor();
+    expect(await h.violations(owner)).toBe('[]');
+    await expect.poll(() => owner.evaluate<string>("document.activeElement?.textContent ?? ''")).toBe('Cancel');
+    await owner.keyboard.press('Tab');
+    await owner.keyboard.press('Enter');
+    await owner.getByRole('status').filter({ hasText: 'Signed out.' }).waitFor();
+    await item.waitFor({ state: 'detached' });
+
+    const left = (await h.svc.api.get('/v1/me/sessions', as())).body.data as Array<{ id: string }>;
+    expect(left.map((x) => x.id)).not.toContain(otherId);
+    expect(left.length).toBeGreaterThan(0);
+    expect((await h.svc.api.get('/v1/me', { token: other.body.access_token })).status).toBe(401);
   });
 
   it('makes a team with a member', async () => {

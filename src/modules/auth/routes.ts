@@ -28,6 +28,7 @@ import { completeMfa, login, register } from './service.js';
 import {
   bodyToken,
   clearRefreshCookie,
+  deviceOf,
   type IssuedSession,
   LEGACY_COOKIE,
   logout,
@@ -171,7 +172,7 @@ export default async function authRoutes(app: App, deps: Deps) {
       const native = isNative(req);
       const presented = presentedBy(req, native, req.body.refresh_token);
       reply.header('cache-control', 'no-store');
-      const r = await refresh(deps, reply, presented, req.body.user_id);
+      const r = await refresh(deps, reply, presented, req.body.user_id, deviceOf(req));
       if (!native && r.fromLegacy) clearRefreshCookie(reply, LEGACY_COOKIE);
       return sendSession(reply, r.issued, native);
     },

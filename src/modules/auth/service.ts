@@ -14,7 +14,7 @@ import { ApiError, conflict, invalid, notFound, unauthorized } from '../../platf
 import { recordAudit } from '../audit/service.js';
 import { checkMfaCode } from './mfa.js';
 import { verifyChallenge } from './protection.js';
-import { assertRoomForAccount, type IssuedSession, revokeOtherSessions, startSession } from './sessions.js';
+import { assertRoomForAccount, deviceOf, type IssuedSession, revokeOtherSessions, startSession } from './sessions.js';
 
 export type { IssuedSession } from './sessions.js';
 export { getUser, presentUser, type UserView } from './users.js';
@@ -83,7 +83,7 @@ export async function register(
     .returningAll()
     .executeTakeFirst();
   if (!row) throw conflict('An account with this email already exists.');
-  return startSession(deps, row, native);
+  return startSession(deps, row, native, deviceOf(req));
 }
 
 export type LoginOutcome = { kind: 'session'; session: IssuedSession } | { kind: 'mfa'; mfaToken: string };
@@ -132,7 +132,7 @@ export async function login(
     });
     return { kind: 'mfa', mfaToken: token };
   }
-  return { kind: 'session', session: await startSession(deps, user, native) };
+  return { kind: 'session', session: await startSession(deps, user, native, deviceOf(req)) };
 }
 
 /** The second step: the mfa_token from login and a TOTP or recovery code. */
@@ -156,7 +156,7 @@ export async function completeMfa(
     throw unauthorized('Wrong or already used code.');
   }
   await attempt.success();
-  return startSession(deps, user, native);
+  return startSession(deps, user, native, deviceOf(req));
 }
 
 /** Changes the password and signs out every other session of the person (this one stays). */

@@ -9,6 +9,9 @@
 //
 // Lifetime: a session ends 30 days after its last refresh (idle) and at the latest 60 days
 // after the sign-in (absolute); created_at is the sign-in time and never changes.
+//
+// Each session keeps the User-Agent and client address of its sign-in, replaced by those of each
+// refresh, so its person can tell their sessions apart (GET /v1/me/sessions, src/modules/me).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { newId, randomSecret } from '../../platform/crypto/random.js';
@@ -54,8 +57,24 @@ interface SessionRow {
   refresh_hash: string;
 }
 
-const isLive = (s: SessionRow, now = Date.now()): boolean =>
+const isLive = (s: Pick<SessionRow, 'revoked_at' | 'expires_at' | 'last_used_at'>, now = Date.now()): boolean =>
   s.revoked_at === null && s.expires_at.getTime() > now && s.last_used_at.getTime() + SESSION_IDLE_MS > now;
+
+/** What a session remembers of the client that signed in or refreshed last. */
+export interface SessionDevice {
+  userAgent: string | null;
+  ip: string | null;
+}
+
+/** Longest User-Agent kept: real ones are 100 to 250 characters; the rest is padding or abuse. */
+export const USER_AGENT_MAX = 256;
+
+/** The request's User-Agent (control characters removed, cut to USER_AGENT_MAX) and address. */
+export function deviceOf(req: FastifyRequest): SessionDevice {
+  const raw = req.headers['user-agent'];
+  const ua = typeof raw === 'string' ? raw.replace(/\p{Cc}+/gu, ' ').trim() : '';
+  return { userAgent: ua === '' ? null : Array.from(ua).slice(0, USER_AGENT_MAX).join(''), ip: req.ip || null };
+}
 
 /** A refresh token the caller presented: from a cookie (its name) or the body (cookie null). */
 export interface Presented {
@@ -137,17 +156,23 @@ export async function revokeSessions(deps: Deps, sessionIds: string[]): Promise<
   await announceRevoked(deps, rows);
 }
 
-/** Revokes every live session of the user except `keep` (a password change). */
-export async function revokeOtherSessions(deps: Deps, userId: string, keep: string): Promise<void> {
+/**
+ * Revokes every session of the user except `keep` (a password change, "sign out everywhere
+ * else"). Answers how many of them were live (those that had merely ended are revoked too).
+ */
+export async function revokeOtherSessions(deps: Deps, userId: string, keep: string): Promise<number> {
+  const revokedAt = new Date();
   const rows = await deps.database.db
     .updateTable('sessions')
-    .set({ revoked_at: new Date() })
+    .set({ revoked_at: revokedAt })
     .where('user_id', '=', userId)
     .where('id', '!=', keep)
     .where('revoked_at', 'is', null)
-    .returning(['id', 'user_id'])
+    .returning(['id', 'user_id', 'expires_at', 'last_used_at'])
     .execute();
   await announceRevoked(deps, rows);
+  const now = revokedAt.getTime();
+  return rows.filter((r) => isLive({ ...r, revoked_at: null }, now)).length;
 }
 
 async function announceRevoked(deps: Deps, rows: Array<{ id: string; user_id: string }>): Promise<void> {
@@ -163,7 +188,12 @@ async function announceRevoked(deps: Deps, rows: Array<{ id: string; user_id: st
 }
 
 /** Starts a session for a user whose credentials were checked. */
-export async function startSession(deps: Deps, user: UserRow, native: boolean): Promise<IssuedSession> {
+export async function startSession(
+  deps: Deps,
+  user: UserRow,
+  native: boolean,
+  device: SessionDevice,
+): Promise<IssuedSession> {
   const db = deps.database.db;
   const sessionId = newId();
   const refreshToken = randomSecret(COOKIE_PREFIX);
@@ -190,6 +220,8 @@ export async function startSession(deps: Deps, user: UserRow, native: boolean): 
       refresh_hash: hashSecret(refreshToken),
       native,
       expires_at: expiresAt,
+      user_agent: device.userAgent,
+      ip: device.ip,
     })
     .execute();
   const { token } = await deps.tokens.sign({ sub: user.id, sid: sessionId, purpose: 'access' });
@@ -276,6 +308,7 @@ export async function refresh(
   reply: FastifyReply,
   presented: Presented[],
   userId: string | undefined,
+  device: SessionDevice,
 ): Promise<Refreshed> {
   const resolved = await resolve(deps, presented);
   const reused = resolved.filter((r) => r.reusedSession);
@@ -300,7 +333,12 @@ export async function refresh(
   const rotated = await db.transaction().execute(async (trx) => {
     const row = await trx
       .updateTable('sessions')
-      .set({ refresh_hash: hashSecret(refreshToken), last_used_at: new Date() })
+      .set({
+        refresh_hash: hashSecret(refreshToken),
+        last_used_at: new Date(),
+        user_agent: device.userAgent,
+        ip: device.ip,
+      })
       .where('id', '=', session.id)
       .where('refresh_hash', '=', oldHash)
       .where('revoked_at', 'is', null)
@@ -374,6 +412,59 @@ export async function logout(
   }
   await revokeSessions(deps, sessionIds);
   for (const r of chosen) if (r.p.cookie) clearRefreshCookie(reply, r.p.cookie);
+}
+
+// --- A person's own sessions (GET and DELETE /v1/me/sessions) --------------------------------
+
+/** At most this many sessions are listed (the most recently used); revoking the others ends them all. */
+export const LISTED_SESSIONS = 100;
+
+export interface OwnSession {
+  id: string;
+  created_at: Date;
+  last_used_at: Date;
+  /** When it ends unless refreshed: the idle end or the absolute one, whichever comes first. */
+  ends_at: Date;
+  user_agent: string | null;
+  ip: string | null;
+  native: boolean;
+}
+
+/** The person's live sessions, most recently used first. Never their tokens or hashes. */
+export async function liveSessionsOf(deps: Deps, userId: string): Promise<OwnSession[]> {
+  const now = Date.now();
+  const rows = await deps.database.db
+    .selectFrom('sessions')
+    .select(['id', 'created_at', 'last_used_at', 'expires_at', 'user_agent', 'ip', 'native'])
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', new Date(now))
+    .where('last_used_at', '>', new Date(now - SESSION_IDLE_MS))
+    .orderBy('last_used_at', 'desc')
+    .orderBy('created_at', 'desc')
+    .orderBy('id')
+    .limit(LISTED_SESSIONS)
+    .execute();
+  return rows.map(({ expires_at, ...r }) => ({
+    ...r,
+    ends_at: new Date(Math.min(expires_at.getTime(), r.last_used_at.getTime() + SESSION_IDLE_MS)),
+  }));
+}
+
+/**
+ * Revokes one live session of this person (its sockets close). False when there is none with
+ * this id: another person's, ended, or unknown, alike.
+ */
+export async function revokeSessionOf(deps: Deps, userId: string, sessionId: string): Promise<boolean> {
+  const row = await deps.database.db
+    .selectFrom('sessions')
+    .select(['id', 'revoked_at', 'expires_at', 'last_used_at'])
+    .where('id', '=', sessionId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  if (!row || !isLive(row)) return false;
+  await revokeSessions(deps, [row.id]);
+  return true;
 }
 
 // --- Accounts ----------------------------------------------------------------------------------

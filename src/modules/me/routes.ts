@@ -1,5 +1,5 @@
 // GET /v1/me: who is calling, and the workspaces they can use; PATCH /v1/me: the signed-in
-// person's own profile. Two-factor and password: security.ts.
+// person's own profile. Two-factor and password: security.ts; their sessions: sessions.ts.
 import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../deps.js';
 import type { App } from '../../platform/http/app-type.js';
@@ -14,6 +14,7 @@ import { workspacesOfUser } from '../workspace/service.js';
 import { PatchMeBody } from './schemas.js';
 import meSecurityRoutes from './security.js';
 import { setUserPicture, updateMe } from './service.js';
+import meSessionRoutes from './sessions.js';
 
 const Me = Type.Object({
   id: Type.String(),
@@ -32,6 +33,7 @@ const Me = Type.Object({
 
 export default async function meRoutes(app: App, deps: Deps) {
   await meSecurityRoutes(app, deps);
+  await meSessionRoutes(app, deps);
   app.get(
     '/v1/me',
     {

@@ -85,6 +85,10 @@ export interface SessionsTable {
   last_used_at: DefaultTimestamp;
   revoked_at: NullableTimestamp;
   expires_at: DefaultTimestamp;
+  /** The User-Agent of the sign-in or the latest refresh (cut to 256 characters). */
+  user_agent: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The client address of the sign-in or the latest refresh. */
+  ip: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface SessionRetiredTokensTable {

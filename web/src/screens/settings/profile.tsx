@@ -1,14 +1,18 @@
 // Profile: the signed-in person's own name (PATCH /v1/me), picture (PUT/DELETE /v1/me/avatar),
 // password (POST /v1/me/password: the other sessions are signed out), two-factor sign-in (POST
-// /v1/me/mfa/totp, then .../confirm with a first code: recovery codes shown once; DELETE /v1/me/mfa)
-// and signing out of every account of this browser.
+// /v1/me/mfa/totp, then .../confirm with a first code: recovery codes shown once; DELETE /v1/me/mfa),
+// where the person is signed in (GET /v1/me/sessions: signing one out, or every one but this
+// browser's) and signing out of every account of this browser.
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { useId, useRef, useState } from 'react';
+import type { paths } from '../../api.gen';
 import { api, ok } from '../../lib/api';
+import { ago, when } from '../../lib/format';
 import { logout, reloadProfile, useSession } from '../../lib/session';
 import { Avatar } from '../../ui/avatar';
 import { ConfirmButton, fieldError, TextField } from '../../ui/form';
-import { ErrorNote, PageTitle } from '../../ui/page';
+import { ErrorNote, Loading, PageTitle } from '../../ui/page';
 import { Done, fileBody, pictureErrorText, useAction } from '../../ui/people';
 import { QrCode } from '../../ui/qr-code';
 import type { SectionProps } from './sections';
@@ -25,7 +29,7 @@ export default function Profile(_: SectionProps) {
       <Picture url={me?.avatar_url ?? null} name={me?.name ?? s.user.name} />
       <PasswordForm />
       <TwoFactor enabled={me?.mfa_enabled ?? s.user.mfa_enabled} />
-      <Sessions />
+      <Sessions userId={s.user.id} />
     </div>
   );
 }
@@ -139,6 +143,7 @@ function PasswordForm() {
   const [current, setCurrent] = useState('');
   const [next, setNext] = useState('');
   const action = useAction();
+  const queryClient = useQueryClient();
   return (
     <section className="card" aria-labelledby="profile-password">
       <h2 id="profile-password">Password</h2>
@@ -148,6 +153,7 @@ function PasswordForm() {
             await ok(api.POST('/v1/me/password', { body: { current_password: current, new_password: next } }));
             setCurrent('');
             setNext('');
+            await queryClient.invalidateQueries({ queryKey: ['me-sessions'] });
             return 'Password changed. Your other sessions were signed out.';
           }, e)
         }
@@ -333,19 +339,104 @@ function TwoFactor({ enabled }: { enabled: boolean }) {
   );
 }
 
-function Sessions() {
+type OwnSession = paths['/v1/me/sessions']['get']['responses'][200]['content']['application/json']['data'][number];
+
+/**
+ * A session's device in words. Without a user-agent parser among the app's dependencies, a
+ * browser is its User-Agent, trimmed (the "Mozilla/5.0" every browser sends says nothing).
+ */
+function deviceText(s: OwnSession): string {
+  if (s.kind === 'native') return 'The iPhone app';
+  const ua = (s.user_agent ?? '').replace(/^Mozilla\/5\.0\s*/, '').trim();
+  if (!ua) return 'A browser that did not say which';
+  return ua.length > 90 ? `${ua.slice(0, 89)}…` : ua;
+}
+
+function Sessions({ userId }: { userId: string }) {
   const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const key = ['me-sessions', userId];
+  const list = useQuery({ queryKey: key, queryFn: () => ok(api.GET('/v1/me/sessions')) });
+  const [done, setDone] = useState<string | null>(null);
+  const reload = () => queryClient.invalidateQueries({ queryKey: key });
+  const sessions: OwnSession[] = list.data?.data ?? [];
+  const others = sessions.filter((x) => !x.current);
   return (
     <section className="card" aria-labelledby="profile-sessions">
-      <h2 id="profile-sessions">Sessions</h2>
+      <h2 id="profile-sessions">Where you’re signed in</h2>
       <p className="hint">
-        Changing your password signs you out on every other device. To leave this browser, sign out of every account
-        signed in here.
+        Every sign-in of yours that has not ended, on any device. Signing one out ends it there at once. Changing your
+        password signs out all but this one too.
       </p>
+      {list.isPending ? (
+        <Loading label="Loading your sessions…" />
+      ) : list.error ? (
+        <ErrorNote error={list.error} what="Could not load your sessions" />
+      ) : (
+        <ul className="sessions" aria-label="Your sessions">
+          {sessions.map((x) => {
+            const device = deviceText(x);
+            return (
+              <li key={x.id}>
+                <div className="session-about">
+                  <p className="session-device">
+                    <span className="device">{device}</span>
+                    {x.current ? <span className="this-browser">This browser</span> : null}
+                  </p>
+                  <p className="hint">
+                    Last used <time dateTime={x.last_used_at}>{ago(x.last_used_at)}</time>
+                    {x.ip ? ` from ${x.ip}` : ''}. Signed in {when(x.created_at)}.
+                  </p>
+                </div>
+                {x.current ? null : (
+                  <ConfirmButton
+                    className="button"
+                    title="Sign out this session?"
+                    description={`${device}, last used ${ago(x.last_used_at)}, is signed out at once.`}
+                    confirm="Sign out"
+                    onConfirm={async () => {
+                      await ok(api.DELETE('/v1/me/sessions/{id}', { params: { path: { id: x.id } } }));
+                      setDone('Signed out.');
+                      await reload();
+                    }}
+                  >
+                    Sign out
+                    <span className="visually-hidden">
+                      {' '}
+                      {device}, last used {ago(x.last_used_at)}
+                    </span>
+                  </ConfirmButton>
+                )}
+              </li>
+            );
+          })}
+        </ul>
+      )}
+      <div className="row">
+        {others.length > 0 ? (
+          <ConfirmButton
+            title="Sign out everywhere else?"
+            description={`Your ${others.length === 1 ? 'other session is' : `${others.length} other sessions are`} signed out at once, on every device and browser. This browser stays signed in.`}
+            confirm="Sign out everywhere else"
+            onConfirm={async () => {
+              const r = await ok(api.POST('/v1/me/sessions/revoke-others'));
+              setDone(`Signed out everywhere else (${r.revoked} ${r.revoked === 1 ? 'session' : 'sessions'}).`);
+              await reload();
+            }}
+          >
+            Sign out everywhere else
+          </ConfirmButton>
+        ) : list.data ? (
+          <p className="hint">You are signed in nowhere else.</p>
+        ) : null}
+        <Done text={done} />
+      </div>
+      <h3>This browser</h3>
+      <p className="hint">To leave this browser, sign out of every account signed in here.</p>
       <ConfirmButton
         title="Sign out of every account on this browser?"
-        description="Every account signed in on this browser is signed out, and their live connections close."
-        confirm="Sign out everywhere here"
+        description="Every account signed in on this browser is signed out, and their live connections close. Your sessions on other devices stay signed in."
+        confirm="Sign out of every account"
         onConfirm={async () => {
           await logout(true);
           await navigate({ to: '/login', search: {} });
