@@ -111,6 +111,7 @@ describe('/v1/sla-policies', () => {
       name: 'Urgent',
       priority: 'urgent',
       first_response_minutes: 30,
+      next_response_minutes: null,
       resolution_minutes: 240,
       business_hours: false,
       enabled: true,
