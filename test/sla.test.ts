@@ -308,6 +308,7 @@ describe('clocks on new tickets', () => {
     expect(u.sla).toEqual({
       policy_id: urgent.id,
       first_response_due_at: plus(u.created_at, 60),
+      next_response_due_at: null,
       resolution_due_at: plus(u.created_at, 240),
       breached: false,
     });
@@ -315,6 +316,7 @@ describe('clocks on new tickets', () => {
     expect(h.sla).toEqual({
       policy_id: any.id,
       first_response_due_at: plus(h.created_at, 120),
+      next_response_due_at: null,
       resolution_due_at: plus(h.created_at, 1440),
       breached: false,
     });
@@ -338,6 +340,7 @@ describe('clocks on new tickets', () => {
     expect(solved.sla).toEqual({
       policy_id: p.id,
       first_response_due_at: null,
+      next_response_due_at: null,
       resolution_due_at: null,
       breached: false,
     });
@@ -377,6 +380,7 @@ describe('clocks on new tickets', () => {
     expect(u.sla).toEqual({
       policy_id: bh.id,
       first_response_due_at: addOpenMinutes(calendar, created, 10)!.toISOString(),
+      next_response_due_at: null,
       resolution_due_at: addOpenMinutes(calendar, created, 20)!.toISOString(),
       breached: false,
     });
@@ -409,6 +413,7 @@ describe('clocks as tickets change', () => {
     const expected = {
       policy_id: urgent.id,
       first_response_due_at: plus(tk.created_at, 60),
+      next_response_due_at: null,
       resolution_due_at: plus(tk.created_at, 240),
       breached: false,
     };
@@ -441,6 +446,7 @@ describe('clocks as tickets change', () => {
     expect(tk.sla).toEqual({
       policy_id: high.id,
       first_response_due_at: plus(tk.created_at, 30),
+      next_response_due_at: null,
       resolution_due_at: plus(tk.created_at, 120),
       breached: false,
     });
