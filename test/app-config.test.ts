@@ -1,8 +1,8 @@
 // The settings screens of what tickets are made of, in a browser (test/app-harness.ts): an owner
 // makes, through the screens only, an exclusive label group with two labels, a dropdown custom
 // field with choices, a view filtering by one of the labels (which shows in the sidebar with its
-// count), a saved reply with a placeholder, business hours, and an SLA policy counting them; each
-// checked over the API. A form's own check shows its message next to the field; axe-core finds
+// count), a saved reply with a placeholder, business hours, and an SLA policy counting them (with
+// a next-response target, whose clock a chat ticket then shows running); each checked over the API. A form's own check shows its message next to the field; axe-core finds
 // nothing serious on each screen; the labels screen fits 360 px. SCREENSHOTS=1 writes
 // settings-labels and settings-sla into docs/screenshots/.
 import type { Page } from 'playwright-core';
