@@ -1,8 +1,8 @@
 // The settings screens of what tickets are made of, in a browser (test/app-harness.ts): an owner
 // makes, through the screens only, an exclusive label group with two labels, a dropdown custom
 // field with choices, a view filtering by one of the labels (which shows in the sidebar with its
-// count), a saved reply with a placeholder, business hours, and an SLA policy counting them; each
-// checked over the API. A form's own check shows its message next to the field; axe-core finds
+// count), a saved reply with a placeholder, business hours, and an SLA policy counting them (with
+// a next-response target, whose clock a chat ticket then shows running); each checked over the API. A form's own check shows its message next to the field; axe-core finds
 // nothing serious on each screen; the labels screen fits 360 px. SCREENSHOTS=1 writes
 // settings-labels and settings-sla into docs/screenshots/.
 import type { Page } from 'playwright-core';
@@ -254,13 +254,18 @@ describe.runIf(browserAvailable())('settings: labels, fields, views, saved repli
     await d.getByLabel('For tickets of priority').selectOption('urgent');
     await d.getByLabel('First response within', { exact: true }).fill('30');
     await d.getByLabel('First response within: unit').selectOption('minutes');
+    // The next-response target is optional (empty: none); set here.
+    await d.getByLabel('Next response within', { exact: true }).fill('2');
+    await d.getByLabel('Next response within: unit').selectOption('hours');
     await d.getByLabel('Solved within', { exact: true }).fill('4');
     await d.getByLabel('Solved within: unit').selectOption('hours');
     expect(await d.getByLabel('Count business hours only').isChecked()).toBe(true);
     await noViolations();
     await d.getByRole('button', { name: 'Create policy' }).click();
     await d.waitFor({ state: 'detached' });
-    await page.getByText('First response within 30 min · solved within 4 h · business hours').waitFor();
+    await page
+      .getByText('First response within 30 min · next response within 2 h · solved within 4 h · business hours')
+      .waitFor();
 
     const policies = (await h.svc.api.get('/v1/sla-policies', as())).body.data;
     expect(policies).toMatchObject([
@@ -268,12 +273,49 @@ describe.runIf(browserAvailable())('settings: labels, fields, views, saved repli
         name: 'Urgent tickets',
         priority: 'urgent',
         first_response_minutes: 30,
+        next_response_minutes: 120,
         resolution_minutes: 240,
         business_hours: true,
         enabled: true,
       },
     ]);
     await docsScreenshot(page, 'settings-sla');
+
+    // On an urgent chat ticket the agent answered: no reply due until the customer writes again,
+    // then the next-response clock runs (the page follows the ticket live).
+    const api = h.svc.api;
+    const key = (await api.get('/v1/workspace', as())).body.widget_key;
+    const visitor = await api.post('/v1/widget/session', { key, name: 'Vic', email: 'vic@example.com' });
+    expect(visitor.status, visitor.text).toBe(200);
+    const va = { headers: { authorization: `Visitor ${visitor.body.visitor_token}` } };
+    const chat = (await api.post('/v1/widget/conversations', { body: 'My parcel is late' }, va)).body;
+    expect((await api.patch(`/v1/tickets/${chat.id}`, { priority: 'urgent' }, as())).status).toBe(200);
+    const answer = await api.post(`/v1/tickets/${chat.id}/messages`, { kind: 'reply', body_html: 'Checking.' }, as());
+    expect(answer.status, answer.text).toBe(201);
+    await page.goto(`${h.svc.url}/tickets/${chat.number}`);
+    const nextClock = page.locator('.sla-clock').filter({ hasText: 'Next response' });
+    await nextClock.filter({ hasText: 'No reply due' }).waitFor();
+    expect((await api.post(`/v1/widget/conversations/${chat.id}/messages`, { body: 'Any news?' }, va)).status).toBe(
+      201,
+    );
+    await nextClock
+      .locator('time')
+      .filter({ hasText: / left$/ })
+      .waitFor();
+    const due = (await api.get(`/v1/tickets/${chat.id}`, as())).body.sla.next_response_due_at;
+    expect(await nextClock.locator('time').getAttribute('datetime')).toBe(due);
+
+    // Emptied in the edit form: no next-response target.
+    await open('SLA policies', 'SLA policies');
+    await page.getByRole('button', { name: 'Edit Urgent tickets' }).click();
+    const e = page.getByRole('dialog', { name: /Edit the SLA policy/ });
+    const nextField = e.getByLabel('Next response within', { exact: true });
+    expect(await nextField.inputValue()).toBe('2');
+    await nextField.fill('');
+    await e.getByRole('button', { name: 'Save policy' }).click();
+    await e.waitFor({ state: 'detached' });
+    await page.getByText('First response within 30 min · solved within 4 h · business hours').waitFor();
+    expect((await api.get('/v1/sla-policies', as())).body.data[0].next_response_minutes).toBeNull();
 
     // Off and on again with its switch.
     const on = page.getByRole('switch', { name: /Urgent tickets/ });

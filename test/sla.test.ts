@@ -111,6 +111,7 @@ describe('/v1/sla-policies', () => {
       name: 'Urgent',
       priority: 'urgent',
       first_response_minutes: 30,
+      next_response_minutes: null,
       resolution_minutes: 240,
       business_hours: false,
       enabled: true,
@@ -307,6 +308,7 @@ describe('clocks on new tickets', () => {
     expect(u.sla).toEqual({
       policy_id: urgent.id,
       first_response_due_at: plus(u.created_at, 60),
+      next_response_due_at: null,
       resolution_due_at: plus(u.created_at, 240),
       breached: false,
     });
@@ -314,6 +316,7 @@ describe('clocks on new tickets', () => {
     expect(h.sla).toEqual({
       policy_id: any.id,
       first_response_due_at: plus(h.created_at, 120),
+      next_response_due_at: null,
       resolution_due_at: plus(h.created_at, 1440),
       breached: false,
     });
@@ -337,6 +340,7 @@ describe('clocks on new tickets', () => {
     expect(solved.sla).toEqual({
       policy_id: p.id,
       first_response_due_at: null,
+      next_response_due_at: null,
       resolution_due_at: null,
       breached: false,
     });
@@ -376,6 +380,7 @@ describe('clocks on new tickets', () => {
     expect(u.sla).toEqual({
       policy_id: bh.id,
       first_response_due_at: addOpenMinutes(calendar, created, 10)!.toISOString(),
+      next_response_due_at: null,
       resolution_due_at: addOpenMinutes(calendar, created, 20)!.toISOString(),
       breached: false,
     });
@@ -408,6 +413,7 @@ describe('clocks as tickets change', () => {
     const expected = {
       policy_id: urgent.id,
       first_response_due_at: plus(tk.created_at, 60),
+      next_response_due_at: null,
       resolution_due_at: plus(tk.created_at, 240),
       breached: false,
     };
@@ -440,6 +446,7 @@ describe('clocks as tickets change', () => {
     expect(tk.sla).toEqual({
       policy_id: high.id,
       first_response_due_at: plus(tk.created_at, 30),
+      next_response_due_at: null,
       resolution_due_at: plus(tk.created_at, 120),
       breached: false,
     });

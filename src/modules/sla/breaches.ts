@@ -4,9 +4,10 @@
 //
 // Each ticket is its own small transaction: lock the row (SKIP LOCKED: a ticket being changed is
 // left for the next sweep), re-check against its state (a clock stopped meanwhile does not breach),
-// then sla.breached true, one sla_breached activity per clock (data.kind first_response or
-// resolution), an sla_breached notification to the assignee (if any) per clock, and ticket.updated
-// with changes ['sla']. A clock is marked once: a second sweep finds nothing to do.
+// then sla.breached true, one sla_breached activity per clock (data.kind first_response,
+// next_response or resolution), an sla_breached notification to the assignee (if any) per clock,
+// and ticket.updated with changes ['sla']. A clock is marked once: a second sweep finds nothing
+// to do (a next-response clock once per cycle).
 import { type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { pageLimit } from '../../platform/db/keyset.js';

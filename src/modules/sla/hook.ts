@@ -4,6 +4,9 @@
 //   columns to the new ticket's INSERT (so the created event carries it); no policy, sla stays null;
 // - a priority change recomputes the clocks under the new priority's policy;
 // - the first agent reply stops the first-response clock, solved/closed the resolution clock;
+// - a customer's message on an answered ticket with no next-response clock running starts one
+//   from that message (under the policy matching the ticket's priority then); the next agent
+//   reply stops it, as does solved/closed (notes and automations' replies run no agent_replied);
 // - reopening (solved/closed → open, pending, on_hold) starts a fresh resolution clock;
 // - spam tickets do not breach (while spam).
 // Changes after creation write tickets.sla, due_at and sla_breach_at, and emit ticket.updated
@@ -17,7 +20,9 @@ import type { TicketChange, TicketHook } from '../tickets/hooks.js';
 import { emitUpdated } from '../tickets/patch.js';
 import { reload } from '../tickets/queries.js';
 import {
+  agentRepliedSla,
   type ClockState,
+  customerWroteSla,
   type DueFn,
   type PolicyTargets,
   parseSla,
@@ -27,6 +32,7 @@ import {
   shownSla,
   slaColumns,
   startSla,
+  startsNextResponse,
   syncSla,
 } from './engine.js';
 import { dueFunction, dueIn, matchPolicy } from './service.js';
@@ -52,6 +58,7 @@ export function clockQuery(db: Kysely<DB>, workspaceId: string) {
       'assignee_id',
       'sla',
       'first_responded_at',
+      'last_customer_message_at',
       'spam',
       'created_at',
       'due_at',
@@ -116,10 +123,15 @@ function concerns(change: TicketChange): boolean {
   switch (change.trigger) {
     case 'ticket_updated':
       return c.includes('priority') || c.includes('status') || c.includes('spam');
-    case 'customer_replied':
-      return c.includes('status');
-    case 'agent_replied':
-      return parseSla(change.ticket.sla)?.first_response_due_at != null;
+    case 'customer_replied': {
+      // A reopening, or a message that may start a next-response clock (read fresh in run).
+      const s = parseSla(change.ticket.sla);
+      return c.includes('status') || (s !== null && startsNextResponse(s, clockOf(change.ticket)));
+    }
+    case 'agent_replied': {
+      const s = parseSla(change.ticket.sla);
+      return s !== null && (s.first_response_due_at !== null || s.next_response_from !== '');
+    }
     default:
       return false;
   }
@@ -136,7 +148,8 @@ export const slaHook: TicketHook = {
     prepare: sql<Configuration | null>`(
       SELECT json_build_object(
                'policies', json_agg(json_build_object('id', p.id, 'priority', p.priority,
-                 'first_response_minutes', p.first_response_minutes, 'resolution_minutes', p.resolution_minutes,
+                 'first_response_minutes', p.first_response_minutes,
+                 'next_response_minutes', p.next_response_minutes, 'resolution_minutes', p.resolution_minutes,
                  'business_hours', p.business_hours) ORDER BY p.position, p.created_at, p.id),
                'hours', (SELECT json_build_object('timezone', b.timezone, 'schedule', b.schedule, 'holidays', b.holidays)
                            FROM business_hours b WHERE b.workspace_id = ${workspaceId} AND b.enabled))
@@ -170,9 +183,10 @@ export const slaHook: TicketHook = {
     const priorityChanged = change.trigger === 'ticket_updated' && change.changes.includes('priority');
     const reopened = change.before !== null && isDone(change.before.status) && !isDone(row.status);
     if (prev === null && !priorityChanged) return false;
+    const customerWrote = change.trigger === 'customer_replied' && prev !== null && startsNextResponse(prev, t);
 
     let next = prev;
-    if (priorityChanged || (reopened && prev !== null)) {
+    if (priorityChanged || (reopened && prev !== null) || customerWrote) {
       const policy = await matchPolicy(u.trx, u.workspaceId, row.priority);
       const due = await dueFunction(u.trx, u.workspaceId, policy);
       if (reopened && next !== null) {
@@ -180,8 +194,13 @@ export const slaHook: TicketHook = {
         const { now } = await sql<{ now: Date }>`SELECT now() AS now`.execute(u.trx).then((r) => r.rows[0]!);
         next = reopenSla(next, policy, t, due, new Date(now));
       }
+      if (customerWrote && next !== null) {
+        // From the message: tickets.last_customer_message_at is its time.
+        next = customerWroteSla(next, policy, t, due, row.last_customer_message_at ?? new Date());
+      }
       if (priorityChanged) next = recomputeSla(next, policy, t, due);
     }
+    if (next !== null && change.trigger === 'agent_replied') next = agentRepliedSla(next);
     if (next !== null) next = syncSla(next, t);
     const { wrote, shown } = await writeSla(u, row, next, prev);
     if (shown) emitUpdated(u, await reload(u, row.id), ['sla']);

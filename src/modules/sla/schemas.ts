@@ -13,6 +13,12 @@ export const SlaPolicy = Type.Object(
     name: Type.String(),
     priority: Nullable(Priority),
     first_response_minutes: Type.Integer(),
+    next_response_minutes: Nullable(
+      Type.Integer({
+        description:
+          'Minutes from a customer message on an answered ticket to the next agent reply; null: no next-response clock.',
+      }),
+    ),
     resolution_minutes: Type.Integer(),
     business_hours: Type.Boolean(),
     enabled: Type.Boolean(),
@@ -34,6 +40,14 @@ const Minutes = (what: string) =>
     maximum: MAX_SLA_MINUTES,
     description: `Minutes to the ${what} (1 to ${MAX_SLA_MINUTES}); open minutes only with business_hours.`,
   });
+/** Optional target: null (the default) for none. */
+const NextResponseMinutes = Nullable(
+  Type.Integer({
+    minimum: 1,
+    maximum: MAX_SLA_MINUTES,
+    description: `Minutes from a customer message on a ticket already answered (the oldest one not answered yet) to the next agent reply (1 to ${MAX_SLA_MINUTES}); open minutes only with business_hours. null: no next-response clock. Default null.`,
+  }),
+);
 const BusinessHoursFlag = Type.Boolean({
   description:
     "Count only the open minutes of the workspace's business hours (while those are enabled). Default false.",
@@ -49,6 +63,7 @@ export const CreateSlaPolicyBody = Body({
   name: Name,
   priority: Type.Optional(PolicyPriority),
   first_response_minutes: Minutes('first response'),
+  next_response_minutes: Type.Optional(NextResponseMinutes),
   resolution_minutes: Minutes('resolution'),
   business_hours: Type.Optional(BusinessHoursFlag),
   enabled: Type.Optional(Enabled),
@@ -59,6 +74,7 @@ export const PatchSlaPolicyBody = Body({
   name: Type.Optional(Name),
   priority: Type.Optional(PolicyPriority),
   first_response_minutes: Type.Optional(Minutes('first response')),
+  next_response_minutes: Type.Optional(NextResponseMinutes),
   resolution_minutes: Type.Optional(Minutes('resolution')),
   business_hours: Type.Optional(BusinessHoursFlag),
   enabled: Type.Optional(Enabled),

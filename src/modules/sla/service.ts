@@ -1,5 +1,5 @@
-// SLA policies: targets for the first response and the resolution of tickets of one priority
-// (or any), evaluated in position order: the first enabled policy that matches a ticket's
+// SLA policies: targets for the first response, the next responses (optional) and the resolution
+// of tickets of one priority (or any), evaluated in position order: the first enabled policy that matches a ticket's
 // priority sets its clocks (src/modules/sla/hook.ts). Settings: admins, or keys with
 // settings:read / settings:write. Editing, disabling or deleting a policy changes the clocks of
 // tickets created (or re-prioritised, or reopened) from then on; running clocks keep their dates.
@@ -26,6 +26,7 @@ const COLUMNS = [
   'name',
   'priority',
   'first_response_minutes',
+  'next_response_minutes',
   'resolution_minutes',
   'business_hours',
   'enabled',
@@ -45,6 +46,7 @@ const present = (r: PolicyRow): SlaPolicyView => ({
   name: r.name,
   priority: r.priority as SlaPolicyView['priority'],
   first_response_minutes: r.first_response_minutes,
+  next_response_minutes: r.next_response_minutes,
   resolution_minutes: r.resolution_minutes,
   business_hours: r.business_hours,
   enabled: r.enabled,
@@ -107,6 +109,7 @@ export async function createSlaPolicy(
         name,
         priority: input.priority ?? null,
         first_response_minutes: input.first_response_minutes,
+        next_response_minutes: input.next_response_minutes ?? null,
         resolution_minutes: input.resolution_minutes,
         business_hours: input.business_hours ?? false,
         enabled: input.enabled ?? true,
@@ -136,6 +139,7 @@ export async function updateSlaPolicy(
     if (input.priority !== undefined && input.priority !== before.priority) set.priority = input.priority;
     for (const k of [
       'first_response_minutes',
+      'next_response_minutes',
       'resolution_minutes',
       'business_hours',
       'enabled',
@@ -182,7 +186,7 @@ export async function matchPolicy(
 ): Promise<PolicyTargets | null> {
   const row = await db
     .selectFrom('sla_policies')
-    .select(['id', 'first_response_minutes', 'resolution_minutes', 'business_hours'])
+    .select(['id', 'first_response_minutes', 'next_response_minutes', 'resolution_minutes', 'business_hours'])
     .where('workspace_id', '=', workspaceId)
     .where('enabled', '=', true)
     .where((eb) => eb.or([eb('priority', '=', priority), eb('priority', 'is', null)]))

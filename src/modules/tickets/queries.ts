@@ -33,7 +33,7 @@ export const TICKET_JSON = sql<string>`${sql.raw(`json_build_object(
     'tags', `)}${tagRefsJson('ticket', 't')}${sql.raw(`,
     'sla', CASE WHEN jsonb_typeof(t.sla) = 'object' THEN json_build_object(
         'policy_id', t.sla->'policy_id', 'first_response_due_at', t.sla->'first_response_due_at',
-        'resolution_due_at', t.sla->'resolution_due_at', 'breached', coalesce(t.sla->'breached', 'false')) END,
+        'next_response_due_at', t.sla->'next_response_due_at', 'resolution_due_at', t.sla->'resolution_due_at', 'breached', coalesce(t.sla->'breached', 'false')) END,
     'first_responded_at', ${isoSql('t.first_responded_at')}, 'solved_at', ${isoSql('t.solved_at')},
     'snoozed_until', ${isoSql('t.snoozed_until')}, 'last_message_at', ${isoSql('t.last_message_at')},
     'last_customer_message_at', ${isoSql('t.last_customer_message_at')},

@@ -33,6 +33,13 @@ export const ContactRef = Type.Object({
 export const Sla = Type.Object({
   policy_id: Nullable(Type.String()),
   first_response_due_at: Nullable(Timestamp),
+  next_response_due_at: Nullable(
+    Type.String({
+      format: 'date-time',
+      description:
+        "When the next agent reply is due: set while a customer's message (after the first agent reply) waits for one under a policy with next_response_minutes; null otherwise.",
+    }),
+  ),
   resolution_due_at: Nullable(Timestamp),
   breached: Type.Boolean(),
 });

@@ -2,13 +2,15 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { DefaultJson, DefaultTimestamp, Json } from './columns.js';
 
-// SLA policies and business hours (0019, src/modules/sla, src/modules/business-hours).
+// SLA policies and business hours (0019, 0038, src/modules/sla, src/modules/business-hours).
 export interface SlaPoliciesTable {
   workspace_id: string;
   id: string;
   name: string;
   priority: string | null;
   first_response_minutes: number;
+  /** null: no next-response clock (0038). */
+  next_response_minutes: ColumnType<number | null, number | null | undefined, number | null>;
   resolution_minutes: number;
   business_hours: boolean;
   enabled: boolean;

@@ -1,7 +1,7 @@
 // SLA policies (/v1/sla-policies): in evaluation order (the first enabled policy whose priority
-// matches a new ticket applies); each with its first response and resolution targets, counted
-// in calendar time or in business hours, on or off. Create, edit, reorder, enable or disable,
-// delete. Only admins read and change them (the API's rule), so others are told so.
+// matches a new ticket applies); each with its first response, next response (optional) and
+// resolution targets, counted in calendar time or in business hours, on or off. Create, edit,
+// reorder, enable or disable, delete. Only admins read and change them (the API's rule), so others are told so.
 import * as Switch from '@radix-ui/react-switch';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
@@ -95,7 +95,8 @@ function Policies() {
       </PageTitle>
       <p className="hint">
         A new ticket gets the first enabled policy, from the top, whose priority matches (or that applies to any
-        priority). A priority change picks the policy again. Targets: the first agent reply, and the ticket solved.
+        priority). A priority change picks the policy again. Targets: the first agent reply, the next agent reply after
+        each customer message (optional), and the ticket solved.
       </p>
       {hours.data && !bhOn && all.some((p) => p.business_hours) && (
         <p className="note" role="note">
@@ -120,8 +121,14 @@ function Policies() {
                 <span className="badge">{p.priority ? `${PRIORITY[p.priority]} priority` : 'Any priority'}</span>{' '}
                 {!p.enabled && <span className="badge">Off</span>}
                 <p className="hint">
-                  First response within {duration(p.first_response_minutes)} · solved within{' '}
-                  {duration(p.resolution_minutes)} · {p.business_hours ? 'business hours' : 'calendar time'}
+                  {[
+                    `First response within ${duration(p.first_response_minutes)}`,
+                    p.next_response_minutes === null ? '' : `next response within ${duration(p.next_response_minutes)}`,
+                    `solved within ${duration(p.resolution_minutes)}`,
+                    p.business_hours ? 'business hours' : 'calendar time',
+                  ]
+                    .filter(Boolean)
+                    .join(' · ')}
                 </p>
               </div>
               <div className="actions">
@@ -202,11 +209,13 @@ function Target({
   value,
   onChange,
   error,
+  hint,
 }: {
   label: string;
   value: { amount: string; unit: Unit };
   onChange(v: { amount: string; unit: Unit }): void;
   error?: string;
+  hint?: string;
 }) {
   return (
     <div className="inline-fields">
@@ -218,6 +227,7 @@ function Target({
         value={value.amount}
         onChange={(e) => onChange({ ...value, amount: e.target.value })}
         error={error}
+        hint={hint}
       />
       <SelectField
         label={`${label}: unit`}
@@ -242,6 +252,9 @@ function targetProblem(v: { amount: string; unit: Unit }): string | undefined {
   return undefined;
 }
 
+/** The optional target: an empty amount is none (null). */
+const optionalMinutes = (v: { amount: string; unit: Unit }) => (v.amount.trim() === '' ? null : toMinutes(v));
+
 function PolicyDialog({
   policy,
   businessHoursOn,
@@ -258,6 +271,9 @@ function PolicyDialog({
   const [first, setFirst] = useState(
     policy ? split(policy.first_response_minutes) : { amount: '1', unit: 'hours' as Unit },
   );
+  const [nextResponse, setNextResponse] = useState(
+    policy?.next_response_minutes ? split(policy.next_response_minutes) : { amount: '', unit: 'hours' as Unit },
+  );
   const [resolution, setResolution] = useState(
     policy ? split(policy.resolution_minutes) : { amount: '1', unit: 'days' as Unit },
   );
@@ -270,12 +286,14 @@ function PolicyDialog({
     check({
       name: !n ? 'Give the policy a name.' : n.length > 100 ? 'At most 100 characters.' : undefined,
       first_response_minutes: targetProblem(first),
+      next_response_minutes: nextResponse.amount.trim() === '' ? undefined : targetProblem(nextResponse),
       resolution_minutes: targetProblem(resolution),
     });
     const body = {
       name: n,
       priority: priority || null,
       first_response_minutes: toMinutes(first),
+      next_response_minutes: optionalMinutes(nextResponse),
       resolution_minutes: toMinutes(resolution),
       business_hours: businessHours,
       enabled,
@@ -292,7 +310,15 @@ function PolicyDialog({
       description={policy ? undefined : 'It is added at the end of the list; move it up to take precedence.'}
       submit={policy ? 'Save policy' : 'Create policy'}
       onSubmit={save}
-      fields={['name', 'priority', 'first_response_minutes', 'resolution_minutes', 'business_hours', 'enabled']}
+      fields={[
+        'name',
+        'priority',
+        'first_response_minutes',
+        'next_response_minutes',
+        'resolution_minutes',
+        'business_hours',
+        'enabled',
+      ]}
       error={error}
     >
       <TextField
@@ -314,6 +340,13 @@ function PolicyDialog({
         value={first}
         onChange={setFirst}
         error={problem(err, 'first_response_minutes')}
+      />
+      <Target
+        label="Next response within"
+        value={nextResponse}
+        onChange={setNextResponse}
+        error={problem(err, 'next_response_minutes')}
+        hint="After each customer message on an answered ticket, until the next agent reply. Leave empty for none."
       />
       <Target
         label="Solved within"

@@ -434,8 +434,32 @@ function useNow(everyMs: number): number {
   return now;
 }
 
-function Clock({ label, due, doneAt, now }: { label: string; due: string | null; doneAt: string | null; now: number }) {
-  if (!due) return null;
+/**
+ * One clock: time left, overdue, or met. A clock not running (no due date) shows nothing, or
+ * `idle` as a done state when given.
+ */
+function Clock({
+  label,
+  due,
+  doneAt,
+  now,
+  idle,
+}: {
+  label: string;
+  due: string | null;
+  doneAt: string | null;
+  now: number;
+  idle?: string;
+}) {
+  if (!due) {
+    if (!idle) return null;
+    return (
+      <li className="sla-clock sla-met">
+        <span>{label}</span>
+        <span className="sla-idle">{idle}</span>
+      </li>
+    );
+  }
   const dueMs = new Date(due).getTime();
   let text: string;
   let state: 'ok' | 'soon' | 'late' | 'met';
@@ -463,16 +487,26 @@ function Clock({ label, due, doneAt, now }: { label: string; due: string | null;
 function SlaClocks({ t }: { t: Ticket }) {
   const now = useNow(30_000);
   if (!t.sla) return null;
-  const solved = t.status === 'solved' || t.status === 'closed' ? (t.solved_at ?? t.updated_at) : null;
+  const done = t.status === 'solved' || t.status === 'closed';
+  const solved = done ? (t.solved_at ?? t.updated_at) : null;
+  const { first_response_due_at, next_response_due_at, resolution_due_at } = t.sla;
   return (
     <div className="sla">
       <h3>SLA {t.sla.breached && <span className="sla-breached">Breached</span>}</h3>
-      {!t.sla.first_response_due_at && !t.sla.resolution_due_at ? (
+      {!first_response_due_at && !next_response_due_at && !resolution_due_at ? (
         <p className="hint">No targets on this ticket.</p>
       ) : (
         <ul className="sla-clocks">
-          <Clock label="First response" due={t.sla.first_response_due_at} doneAt={t.first_responded_at} now={now} />
-          <Clock label="Resolution" due={t.sla.resolution_due_at} doneAt={solved} now={now} />
+          <Clock label="First response" due={first_response_due_at} doneAt={t.first_responded_at} now={now} />
+          {/* Runs while a customer's message after the first reply waits for an agent's reply. */}
+          <Clock
+            label="Next response"
+            due={next_response_due_at}
+            doneAt={null}
+            now={now}
+            idle={t.first_responded_at && !done ? 'No reply due' : undefined}
+          />
+          <Clock label="Resolution" due={resolution_due_at} doneAt={solved} now={now} />
         </ul>
       )}
     </div>
