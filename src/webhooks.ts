@@ -4,6 +4,9 @@
 //
 //   SVC-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>
 //
+// For a while after the endpoint's secret is rotated, a second v1 is made with the secret it
+// replaced: accept the delivery when any v1 matches.
+//
 // Verify the raw bytes of the body exactly as received, before any JSON parsing.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
@@ -18,9 +21,19 @@ export function webhookSignature(secret: string, timestamp: number, rawBody: str
   return mac.digest('hex');
 }
 
-/** The SVC-Signature header value for a body signed at `timestamp` (unix seconds). */
-export function signWebhook(secret: string, timestamp: number, rawBody: string | Uint8Array): string {
-  return `t=${timestamp},v1=${webhookSignature(secret, timestamp, rawBody)}`;
+/**
+ * The SVC-Signature header value for a body signed at `timestamp` (unix seconds). After a secret
+ * rotation, `previous` (the replaced secret, while it still signs) adds a second v1: a receiver
+ * accepts the delivery when any v1 matches its secret, as verifyWebhook does.
+ */
+export function signWebhook(
+  secret: string,
+  timestamp: number,
+  rawBody: string | Uint8Array,
+  previous?: string | null,
+): string {
+  const v1 = `t=${timestamp},v1=${webhookSignature(secret, timestamp, rawBody)}`;
+  return previous ? `${v1},v1=${webhookSignature(previous, timestamp, rawBody)}` : v1;
 }
 
 export interface VerifyOptions {

@@ -11,6 +11,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyWebhook } from '../src/webhooks.js';
 import { type AppHarness, startAppHarness } from './app-harness.js';
 import { browserAvailable, docsScreenshot } from './browser.js';
 import { addMember } from './helpers.js';
@@ -241,7 +242,7 @@ describe.runIf(browserAvailable())('the integrations settings in a browser', () 
     expect((await h.svc.api.get('/v1/me', { token: key })).status).toBe(401);
   });
 
-  it('makes a webhook; its deliveries are logged with their body; a failed one is retried from the screen', async () => {
+  it('makes a webhook; its deliveries are logged with their body; a failed one is retried from the screen; its secret rolled', async () => {
     await settings('webhooks');
     await page.getByText('No webhooks yet.').waitFor();
     await page.getByLabel('URL').fill(hookUrl);
@@ -291,6 +292,26 @@ describe.runIf(browserAvailable())('the integrations settings in a browser', () 
     const hooks = (await h.svc.api.get('/v1/webhooks', as())).body.data;
     const deliveries = (await h.svc.api.get(`/v1/webhooks/${hooks[0].id}/deliveries`, as())).body.data;
     expect(deliveries.map((d: { status: string }) => d.status)).toEqual(['succeeded', 'failed', 'succeeded']);
+
+    // Rolling the signing secret: the new one shown once; the next delivery carries both.
+    await page.getByRole('button', { name: 'Roll the secret…' }).click();
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Roll the secret' }).click();
+    const fresh = await page.getByLabel('New signing secret').inputValue();
+    expect(fresh).toMatch(/^whsec_/);
+    expect(fresh).not.toBe(secret);
+    await page.getByText(/Deliveries carry a signature with the old one too until/).waitFor();
+    await noViolations();
+    const third = await h.svc.api.post(
+      '/v1/tickets',
+      { subject: 'Lost voucher', contact: { email: 'gus@customer.test', name: 'Gus' } },
+      as(),
+    );
+    expect(third.status).toBe(201);
+    await expect.poll(() => received.length, { timeout: 10_000 }).toBe(4);
+    const signed = received[3]!;
+    const header = signed.headers['svc-signature'] as string;
+    expect(verifyWebhook(fresh, header, signed.body)).toBe(true);
+    expect(verifyWebhook(secret, header, signed.body)).toBe(true);
 
     // 360 px: nothing overflows sideways.
     await page.setViewportSize({ width: 360, height: 740 });

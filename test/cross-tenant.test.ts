@@ -122,6 +122,7 @@ const FACTORIES: Record<string, Factory> = {
     return r.body.id;
   },
   '/v1/webhooks/:id/test': async (api, t) => FACTORIES['/v1/webhooks/:id']!(api, t),
+  '/v1/webhooks/:id/rotate-secret': async (api, t) => FACTORIES['/v1/webhooks/:id']!(api, t),
   '/v1/webhooks/:id/deliveries': async (api, t) => FACTORIES['/v1/webhooks/:id']!(api, t),
   // Only the endpoint id is replaced here; test/webhooks.test.ts checks foreign delivery ids.
   '/v1/webhooks/:id/deliveries/:delivery_id/redeliver': async (api, t) => FACTORIES['/v1/webhooks/:id']!(api, t),

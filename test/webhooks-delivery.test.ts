@@ -318,6 +318,83 @@ describe('a delivery', () => {
   });
 });
 
+describe('rotating the secret', () => {
+  const deliveredAfter = async (t: Tenant, path: string, before: number) => {
+    await newTeam(t);
+    return waitFor('the delivery', async () => rx.at(path)[before] ?? null);
+  };
+
+  it('signs with the new secret and, for the overlap asked for, the old one too; then with the new one only', async () => {
+    const t = await newTenant(svc.api);
+    const h = await hook(t);
+    const r = await svc.api.post(`/v1/webhooks/${h.id}/rotate-secret`, { previous_secret_hours: 2 }, t.as);
+    expect(r.status, r.text).toBe(200);
+    expect(r.headers.get('cache-control')).toBe('no-store');
+    const secret: string = r.body.secret;
+    expect(secret).toMatch(/^whsec_/);
+    expect(secret).not.toBe(h.secret);
+    const until = Date.parse(r.body.previous_secret_expires_at);
+    expect(Math.abs(until - (Date.now() + 2 * 3_600_000))).toBeLessThan(60_000);
+    // The secret is in that answer only; the overlap shows on the endpoint.
+    const shown = await svc.api.get(`/v1/webhooks/${h.id}`, t.as);
+    expect(shown.body.secret).toBeUndefined();
+    expect(shown.body.previous_secret_expires_at).toBe(r.body.previous_secret_expires_at);
+
+    const both = await deliveredAfter(t, h.path, 0);
+    const header = both.headers['svc-signature'] as string;
+    expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);
+    expect(verifyWebhook(secret, header, both.raw)).toBe(true);
+    expect(verifyWebhook(h.secret, header, both.raw)).toBe(true);
+
+    // Rotated again with no overlap (a leaked secret): the new one alone; neither before verifies.
+    const again = await svc.api.post(`/v1/webhooks/${h.id}/rotate-secret`, { previous_secret_hours: 0 }, t.as);
+    expect(again.status, again.text).toBe(200);
+    expect(again.body.previous_secret_expires_at).toBeNull();
+    const one = await deliveredAfter(t, h.path, 1);
+    const single = one.headers['svc-signature'] as string;
+    expect(single).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    expect(verifyWebhook(again.body.secret, single, one.raw)).toBe(true);
+    expect(verifyWebhook(secret, single, one.raw)).toBe(false);
+    expect(verifyWebhook(h.secret, single, one.raw)).toBe(false);
+
+    // No body at all: the default overlap of 24 hours. The audit log has each rotation.
+    const plain = await svc.api.req('POST', `/v1/webhooks/${h.id}/rotate-secret`, { ...t.as });
+    expect(plain.status, plain.text).toBe(200);
+    expect(Math.abs(Date.parse(plain.body.previous_secret_expires_at) - (Date.now() + 24 * 3_600_000))).toBeLessThan(
+      60_000,
+    );
+    const audit = await svc.api.get('/v1/audit-logs?action=webhook.secret_rotated', t.as);
+    expect(audit.status, audit.text).toBe(200);
+    expect(audit.body.data).toHaveLength(3);
+    expect(JSON.stringify(audit.body)).not.toContain('whsec_');
+  });
+
+  it('refuses bad input, other people and other workspaces, and changes nothing then', async () => {
+    const t = await newTenant(svc.api);
+    const h = await hook(t);
+    for (const body of [
+      { previous_secret_hours: -1 },
+      { previous_secret_hours: 169 },
+      { previous_secret_hours: 1.5 },
+      { other: 1 },
+    ]) {
+      const r = await svc.api.post(`/v1/webhooks/${h.id}/rotate-secret`, body, t.as);
+      expect(r.status, JSON.stringify(body)).toBe(422);
+      expect(r.body.code).toBe('validation_failed');
+    }
+    const agent = await addMember(svc, t, 'agent', 'Agent');
+    expect((await svc.api.post(`/v1/webhooks/${h.id}/rotate-secret`, {}, agent.as)).status).toBe(403);
+    const other = await newTenant(svc.api);
+    const theirs = await svc.api.post(`/v1/webhooks/${h.id}/rotate-secret`, {}, other.as);
+    expect(theirs.status).toBe(404);
+    expect((await svc.api.get(`/v1/webhooks/${h.id}`, t.as)).body.previous_secret_expires_at).toBeNull();
+    // The first secret still signs alone.
+    const got = await deliveredAfter(t, h.path, 0);
+    expect(got.headers['svc-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    expect(verifyWebhook(h.secret, got.headers['svc-signature'] as string, got.raw)).toBe(true);
+  });
+});
+
 describe('the test route, delivery records and redelivery', () => {
   it('POST /test sends webhook.test to that endpoint only', async () => {
     const t = await newTenant(svc.api);

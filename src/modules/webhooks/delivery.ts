@@ -213,6 +213,8 @@ interface Claimed {
   endpoint_id: string;
   url: string;
   secret_enc: string;
+  previous_secret_enc: string | null;
+  previous_secret_expires_at: Date | null;
   failing_since: Date | null;
   enabled: boolean;
 }
@@ -286,6 +288,8 @@ export class Deliverer {
         'e.id as endpoint_id',
         'e.url',
         'e.secret_enc',
+        'e.previous_secret_enc',
+        'e.previous_secret_expires_at',
         'e.failing_since',
         'e.enabled',
       ])
@@ -385,6 +389,13 @@ export class Deliverer {
         timedOut: false,
       };
     }
+    // After a rotation, the replaced secret signs too until its time is up (a second v1).
+    const previous =
+      d.previous_secret_enc !== null &&
+      d.previous_secret_expires_at !== null &&
+      d.previous_secret_expires_at.getTime() > Date.now()
+        ? this.deps.secrets.open(d.previous_secret_enc, secretContext(d.workspace_id, d.endpoint_id))
+        : null;
     const t = Math.floor(Date.now() / 1000);
     const res = await safePost(
       d.url,
@@ -394,7 +405,7 @@ export class Deliverer {
         'User-Agent': USER_AGENT,
         'SVC-Event-Id': d.event_id,
         'SVC-Event-Type': d.event_type,
-        'SVC-Signature': signWebhook(secret, t, d.payload),
+        'SVC-Signature': signWebhook(secret, t, d.payload, previous),
       },
       {
         allowPrivate: this.deps.config.webhookAllowPrivate,

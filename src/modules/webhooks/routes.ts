@@ -14,6 +14,7 @@ import {
   ListDeliveriesQuery,
   ListWebhooksQuery,
   PatchWebhookBody,
+  RotateSecretBody,
   Webhook,
 } from './schemas.js';
 import {
@@ -24,6 +25,7 @@ import {
   listDeliveries,
   listWebhooks,
   redeliver,
+  rotateWebhookSecret,
   testWebhook,
   updateWebhook,
 } from './service.js';
@@ -103,6 +105,35 @@ export default async function webhookRoutes(app: App, deps: Deps) {
     async (req, reply) => {
       await deleteWebhook(deps, req.ctx, req.params.id);
       return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/v1/webhooks/:id/rotate-secret',
+    {
+      // The answer holds the new secret: never stored for an Idempotency-Key replay.
+      config: { access: write, idempotent: false },
+      // The body is optional: no body at all rotates with the default overlap.
+      preValidation: async (req) => {
+        if (req.body === undefined || req.body === null) req.body = {};
+      },
+      schema: {
+        tags,
+        summary:
+          'A new signing secret for this endpoint (in this response only); the old one signs beside it for a while',
+        description:
+          'The replaced secret keeps signing deliveries as a second `v1` in SVC-Signature for ' +
+          '`previous_secret_hours` (default 24), so the receiver can switch to the new secret without a failed ' +
+          'delivery; `previous_secret_expires_at` says until when. 0 ends the old secret at once (it leaked). ' +
+          'Audit-logged as webhook.secret_rotated.',
+        params: IdParams,
+        body: RotateSecretBody,
+        response: { 200: CreatedWebhook },
+      },
+    },
+    async (req, reply) => {
+      reply.header('cache-control', 'no-store');
+      return rotateWebhookSecret(deps, req.ctx, req.params.id, req.body);
     },
   );
 

@@ -20,11 +20,36 @@ export const Webhook = Type.Object(
     description: Nullable(Type.String()),
     enabled: Type.Boolean(),
     team_ids: Type.Array(Type.String(), { description: 'Private teams whose events this endpoint receives.' }),
+    previous_secret_expires_at: Nullable(
+      Type.String({
+        format: 'date-time',
+        description:
+          'After POST /v1/webhooks/{id}/rotate-secret: until when deliveries also carry a v1 signature made with ' +
+          'the secret it replaced. Null when none does.',
+      }),
+    ),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
   { title: 'Webhook' },
 );
+
+/** Hours the replaced secret keeps signing after a rotation: at most a week. */
+export const MAX_PREVIOUS_SECRET_HOURS = 168;
+
+export const RotateSecretBody = Body({
+  previous_secret_hours: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: MAX_PREVIOUS_SECRET_HOURS,
+      default: 24,
+      description:
+        'Hours the replaced secret keeps signing deliveries beside the new one (a second v1 in SVC-Signature), ' +
+        `so receivers can switch without losing any (0 to ${MAX_PREVIOUS_SECRET_HOURS}; default 24). 0 ends it now, ` +
+        'for a secret that leaked.',
+    }),
+  ),
+});
 
 export const CreatedWebhook = Type.Intersect(
   [

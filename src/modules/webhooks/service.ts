@@ -25,6 +25,7 @@ import type {
   ListDeliveriesQuery,
   ListWebhooksQuery,
   PatchWebhookBody,
+  RotateSecretBody,
   Webhook,
 } from './schemas.js';
 
@@ -49,6 +50,7 @@ function webhookQuery(db: Kysely<DB>, workspaceId: string) {
       'w.description',
       'w.enabled',
       'w.team_ids',
+      'w.previous_secret_expires_at',
       'w.created_at',
       'w.updated_at',
       microsOf('w.created_at').as('created_us'),
@@ -65,6 +67,11 @@ export const presentWebhook = (r: WebhookRow): WebhookView => ({
   description: r.description,
   enabled: r.enabled,
   team_ids: [...r.team_ids].sort(),
+  // A rotation's overlap that has ended is no longer there to mention.
+  previous_secret_expires_at:
+    r.previous_secret_expires_at !== null && r.previous_secret_expires_at.getTime() > Date.now()
+      ? iso(r.previous_secret_expires_at)
+      : null,
   created_at: iso(r.created_at)!,
   updated_at: iso(r.updated_at)!,
 });
@@ -288,6 +295,56 @@ export async function updateWebhook(
   // Deliveries that waited while the endpoint was paused go out now.
   if (resumed) await resumePending(deps, ctx.workspaceId, id);
   return after;
+}
+
+/**
+ * A new signing secret (shown in this answer only). The one it replaces keeps signing deliveries
+ * beside it for `previous_secret_hours` (default 24; 0: not at all), a second v1 in SVC-Signature,
+ * so a receiver switches without a failed delivery; a secret replaced before that is dropped.
+ * Retries of earlier deliveries are signed anew, so they carry the new secret too.
+ */
+export async function rotateWebhookSecret(
+  deps: Deps,
+  ctx: RequestContext,
+  id: string,
+  input: Static<typeof RotateSecretBody>,
+): Promise<WebhookView & { secret: string }> {
+  if (!isUuid(id)) throw notFoundWebhook();
+  const hours = input.previous_secret_hours ?? 24;
+  const secret = randomSecret(SECRET_PREFIX);
+  const view = await deps.writer.run(ctx.workspaceId, async (u) => {
+    const locked = await u.trx
+      .selectFrom('webhook_endpoints')
+      .select(['secret_enc'])
+      .where('workspace_id', '=', ctx.workspaceId)
+      .where('id', '=', id)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!locked) throw notFoundWebhook();
+    const until = hours === 0 ? null : new Date(Date.now() + hours * 3_600_000);
+    await u.trx
+      .updateTable('webhook_endpoints')
+      .set({
+        secret_enc: deps.secrets.seal(secret, secretContext(ctx.workspaceId, id)),
+        // Sealed for the same endpoint: the ciphertext moves as it is.
+        previous_secret_enc: until === null ? null : locked.secret_enc,
+        previous_secret_expires_at: until,
+        updated_at: new Date(),
+      })
+      .where('workspace_id', '=', ctx.workspaceId)
+      .where('id', '=', id)
+      .execute();
+    const after = (await loadWebhook(u.trx, ctx.workspaceId, id))!;
+    u.emit({ type: 'webhook.updated', data: { webhook: after, changes: ['secret'] } });
+    await recordAudit(u.trx, ctx, {
+      action: 'webhook.secret_rotated',
+      entityType: 'webhook',
+      entityId: id,
+      data: { previous_secret_expires_at: iso(until) },
+    });
+    return after;
+  });
+  return { ...view, secret };
 }
 
 async function resumePending(deps: Deps, workspaceId: string, endpointId: string): Promise<void> {

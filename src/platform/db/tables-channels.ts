@@ -11,6 +11,9 @@ export interface WebhookEndpointsTable {
   enabled: Generated<boolean>;
   team_ids: ColumnType<string[], string[] | undefined, string[]>;
   secret_enc: string;
+  /** The secret a rotation replaced, still signing deliveries until previous_secret_expires_at (0039). */
+  previous_secret_enc: ColumnType<string | null, string | null | undefined, string | null>;
+  previous_secret_expires_at: NullableTimestamp;
   failing_since: NullableTimestamp;
   /** Events committed from this time on reach the endpoint (its creation, or when last switched on). */
   receives_from: DefaultTimestamp;

@@ -94,10 +94,6 @@ export function CheckboxField({ label, hint, ...input }: FieldProps & InputHTMLA
   );
 }
 
-/**
- * A button that asks before doing something that cannot be undone (delete, revoke, rotate): a
- * dialog naming what happens, with the focus on Cancel.
- */
 /** A "Delete" button (with the thing's name for screen readers) that asks first, in a dialog. */
 export function DeleteButton({
   name,
@@ -120,6 +116,10 @@ interface ConfirmButtonProps {
   className?: string;
 }
 
+/**
+ * A button that asks before doing something that cannot be undone (delete, revoke, rotate): a
+ * dialog naming what happens, with the focus on Cancel.
+ */
 export function ConfirmButton({
   children,
   title,

@@ -1,6 +1,6 @@
 // Webhooks (/v1/webhooks): the endpoints; a new one (URL, description, the events it receives
 // from the API's catalog, on or paused) with its signing secret shown once; an endpoint's page at
-// /settings/webhooks/<id>: change it, send a test event, delete it, and its delivery log (status,
+// /settings/webhooks/<id>: change it, send a test event, roll its signing secret, delete it, and its delivery log (status,
 // response code, attempts, time, the error, the body sent: GET .../deliveries/{delivery_id}), a
 // finished delivery sent again (redeliver). The log is fetched again every few seconds while open
 // (deliveries have no live events).
@@ -297,6 +297,7 @@ function WebhookPage({ id }: { id: string }) {
         </Link>
       </p>
       <EditWebhook key={w.data.updated_at} w={w.data} />
+      <SigningSecret w={w.data} />
       <Deliveries id={id} />
     </div>
   );
@@ -356,10 +357,7 @@ function EditWebhook({ w }: { w: Webhook }) {
       <h2 id="webhook-settings" className="break">
         {w.url} <Enabled w={w} />
       </h2>
-      <p className="hint">
-        Made {ago(w.created_at)}. The signing secret was shown once, when it was made; to get a new one, make a new
-        webhook and delete this one.
-      </p>
+      <p className="hint">Made {ago(w.created_at)}.</p>
       <div className="form-actions">
         <button type="button" className="button" onClick={() => void test()}>
           Send a test event
@@ -389,6 +387,71 @@ function EditWebhook({ w }: { w: Webhook }) {
           </button>
         </div>
       </form>
+    </section>
+  );
+}
+
+/**
+ * The signing secret: shown once when the webhook was made; rolled here (POST .../rotate-secret),
+ * the new one shown once, the old one signing beside it for a day or ended at once. Outside the
+ * form above, whose remount on every change would lose the secret on screen.
+ */
+function SigningSecret({ w }: { w: Webhook }) {
+  const ws = useWorkspace();
+  const queryClient = useQueryClient();
+  const [keepOld, setKeepOld] = useState(true);
+  const [rolled, setRolled] = useState<{ secret: string; until: string | null } | null>(null);
+  return (
+    <section aria-labelledby="signing-secret">
+      <h2 id="signing-secret">Signing secret</h2>
+      <p className="hint">
+        Your receiver checks each delivery’s <code>SVC-Signature</code> with it. It was shown once, when the webhook was
+        made; rolling it gives a new one, shown once.
+        {w.previous_secret_expires_at && !rolled
+          ? ` The secret before the last roll also signs deliveries until ${when(w.previous_secret_expires_at)}.`
+          : ''}
+      </p>
+      {rolled && (
+        <div className="once" role="status">
+          <p>
+            The new signing secret: copy it now, it is shown only once.{' '}
+            {rolled.until
+              ? `Deliveries carry a signature with the old one too until ${when(rolled.until)}: switch your receiver before then.`
+              : 'The old one no longer signs anything.'}
+          </p>
+          <CopyField label="New signing secret" value={rolled.secret} />
+        </div>
+      )}
+      <CheckboxField
+        label="Keep the old secret signing for 24 hours"
+        hint="Deliveries then carry two signatures, so your receiver can switch without a failed delivery. Untick it when the old secret leaked."
+        checked={keepOld}
+        onChange={(e) => setKeepOld(e.target.checked)}
+      />
+      <div className="form-actions">
+        <ConfirmButton
+          className="button"
+          title="Roll the signing secret?"
+          description={
+            keepOld
+              ? 'A new secret signs every delivery from now on; the old one signs beside it for 24 hours.'
+              : 'A new secret signs every delivery from now on; the old one stops at once, so deliveries fail at your receiver until it has the new one (they are retried).'
+          }
+          confirm="Roll the secret"
+          onConfirm={async () => {
+            const r = await ok(
+              api.POST('/v1/webhooks/{id}/rotate-secret', {
+                params: { path: { id: w.id } },
+                body: { previous_secret_hours: keepOld ? 24 : 0 },
+              }),
+            );
+            setRolled({ secret: r.secret, until: r.previous_secret_expires_at });
+            await queryClient.invalidateQueries({ queryKey: ['webhook', ws, w.id] });
+          }}
+        >
+          Roll the secret…
+        </ConfirmButton>
+      </div>
     </section>
   );
 }
