@@ -367,6 +367,22 @@ describe.runIf(browserAvailable())('the integrations settings in a browser', () 
     await page.getByRole('link', { name: /Where is my parcel\?/ }).waitFor();
     expect(await page.getByRole('button', { name: /^Mark read/ }).count()).toBe(0);
     await noViolations();
+
+    // Unticking "Assigned" mutes it in this workspace: the next assignment tells nobody.
+    const assignedBox = page.getByLabel('Assigned', { exact: true });
+    expect(await assignedBox.isChecked()).toBe(true);
+    await assignedBox.uncheck();
+    await page.getByText('Saved: no more “Assigned” notifications here.').waitFor();
+    expect((await h.svc.api.get('/v1/notifications/settings', as())).body).toEqual({ muted: ['assigned'] });
+    await h.svc.api.patch(`/v1/tickets/${t.id}`, { assignee_id: bob.userId }, bob.as);
+    const again = await h.svc.api.patch(`/v1/tickets/${t.id}`, { assignee_id: h.tenant.owner.userId }, bob.as);
+    expect(again.status, again.text).toBe(200);
+    expect((await h.svc.api.get('/v1/notifications', as())).body.data).toHaveLength(1);
+    await page.reload();
+    await page.getByLabel('Mentioned', { exact: true }).waitFor();
+    expect(await page.getByLabel('Assigned', { exact: true }).isChecked()).toBe(false);
+    expect(await page.getByLabel('Mentioned', { exact: true }).isChecked()).toBe(true);
+    await noViolations();
     // Logged by the browser and expected: the refused automation's 422, and the 401s a reload's
     // first requests get before the session is refreshed.
     expect(h.errors.filter((e) => !/status of (422|401)/.test(e))).toEqual([]);

@@ -244,6 +244,67 @@ describe('customer_replied', () => {
   });
 });
 
+describe('GET and PATCH /v1/notifications/settings', () => {
+  it('a muted type is not notified, in that workspace only, until unmuted; others still are', async () => {
+    const t = await newTenant(svc.api);
+    const ann = await addMember(svc, t, 'agent', 'Ann Agent');
+    const bob = await addMember(svc, t, 'agent', 'Bob Agent');
+    expect((await svc.api.get('/v1/notifications/settings', ann.as)).body).toEqual({ muted: [] });
+    const mute = await svc.api.patch('/v1/notifications/settings', { muted: ['assigned', 'mentioned'] }, ann.as);
+    expect(mute.status, mute.text).toBe(200);
+    expect(mute.body).toEqual({ muted: ['assigned', 'mentioned'] });
+    expect((await svc.api.get('/v1/notifications/settings', ann.as)).body.muted).toEqual(['assigned', 'mentioned']);
+
+    const since = await latestSeqOf(svc, t);
+    const one = await newTicket(t.as);
+    const two = await newTicket(t.as);
+    expect((await svc.api.patch(`/v1/tickets/${one.id}`, { assignee_id: ann.userId }, t.as)).status).toBe(200);
+    expect((await svc.api.patch(`/v1/tickets/${two.id}`, { assignee_id: bob.userId }, t.as)).status).toBe(200);
+    expect((await listOf(ann.as)).data).toEqual([]);
+    expect((await listOf(bob.as)).data.map((n) => n.type)).toEqual(['assigned']);
+    // No notification.created reached Ann either.
+    expect((await eventsAs(ann.as, since)).filter((e) => e.type === 'notification.created')).toEqual([]);
+
+    // Her choice in another workspace is her own there.
+    const other = await newTenant(svc.api, 'Other Co');
+    const annThere = (await addMember(svc, other, 'agent', ann)).as;
+    expect((await svc.api.get('/v1/notifications/settings', annThere)).body).toEqual({ muted: [] });
+    const elsewhere = await makeTicket(svc.api, other.as, { subject: unique('Elsewhere') });
+    expect((await svc.api.patch(`/v1/tickets/${elsewhere.id}`, { assignee_id: ann.userId }, other.as)).status).toBe(
+      200,
+    );
+    expect((await listOf(annThere)).data.map((n) => n.type)).toEqual(['assigned']);
+
+    const unmute = await svc.api.patch('/v1/notifications/settings', { muted: ['mentioned'] }, ann.as);
+    expect(unmute.body).toEqual({ muted: ['mentioned'] });
+    const three = await newTicket(t.as);
+    expect((await svc.api.patch(`/v1/tickets/${three.id}`, { assignee_id: ann.userId }, t.as)).status).toBe(200);
+    expect((await listOf(ann.as)).data.map((n) => n.ticket.id)).toEqual([three.id]);
+  });
+
+  it('refuses unknown types, repeats, other fields and API keys, and changes nothing then', async () => {
+    const t = await newTenant(svc.api);
+    const ann = await addMember(svc, t, 'agent', 'Ann Agent');
+    expect((await svc.api.patch('/v1/notifications/settings', { muted: ['assigned'] }, ann.as)).status).toBe(200);
+    for (const body of [
+      { muted: ['assigned', 'nope'] },
+      { muted: ['assigned', 'assigned'] },
+      { muted: 'assigned' },
+      { muted: [], other: true },
+      {},
+    ]) {
+      const r = await svc.api.patch('/v1/notifications/settings', body, ann.as);
+      expect(r.status, JSON.stringify(body)).toBe(422);
+      expect(r.body.code).toBe('validation_failed');
+    }
+    const key = await newApiKey(svc.api, t, ['tickets:read']);
+    const byKey = { token: key.key, workspace: t.workspaceId };
+    expect((await svc.api.get('/v1/notifications/settings', byKey)).status).toBe(403);
+    expect((await svc.api.patch('/v1/notifications/settings', { muted: [] }, byKey)).status).toBe(403);
+    expect((await svc.api.get('/v1/notifications/settings', ann.as)).body).toEqual({ muted: ['assigned'] });
+  });
+});
+
 describe('GET /v1/notifications and POST /v1/notifications/read', () => {
   async function seed(t: Tenant, userId: string, n: number): Promise<string[]> {
     const ids: string[] = [];
@@ -251,7 +312,7 @@ describe('GET /v1/notifications and POST /v1/notifications/read', () => {
       const v = await svc.rt.deps.writer.run(t.workspaceId, (u) =>
         notify(u, { userId, type: 'ai_balance_low', ticket: null, data: { remaining_usd: i } }),
       );
-      ids.push(v.id);
+      ids.push(v!.id);
     }
     return ids.reverse(); // newest first
   }

@@ -1,11 +1,24 @@
 // /v1/notifications: the signed-in person's own notifications in the workspace (API keys have
-// none), and marking them read.
+// none), marking them read, and the types they chose not to be told about (settings).
 
 import type { Deps } from '../../deps.js';
 import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
-import { ListNotificationsQuery, NotificationPage, ReadNotificationsBody, ReadResult } from './schemas.js';
-import { listNotifications, markRead } from './service.js';
+import {
+  ListNotificationsQuery,
+  NotificationPage,
+  NotificationSettings,
+  PatchNotificationSettingsBody,
+  ReadNotificationsBody,
+  ReadResult,
+} from './schemas.js';
+import {
+  listNotifications,
+  markRead,
+  type NotificationType,
+  notificationSettings,
+  setNotificationSettings,
+} from './service.js';
 
 export default async function notificationRoutes(app: App, deps: Deps) {
   const tags = ['notifications'];
@@ -37,5 +50,37 @@ export default async function notificationRoutes(app: App, deps: Deps) {
       },
     },
     async (req) => markRead(deps, req.ctx, req.body),
+  );
+
+  app.get(
+    '/v1/notifications/settings',
+    {
+      config: { access: own },
+      schema: {
+        tags,
+        summary: 'Your notification choices in this workspace: the types you are not told about',
+        response: { 200: NotificationSettings },
+      },
+    },
+    async (req) => notificationSettings(deps, req.ctx),
+  );
+
+  app.patch(
+    '/v1/notifications/settings',
+    {
+      config: { access: own },
+      schema: {
+        tags,
+        summary: 'Change your notification choices in this workspace (muted replaces the list)',
+        description:
+          'A muted type creates no notification for you in this workspace from now on (nor its ' +
+          'notification.created event); notifications you already have stay. Other workspaces keep their own ' +
+          'choices. An addition to the contract.',
+        body: PatchNotificationSettingsBody,
+        response: { 200: NotificationSettings },
+      },
+    },
+    // The schema checked each type against the catalog.
+    async (req) => setNotificationSettings(deps, req.ctx, req.body as { muted: NotificationType[] }),
   );
 }

@@ -17,6 +17,28 @@ export const NotificationType = Type.Union(
   ].map((t) => Type.Literal(t)),
 );
 
+export const NotificationSettings = Type.Object(
+  {
+    muted: Type.Array(NotificationType, {
+      description:
+        'The notification types you are not told about in this workspace: none is created for you (nor its ' +
+        'notification.created event). Empty: every type.',
+    }),
+  },
+  { title: 'NotificationSettings', description: 'Your notification choices in this workspace.' },
+);
+
+export const PatchNotificationSettingsBody = Type.Object(
+  {
+    muted: Type.Array(NotificationType, {
+      uniqueItems: true,
+      maxItems: 10,
+      description: 'The whole list of types to mute (replaces it); [] to be told about everything.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
 export const Notification = Type.Object(
   {
     id: Type.String(),

@@ -43,9 +43,17 @@ export interface NewNotification {
 
 /**
  * Notifies one member, inside the unit's transaction. A member notifies nobody about their own
- * doing: callers skip the acting user (e.g. no `assigned` when you take a ticket yourself).
+ * doing: callers skip the acting user (e.g. no `assigned` when you take a ticket yourself). Null
+ * when the member muted the type here (GET /v1/notifications/settings) or is no member.
  */
-export async function notify(u: Unit, n: NewNotification): Promise<NotificationView> {
+export async function notify(u: Unit, n: NewNotification): Promise<NotificationView | null> {
+  const member = await u.trx
+    .selectFrom('members')
+    .select('notifications_muted')
+    .where('workspace_id', '=', u.workspaceId)
+    .where('user_id', '=', n.userId)
+    .executeTakeFirst();
+  if (!member || member.notifications_muted.includes(n.type)) return null;
   const id = newId();
   const data = n.data ?? {};
   const row = await u.trx
@@ -127,6 +135,36 @@ async function unreadCount(db: Kysely<DB>, workspaceId: string, userId: string):
 function userOf(ctx: RequestContext): string {
   if (ctx.actor.kind !== 'member') throw forbidden('Notifications belong to people; API keys have none.');
   return ctx.actor.userId;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Choices: GET and PATCH /v1/notifications/settings (the caller's, in this workspace).
+
+export async function notificationSettings(deps: Deps, ctx: RequestContext): Promise<{ muted: NotificationType[] }> {
+  const row = await deps.database.db
+    .selectFrom('members')
+    .select('notifications_muted')
+    .where('workspace_id', '=', ctx.workspaceId)
+    .where('user_id', '=', userOf(ctx))
+    .executeTakeFirstOrThrow();
+  return { muted: row.notifications_muted as NotificationType[] };
+}
+
+export async function setNotificationSettings(
+  deps: Deps,
+  ctx: RequestContext,
+  input: { muted: NotificationType[] },
+): Promise<{ muted: NotificationType[] }> {
+  const userId = userOf(ctx);
+  await deps.writer.run(ctx.workspaceId, async (u) => {
+    await u.trx
+      .updateTable('members')
+      .set({ notifications_muted: [...new Set(input.muted)], updated_at: new Date() })
+      .where('workspace_id', '=', ctx.workspaceId)
+      .where('user_id', '=', userId)
+      .execute();
+  });
+  return notificationSettings(deps, ctx);
 }
 
 /**

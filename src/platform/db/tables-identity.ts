@@ -41,6 +41,8 @@ export interface MembersTable {
     'online' | 'away' | 'offline'
   >;
   max_open_tickets: number | null;
+  /** Notification types this member is not told about here (0040). */
+  notifications_muted: ColumnType<string[], string[] | undefined, string[]>;
   last_seen_at: NullableTimestamp;
   created_at: DefaultTimestamp;
   updated_at: DefaultTimestamp;

@@ -6,6 +6,7 @@ import { ago } from '../../lib/format';
 
 export type Notification =
   paths['/v1/notifications']['get']['responses'][200]['content']['application/json']['data'][number];
+export type NotificationType = Notification['type'];
 
 const by = (n: Notification): string => {
   const b = n.data.by as { name?: string } | null | undefined;
@@ -41,16 +42,19 @@ export function notificationText(n: Notification): string {
 }
 
 /** What a person is told about (the API's notification types; there are no per-person choices). */
-export const NOTIFIED_ABOUT: Array<[string, string]> = [
-  ['Assigned', 'a ticket is assigned to you (not when you assign it yourself)'],
-  ['Mentioned', 'a colleague mentions you in an internal note (@Name or @email)'],
-  ['Customer replied', 'the customer writes on a ticket assigned to you'],
-  ['SLA missed', 'a response or resolution target of your ticket is missed'],
-  ['AI hand-off', 'the AI agent hands a conversation over to a person'],
-  [
-    'Workspace notices (owners and admins)',
-    'the AI spending cap is reached, the AI balance runs low or out, an automatic top-up fails, the AI key fails',
-  ],
+/** What notifies whom, a row per choice of the settings (its types muted or not together). */
+export const NOTIFIED_ABOUT: Array<{ what: string; when: string; types: NotificationType[]; admins?: true }> = [
+  { what: 'Assigned', when: 'a ticket is assigned to you (not when you assign it yourself)', types: ['assigned'] },
+  { what: 'Mentioned', when: 'a colleague mentions you in an internal note (@Name or @email)', types: ['mentioned'] },
+  { what: 'Customer replied', when: 'the customer writes on a ticket assigned to you', types: ['customer_replied'] },
+  { what: 'SLA missed', when: 'a response or resolution target of your ticket is missed', types: ['sla_breached'] },
+  { what: 'AI hand-off', when: 'the AI agent hands a conversation over to a person', types: ['ai_handoff'] },
+  {
+    what: 'Workspace notices',
+    when: 'the AI spending cap is reached, the AI balance runs low or out, an automatic top-up fails, the AI key fails',
+    types: ['ai_cap_reached', 'ai_balance_low', 'ai_balance_out', 'auto_recharge_failed', 'ai_key_failed'],
+    admins: true,
+  },
 ];
 
 /**

@@ -1,16 +1,16 @@
-// Notifications (GET /v1/notifications, POST /v1/notifications/read): what a person is told about
-// and every notification of theirs, unread ones first or only, marked read one by one or all at
-// once. The API has no per-person notification choices (no preferences to store): the section
-// says what triggers a notification instead of offering switches that would do nothing.
-import { useInfiniteQuery, useQueryClient } from '@tanstack/react-query';
+// Notifications (GET /v1/notifications, POST /v1/notifications/read): what a person is told about,
+// each kind switched on or off for this workspace (GET and PATCH /v1/notifications/settings), and
+// every notification of theirs, unread ones first or only, marked read one by one or all at once.
+import { useInfiniteQuery, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, ok } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { useLiveEvents } from '../../lib/events';
 import { CheckboxField } from '../../ui/form';
 import './integrations.css';
+import { isAdmin, useRole } from '../../lib/role';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
-import { NOTIFIED_ABOUT, NotificationItem } from './notifications-text';
+import { NOTIFIED_ABOUT, NotificationItem, type NotificationType } from './notifications-text';
 import type { SectionProps } from './sections';
 
 export default function Notifications(_: SectionProps) {
@@ -62,20 +62,7 @@ export default function Notifications(_: SectionProps) {
       >
         Notifications
       </PageTitle>
-      <section aria-labelledby="told-about">
-        <h2 id="told-about">What you are told about</h2>
-        <p className="hint">
-          Notifications appear in the bell in the sidebar as they happen. There is nothing to switch on or off: you are
-          told when
-        </p>
-        <ul>
-          {NOTIFIED_ABOUT.map(([what, whenText]) => (
-            <li key={what}>
-              <strong>{what}</strong>: {whenText}.
-            </li>
-          ))}
-        </ul>
-      </section>
+      <ToldAbout />
       <section aria-labelledby="yours">
         <h2 id="yours">Yours{unread > 0 ? ` (${unread} unread)` : ''}</h2>
         <CheckboxField label="Unread only" checked={unreadOnly} onChange={(e) => setUnreadOnly(e.target.checked)} />
@@ -105,5 +92,63 @@ export default function Notifications(_: SectionProps) {
         )}
       </section>
     </div>
+  );
+}
+
+/** Each kind of notification, on or off for this person in this workspace; saved as it changes. */
+function ToldAbout() {
+  const ws = useWorkspace();
+  const queryClient = useQueryClient();
+  const admin = isAdmin(useRole());
+  const settings = useQuery({
+    queryKey: ['notification-settings', ws],
+    queryFn: () => ok(api.GET('/v1/notifications/settings')),
+  });
+  const [error, setError] = useState<unknown>(null);
+  const [saved, setSaved] = useState('');
+  const muted = new Set<NotificationType>(settings.data?.muted ?? []);
+  const toggle = async (types: NotificationType[], on: boolean, what: string) => {
+    setError(null);
+    setSaved('');
+    const next = new Set(muted);
+    for (const t of types) {
+      if (on) next.delete(t);
+      else next.add(t);
+    }
+    try {
+      const r = await ok(api.PATCH('/v1/notifications/settings', { body: { muted: [...next] } }));
+      queryClient.setQueryData(['notification-settings', ws], r);
+      setSaved(on ? `Saved: you are told about “${what}” again.` : `Saved: no more “${what}” notifications here.`);
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return (
+    <section aria-labelledby="told-about">
+      <h2 id="told-about">What you are told about</h2>
+      <p className="hint">
+        Notifications appear in the bell in the sidebar as they happen. Untick what you would rather not be told about
+        in this workspace; your other workspaces keep their own choices.
+      </p>
+      {settings.isPending ? (
+        <Loading />
+      ) : settings.error ? (
+        <ErrorNote error={settings.error} what="Could not load your notification choices" />
+      ) : (
+        NOTIFIED_ABOUT.filter((k) => admin || !k.admins).map((k) => (
+          <CheckboxField
+            key={k.what}
+            label={k.what}
+            hint={`When ${k.when}.`}
+            checked={!k.types.every((t) => muted.has(t))}
+            onChange={(e) => void toggle(k.types, e.target.checked, k.what)}
+          />
+        ))
+      )}
+      <ErrorNote error={error} what="Could not save your choice" />
+      <p className="ok-note" role="status">
+        {saved}
+      </p>
+    </section>
   );
 }
