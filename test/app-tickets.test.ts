@@ -3,9 +3,11 @@
 // an exclusive group, priority, assignee, a custom field and solve through the ticket page; a
 // filter kept in the address and a bulk change in the inbox; a saved reply with its placeholder
 // filled; an image attached in the composer and shown as a thumbnail with the sent reply; an
-// @mention notifying the colleague; send-and-next; a merge; pictures (avatars) on rows and in the
-// customer panel; axe-core on both screens (filters open) and 360 px on the ticket page. Every
-// change is checked through the API as well as on screen.
+// @mention notifying the colleague; send-and-next; a merge; a reply formatted in the rich-text
+// composer (bold by keyboard, a link and italic from the toolbar) and a saved reply keeping its
+// bold and list, both sent so; pictures (avatars) on rows and in the customer panel; axe-core on
+// both screens (filters open, the composer's toolbar, dark mode) and 360 px on the ticket page.
+// Every change is checked through the API as well as on screen.
 import { deflateSync } from 'node:zlib';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -228,7 +230,7 @@ describe.runIf(browserAvailable())('the ticket page and the inbox', () => {
     await page.getByRole('button', { name: 'Saved replies' }).click();
     await page.getByLabel('Find a saved reply').fill('greet');
     await page.getByRole('button', { name: /Greeting/ }).click();
-    await expect.poll(() => page.locator('#composer-text').inputValue()).toBe('Hello Fay, thanks for writing.');
+    await expect.poll(() => page.locator('#composer-text').textContent()).toBe('Hello Fay, thanks for writing.');
 
     await page.getByLabel('Attach files').setInputFiles({
       name: 'tray.png',
@@ -255,12 +257,20 @@ describe.runIf(browserAvailable())('the ticket page and the inbox', () => {
     const box = page.locator('#composer-text');
     await box.click();
     await box.pressSequentially('Can you look, @Bo');
-    await page
-      .getByRole('listbox', { name: 'Mention a colleague' })
-      .getByRole('option', { name: /Bob Agent/ })
-      .waitFor();
+    const list = page.getByRole('listbox', { name: 'Mention a colleague' });
+    await list.getByRole('option', { name: /Bob Agent/ }).waitFor();
+    expect(await box.getAttribute('aria-activedescendant')).toBe(
+      await list.getByRole('option').first().getAttribute('id'),
+    );
+    // Escape closes the list and stays in the text box; the word typed again opens it again.
+    await box.press('Escape');
+    await list.waitFor({ state: 'detached' });
+    expect(await page.evaluate<string>("document.activeElement?.id ?? ''")).toBe('composer-text');
+    for (let i = 0; i < 3; i++) await box.press('Backspace');
+    await box.pressSequentially('@Bo');
+    await list.getByRole('option', { name: /Bob Agent/ }).waitFor();
     await box.press('Enter');
-    await expect.poll(() => box.inputValue()).toBe('Can you look, @Bob Agent ');
+    await expect.poll(() => box.textContent()).toBe('Can you look, @Bob Agent ');
     await box.pressSequentially('please?');
     await page.getByRole('button', { name: 'Add note' }).click();
     await page.getByRole('status').filter({ hasText: 'Note added.' }).waitFor();
@@ -297,6 +307,87 @@ describe.runIf(browserAvailable())('the ticket page and the inbox', () => {
     await page.getByRole('heading', { name: new RegExp(`^#${numbers[1]} `) }).waitFor();
     const first = (await api().get(`/v1/tickets/${numbers[0]}/messages`, as)).body.data;
     expect(first.at(-1).body_text).toContain('On it.');
+  });
+
+  it('formats a reply with the toolbar and the keyboard (bold, a link), and sends it so', async () => {
+    const num = await newTicket('Router keeps dropping', { contact: { email: 'ida@customer.test', name: 'Ida' } });
+    await openTicket(num, 'Router keeps dropping');
+    const box = page.getByRole('textbox', { name: 'Reply to Ida' });
+    await box.click();
+    await page.keyboard.type('Please ');
+    await page.keyboard.press('Control+b');
+    await page.keyboard.type('restart it');
+    await page.keyboard.press('Control+b');
+    await page.keyboard.type(' and read ');
+    // Bold is pressed at the cursor inside bold text only.
+    const tools = page.getByRole('toolbar', { name: 'Formatting' });
+    await expect.poll(() => tools.getByRole('button', { name: 'Bold' }).getAttribute('aria-pressed')).toBe('false');
+    // A link from the toolbar: with nothing selected the address goes in as its own text.
+    await tools.getByRole('button', { name: 'Link' }).click();
+    await page.getByLabel('Link address').fill('example.com/router');
+    await page.getByLabel('Link address').press('Enter');
+    await expect.poll(() => page.evaluate<string>("document.activeElement?.id ?? ''")).toBe('composer-text');
+    await page.keyboard.type(' first.');
+    // Italic from the toolbar, reached with the keyboard (one tab stop, then the arrow keys).
+    await page.keyboard.press('Shift+Enter');
+    await page.keyboard.press('Control+k'); // the link's box opens from the text box too
+    await page.getByLabel('Link address').press('Escape');
+    await expect.poll(() => page.evaluate<string>("document.activeElement?.id ?? ''")).toBe('composer-text');
+    const focused = () => page.evaluate<string>("document.activeElement?.getAttribute('aria-label') ?? ''");
+    await page.keyboard.press('Shift+Tab'); // the toolbar is one tab stop before the text box
+    await expect.poll(focused).toBe('Bold');
+    await page.keyboard.press('ArrowRight');
+    await expect.poll(focused).toBe('Italic');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => tools.getByRole('button', { name: 'Italic' }).getAttribute('aria-pressed')).toBe('true');
+    await expect.poll(() => page.evaluate<string>("document.activeElement?.id ?? ''")).toBe('composer-text');
+    await page.keyboard.type('Ida');
+    expect(await box.innerHTML()).toContain('<strong>restart it</strong>');
+    expect(await h.violations(page)).toBe('[]');
+    await box.press('Control+Enter');
+    await page.getByRole('status').filter({ hasText: 'Reply sent.' }).waitFor();
+    await page.locator('.message-outbound strong', { hasText: 'restart it' }).waitFor();
+    expect(await box.textContent()).toBe('');
+    const last = (await api().get(`/v1/tickets/${num}/messages`, as)).body.data.at(-1);
+    expect(last.body_html).toContain('<strong>restart it</strong>');
+    expect(last.body_html).toMatch(/<a [^>]*href="https:\/\/example\.com\/router"[^>]*>example\.com\/router<\/a>/);
+    expect(last.body_html).toMatch(/<em>Ida<\/em>/);
+  });
+
+  it('inserts a saved reply with its formatting (bold, a list) and sends it so', async () => {
+    const saved = await api().post(
+      '/v1/saved-replies',
+      {
+        title: 'Restart steps',
+        body_html:
+          '<p>Hi {{contact.first_name}}, <strong>two steps</strong>:</p><ul><li><p>Unplug the router</p></li><li><p>Wait a minute</p></li></ul>',
+      },
+      as,
+    );
+    expect(saved.status, saved.text).toBe(201);
+    const num = await newTicket('Router still dropping', { contact: { email: 'ida@customer.test', name: 'Ida' } });
+    await openTicket(num, 'Router still dropping');
+    await page.getByRole('button', { name: 'Saved replies' }).click();
+    await page.getByLabel('Find a saved reply').fill('restart');
+    await page.getByRole('button', { name: /Restart steps/ }).click();
+    const box = page.locator('#composer-text');
+    await expect.poll(() => box.innerHTML()).toContain('<strong>two steps</strong>');
+    expect(await box.textContent()).toContain('Hi Ida, two steps:');
+    expect(await box.locator('ul li').count()).toBe(2);
+    await expect.poll(() => page.evaluate<string>("document.activeElement?.id ?? ''")).toBe('composer-text');
+    // Dark mode keeps the contrast, toolbar and all.
+    await page.emulateMedia({ colorScheme: 'dark' });
+    try {
+      expect(await h.violations(page)).toBe('[]');
+    } finally {
+      await page.emulateMedia({ colorScheme: 'light' });
+    }
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Reply sent.' }).waitFor();
+    const last = (await api().get(`/v1/tickets/${num}/messages`, as)).body.data.at(-1);
+    expect(last.body_html).toContain('<strong>two steps</strong>');
+    expect(last.body_html).toMatch(/<ul>\s*<li>(?:<p>)?Unplug the router/);
+    expect(last.body_text).toContain('Hi Ida');
   });
 
   it('fits 360 px on the ticket page', async () => {

@@ -18,6 +18,7 @@ import { canWrite, useRole } from '../../lib/role';
 import { ConfirmButton, fieldError, SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
 import { type Article, kbKeys, useCollections, useWorkspaceRecord } from './data';
+import '../../ui/prosemirror.css';
 
 type Language = Article['language'];
 // The API's languages (src/modules/kb/schemas.ts), English first; the type check names one it adds.
@@ -127,7 +128,7 @@ function ArticleForm({ article, collectionId }: { article: Article | null; colle
     content: article?.body_html ?? '',
     editable: writer,
     immediatelyRender: true,
-    // Its few rules are in kb.css: an injected <style> would need the CSP's nonce.
+    // Its few rules are in ui/prosemirror.css: an injected <style> would need the CSP's nonce.
     injectCSS: false,
     editorProps: {
       attributes: {

@@ -1,16 +1,21 @@
-// The composer: a reply or an internal note, with attachments (uploaded at once through
-// POST /v1/attachments, sent with the message as attachment_ids), saved replies (their
-// placeholders filled here: lib/placeholders.ts), @mentions in notes (a list of members while typing
+// The composer: a reply or an internal note, written in TipTap (bold, italic, links, lists,
+// quotes: composer-toolbar.tsx; sent as the editor's HTML, which the API sanitizes), with
+// attachments (uploaded at once through POST /v1/attachments, sent with the message as
+// attachment_ids), saved replies (inserted with their formatting, placeholders filled here:
+// lib/placeholders.ts), @mentions in notes (TipTap's Mention: a list of members while typing
 // @name; sent as `<a href="#mention-<user id>">@Name</a>`, which the API notifies), the status to
 // set on send, and "send and next" (Ctrl+Shift+Enter, or the box to tick): the next ticket of the
 // inbox list the agent came from. Other agents' and the customer's typing shows under it.
 import * as Popover from '@radix-ui/react-popover';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
+import Mention from '@tiptap/extension-mention';
+import type { EditorState } from '@tiptap/pm/state';
+import { type Editor, EditorContent, useEditor, useEditorState } from '@tiptap/react';
+import StarterKit from '@tiptap/starter-kit';
 import {
   type ChangeEvent,
   type FormEvent,
-  type KeyboardEvent,
   type Ref,
   useEffect,
   useId,
@@ -25,44 +30,129 @@ import { fillPlaceholders } from '../../lib/placeholders';
 import { keys, useMembers } from '../../lib/queries';
 import { useSession } from '../../lib/session';
 import { Avatar } from '../../ui/avatar';
+import { ComposerToolbar } from './composer-toolbar';
 import { type Attachment, sameOrigin } from './thread';
+import '../../ui/prosemirror.css';
 
 type Kind = 'reply' | 'note';
+type Member = NonNullable<ReturnType<typeof useMembers>['data']>[number];
 
 export interface ComposerHandle {
   open(kind: Kind): void;
 }
 
-const escapeHtml = (s: string) =>
-  s.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;');
+/** Nothing but whitespace (empty paragraphs included): nothing to send. */
+const blank = (e: Editor | null) => !e || e.getText().trim() === '';
 
-/** Plain text to paragraphs; each chosen @mention becomes the API's mention link. */
-export function plainToHtml(text: string, mentions: { id: string; name: string }[] = []): string {
-  return text
-    .trim()
-    .split(/\n{2,}/)
-    .map((p) => {
-      let html = escapeHtml(p).replaceAll('\n', '<br>');
-      for (const m of mentions) {
-        const at = `@${escapeHtml(m.name)}`;
-        html = html.split(at).join(`<a href="#mention-${m.id}">${at}</a>`);
-      }
-      return `<p>${html}</p>`;
-    })
-    .join('');
+/**
+ * What is sent: the editor's HTML, without the empty paragraphs TipTap keeps at the end. A reply
+ * goes to the customer: its mentions (if the agent switched from a note) become their plain text.
+ */
+function bodyHtml(html: string, kind: Kind): string {
+  let out = html.replace(/(?:<p><\/p>)+$/, '');
+  if (kind === 'reply' && out.includes('#mention-')) {
+    const doc = new DOMParser().parseFromString(out, 'text/html');
+    for (const a of Array.from(doc.querySelectorAll('a[href^="#mention-"]'))) a.replaceWith(a.textContent ?? '');
+    out = doc.body.innerHTML;
+  }
+  return out;
 }
 
-/** A saved reply's HTML as the text box's plain text (paragraphs become blank lines). */
-function htmlToText(html: string): string {
-  const doc = new DOMParser().parseFromString(html, 'text/html');
-  for (const br of Array.from(doc.querySelectorAll('br'))) br.replaceWith('\n');
-  const blocks = Array.from(doc.body.querySelectorAll('p, li, h1, h2, h3, h4, blockquote, pre'));
-  if (blocks.length === 0) return (doc.body.textContent ?? '').trim();
-  return blocks
-    .filter((b) => !b.querySelector('p, li'))
-    .map((b) => (b.tagName === 'LI' ? `- ${b.textContent ?? ''}` : (b.textContent ?? '')))
-    .join('\n\n')
-    .trim();
+/** Members with a word of their name, or their address, starting with what follows @ (six at most). */
+function matching(members: Member[], query: string): Member[] {
+  const q = query.toLowerCase();
+  if (q.length > 30) return [];
+  return members
+    .filter(
+      (m) =>
+        m.user.name
+          .toLowerCase()
+          .split(/\s+/)
+          .some((w) => w.startsWith(q)) || m.user.email.toLowerCase().startsWith(q),
+    )
+    .slice(0, 6);
+}
+
+/** The mention list while @name is typed in a note: Mention's suggestion, shown by React. */
+interface Suggesting {
+  query: string;
+  items: Member[];
+  pick(member: Member): void;
+}
+
+/** What the editor's callbacks (made once, with the editor) reach of the latest render. */
+interface Bridge {
+  mentions: boolean;
+  members: Member[];
+  suggest(s: Suggesting | null): void;
+  suggestKey(e: KeyboardEvent): boolean;
+  key(e: KeyboardEvent): boolean;
+  typed(): void;
+}
+
+function useComposerEditor(bridge: { current: Bridge }, attributes: Record<string, string>) {
+  // is-empty shows the placeholder (ticket.css): nothing but the one empty paragraph.
+  const attrs = (state: EditorState) => {
+    const only = state.doc.childCount === 1 ? state.doc.firstChild : null;
+    const empty = only?.type.name === 'paragraph' && only.content.size === 0;
+    return { ...attributes, class: `${attributes.class ?? ''}${empty ? ' is-empty' : ''}` };
+  };
+  const [extensions] = useState(() => [
+    StarterKit.configure({
+      heading: false,
+      codeBlock: false,
+      horizontalRule: false,
+      link: { openOnClick: false, autolink: true, defaultProtocol: 'https' },
+    }),
+    // A mention link (a saved reply's, a pasted one) is a mention again, not a plain link.
+    Mention.extend({
+      parseHTML: () => [
+        {
+          tag: 'a[href^="#mention-"]',
+          priority: 60,
+          getAttrs: (el: HTMLElement) => ({
+            id: el.getAttribute('href')?.slice('#mention-'.length) ?? null,
+            label: el.textContent?.replace(/^@/, '') ?? null,
+          }),
+        },
+      ],
+    }).configure({
+      renderText: ({ node }) => `@${node.attrs.label ?? ''}`,
+      // The API's mention link; the sanitizer would drop Mention's own data-* attributes.
+      renderHTML: ({ node }) => ['a', { href: `#mention-${node.attrs.id}` }, `@${node.attrs.label ?? ''}`],
+      suggestion: {
+        char: '@',
+        allow: ({ state, range }) =>
+          bridge.current.mentions &&
+          state.doc.resolve(range.from).parent.type.contentMatch.matchType(state.schema.nodes.mention!) !== null,
+        items: ({ query }) => matching(bridge.current.members, query),
+        render: () => {
+          const show = (p: { query: string; items: Member[]; command(a: { id: string; label: string }): void }) =>
+            bridge.current.suggest({
+              query: p.query,
+              items: p.items,
+              pick: (m) => p.command({ id: m.user.id, label: m.user.name }),
+            });
+          return {
+            onStart: show,
+            onUpdate: show,
+            onExit: () => bridge.current.suggest(null),
+            onKeyDown: ({ event }) => bridge.current.suggestKey(event),
+          };
+        },
+      },
+    }),
+  ]);
+  return useEditor({
+    extensions,
+    // TipTap's <style> is not injected (the CSP allows none without its nonce): ui/prosemirror.css.
+    injectCSS: false,
+    editorProps: {
+      attributes: attrs,
+      handleKeyDown: (_view, e) => bridge.current.key(e),
+    },
+    onUpdate: () => bridge.current.typed(),
+  });
 }
 
 export function Composer({
@@ -88,22 +178,50 @@ export function Composer({
   const agent = session.status === 'signed_in' ? { name: session.user.name, email: session.user.email } : null;
   const workspace = session.status === 'signed_in' ? session.me?.workspaces.find((w) => w.id === ws) : undefined;
   const [kind, setKind] = useState<Kind>('reply');
-  const [text, setText] = useState('');
   const [status, setStatus] = useState<'' | TicketStatus>('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [sent, setSent] = useState<string | null>(null);
   const [files, setFiles] = useState<Attachment[]>([]);
   const [uploading, setUploading] = useState<string[]>([]);
-  const [mentions, setMentions] = useState<{ id: string; name: string }[]>([]);
   const [andNext, setAndNext] = useState(() => localStorage.getItem('send-and-next') === '1');
-  const box = useRef<HTMLTextAreaElement>(null);
+  const [linkOpen, setLinkOpen] = useState(false);
   const members = useMembers(ws).data ?? [];
+
+  // @mentions: Mention's suggestion while @name is typed in a note; the list and its keys are ours.
+  const [suggesting, setSuggesting] = useState<Suggesting | null>(null);
+  const [active, setActive] = useState(0);
+  const query = suggesting?.query ?? null;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new word after @ starts at the top
+  useEffect(() => setActive(0), [query]);
+  const candidates = suggesting?.items ?? [];
+  // Escape closes it: the suggestion ends (until the word changes), and so does the list.
+  const showMentions = kind === 'note' && candidates.length > 0;
+  const listId = useId();
+  const labelId = useId();
+  const hintId = useId();
+
+  const placeholder =
+    kind === 'note' ? 'Write an internal note: only agents see it; @name mentions a colleague' : 'Write your reply';
+  const bridge = useRef<Bridge>(null as unknown as Bridge);
+  const editor = useComposerEditor(bridge, {
+    id: 'composer-text',
+    'aria-multiline': 'true',
+    'aria-labelledby': labelId,
+    'aria-describedby': hintId,
+    'aria-placeholder': placeholder,
+    'data-placeholder': placeholder,
+    class: 'composer-text',
+    ...(showMentions
+      ? { 'aria-controls': listId, 'aria-autocomplete': 'list', 'aria-activedescendant': `${listId}-${active}` }
+      : {}),
+  });
+  const empty = useEditorState({ editor, selector: ({ editor: e }) => blank(e) });
 
   useImperativeHandle(ref, () => ({
     open(k) {
       setKind(k);
-      box.current?.focus();
+      editor?.commands.focus();
     },
   }));
 
@@ -118,18 +236,17 @@ export function Composer({
   };
 
   const send = async (next: boolean) => {
-    if (!text.trim() || busy || uploading.length > 0) return;
+    if (!editor || blank(editor) || busy || uploading.length > 0) return;
     setBusy(true);
     setError(null);
     setSent(null);
     try {
-      const used = kind === 'note' ? mentions.filter((m) => text.includes(`@${m.name}`)) : [];
       const m = await ok(
         api.POST('/v1/tickets/{id}/messages', {
           params: { path: { id: ticket.id } },
           body: {
             kind,
-            body_html: plainToHtml(text, used),
+            body_html: bodyHtml(editor.getHTML(), kind),
             ...(status ? { status } : {}),
             ...(files.length > 0 ? { attachment_ids: files.map((f) => f.id) } : {}),
           },
@@ -139,10 +256,9 @@ export function Composer({
         old && !old.some((x) => x.id === m.id) ? [...old, m] : old,
       );
       if (status) void queryClient.invalidateQueries({ queryKey: keys.ticket(ws, ticket.number) });
-      setText('');
+      editor.commands.clearContent(false);
       setStatus('');
       setFiles([]);
-      setMentions([]);
       setSent(kind === 'note' ? 'Note added.' : 'Reply sent.');
       if (next) {
         const n = nextTicket();
@@ -158,6 +274,43 @@ export function Composer({
   const onSubmit = (e: FormEvent) => {
     e.preventDefault();
     void send(andNext);
+  };
+
+  bridge.current = {
+    mentions: kind === 'note',
+    members,
+    suggest: setSuggesting,
+    suggestKey(e) {
+      if (!showMentions) return false;
+      if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+        const d = e.key === 'ArrowDown' ? 1 : -1;
+        setActive((a) => (a + d + candidates.length) % candidates.length);
+        return true;
+      }
+      if (e.key === 'Enter' || e.key === 'Tab') {
+        suggesting?.pick(candidates[active] ?? candidates[0]!);
+        return true;
+      }
+      return false;
+    },
+    key(e) {
+      // Escape leaves the text box (then the page's Escape goes back to the inbox): ProseMirror
+      // would take the key and do nothing. While @name is typed, it ends the mention's list first.
+      if (e.key === 'Escape' && !suggesting && !e.ctrlKey && !e.metaKey && !e.altKey && !e.shiftKey) {
+        editor?.view.dom.blur();
+        return true;
+      }
+      if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+        void send(e.shiftKey || andNext);
+        return true;
+      }
+      if (e.key.toLowerCase() === 'k' && (e.ctrlKey || e.metaKey) && !e.shiftKey && !e.altKey) {
+        setLinkOpen(true);
+        return true;
+      }
+      return false;
+    },
+    typed: () => live?.typing(),
   };
 
   const upload = async (e: ChangeEvent<HTMLInputElement>) => {
@@ -186,72 +339,24 @@ export function Composer({
     }
   };
 
-  // @mentions: the word being typed after "@" in a note.
-  const [caret, setCaret] = useState(0);
-  const mentionQuery = kind === 'note' ? (/(?:^|\s)@([^\s@]{0,30})$/u.exec(text.slice(0, caret))?.[1] ?? null) : null;
-  const candidates =
-    mentionQuery === null
-      ? []
-      : members
-          .filter((m) => {
-            const q = mentionQuery.toLowerCase();
-            return (
-              m.user.name
-                .toLowerCase()
-                .split(/\s+/)
-                .some((w) => w.startsWith(q)) || m.user.email.startsWith(q)
-            );
-          })
-          .slice(0, 6);
-  const [active, setActive] = useState(0);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: a new word after @ starts at the top
-  useEffect(() => setActive(0), [mentionQuery]);
-  const [mentionClosed, setMentionClosed] = useState(false);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: a new word after @ opens the list again
-  useEffect(() => setMentionClosed(false), [mentionQuery]);
-  const showMentions = candidates.length > 0 && !mentionClosed;
-  const listId = useId();
-  const pick = (member: (typeof members)[number]) => {
-    const before = text.slice(0, caret).replace(/@([^\s@]{0,30})$/u, `@${member.user.name} `);
-    const after = text.slice(caret);
-    setText(before + after);
-    setMentions((m) =>
-      m.some((x) => x.id === member.user.id) ? m : [...m, { id: member.user.id, name: member.user.name }],
+  /** A saved reply, placeholders filled: at the cursor, or in place of an empty text. */
+  const insertSaved = (html: string) => {
+    if (!editor) return;
+    // The contact's company, as the customer panel loaded it.
+    const contact = ticket.contact
+      ? queryClient.getQueryData<{ company?: { name?: string } | null }>(keys.contact(ws, ticket.contact.id))
+      : undefined;
+    const filled = fillPlaceholders(
+      html,
+      { customer: ticket.contact, company: contact?.company, ticket, agent, workspace },
+      { html: true },
     );
-    requestAnimationFrame(() => {
-      box.current?.focus();
-      box.current?.setSelectionRange(before.length, before.length);
-      setCaret(before.length);
-    });
+    if (blank(editor)) editor.chain().setContent(filled).focus('end').run();
+    else editor.chain().insertContent(filled).focus().run();
   };
 
-  const onKeyDown = (e: KeyboardEvent<HTMLTextAreaElement>) => {
-    if (showMentions) {
-      if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
-        e.preventDefault();
-        const d = e.key === 'ArrowDown' ? 1 : -1;
-        setActive((a) => (a + d + candidates.length) % candidates.length);
-        return;
-      }
-      if (e.key === 'Enter' || e.key === 'Tab') {
-        e.preventDefault();
-        pick(candidates[active]!);
-        return;
-      }
-      if (e.key === 'Escape') {
-        e.preventDefault();
-        e.stopPropagation();
-        setMentionClosed(true);
-        return;
-      }
-    }
-    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
-      e.preventDefault();
-      void send(e.shiftKey || andNext);
-    }
-  };
   const noun = kind === 'note' ? 'note' : 'reply';
-  useEffect(() => live?.setState(text.trim() ? 'replying' : 'viewing'), [live, text]);
+  useEffect(() => live?.setState(empty ? 'viewing' : 'replying'), [live, empty]);
   return (
     <form className={`composer composer-${kind}`} onSubmit={onSubmit} aria-label="Write a reply or note">
       <div className="composer-top">
@@ -272,50 +377,14 @@ export function Composer({
             Internal note <kbd>n</kbd>
           </label>
         </fieldset>
-        <SavedReplies
-          ws={ws}
-          onPick={(html) => {
-            // The contact's company, as the customer panel loaded it.
-            const contact = ticket.contact
-              ? queryClient.getQueryData<{ company?: { name?: string } | null }>(keys.contact(ws, ticket.contact.id))
-              : undefined;
-            const filled = fillPlaceholders(htmlToText(html), {
-              customer: ticket.contact,
-              company: contact?.company,
-              ticket,
-              agent,
-              workspace,
-            });
-            setText((t) => (t.trim() ? `${t.replace(/\s+$/, '')}\n\n${filled}` : filled));
-            requestAnimationFrame(() => box.current?.focus());
-          }}
-        />
+        <SavedReplies ws={ws} onPick={insertSaved} />
       </div>
-      <label htmlFor="composer-text" className="visually-hidden">
+      <span id={labelId} className="visually-hidden">
         {kind === 'note' ? 'Internal note (only agents see it)' : `Reply to ${ticket.contact?.name ?? 'the customer'}`}
-      </label>
+      </span>
       <div className="composer-box">
-        <textarea
-          id="composer-text"
-          ref={box}
-          rows={5}
-          value={text}
-          placeholder={
-            kind === 'note'
-              ? 'Write an internal note: only agents see it; @name mentions a colleague'
-              : 'Write your reply'
-          }
-          aria-controls={showMentions ? listId : undefined}
-          aria-autocomplete={showMentions ? 'list' : undefined}
-          aria-activedescendant={showMentions ? `${listId}-${active}` : undefined}
-          onChange={(e) => {
-            setText(e.target.value);
-            setCaret(e.target.selectionStart);
-            live?.typing();
-          }}
-          onSelect={(e) => setCaret(e.currentTarget.selectionStart)}
-          onKeyDown={onKeyDown}
-        />
+        {editor && <ComposerToolbar editor={editor} linkOpen={linkOpen} onLinkOpen={setLinkOpen} />}
+        <EditorContent editor={editor} className="composer-editor" />
         {showMentions && (
           <div className="mention-list menu" id={listId} role="listbox" aria-label="Mention a colleague">
             {candidates.map((m, i) => (
@@ -329,7 +398,7 @@ export function Composer({
                 data-highlighted={i === active ? '' : undefined}
                 onMouseDown={(e) => {
                   e.preventDefault();
-                  pick(m);
+                  suggesting?.pick(m);
                 }}
               >
                 <Avatar url={m.user.avatar_url} name={m.user.name} size={24} /> {m.user.name}
@@ -389,11 +458,13 @@ export function Composer({
           />
           Then open the next ticket
         </label>
-        <button type="submit" className="primary" disabled={busy || !text.trim() || uploading.length > 0}>
+        <button type="submit" className="primary" disabled={busy || empty || uploading.length > 0}>
           {busy ? 'Sending…' : kind === 'note' ? 'Add note' : 'Send'}
         </button>
       </div>
-      <p className="hint">Ctrl+Enter sends the {noun}; Ctrl+Shift+Enter sends it and opens the next ticket.</p>
+      <p className="hint" id={hintId}>
+        Ctrl+Enter sends the {noun}; Ctrl+Shift+Enter sends it and opens the next ticket.
+      </p>
       <p className="typing" role="status">
         {typing ? `${typing} is typing…` : customerTyping ? `${ticket.contact?.name ?? 'The customer'} is typing…` : ''}
       </p>
@@ -427,11 +498,21 @@ function SavedReplies({ ws, onPick }: { ws: string; onPick(html: string): void }
     enabled: open,
   });
   const searchId = useId();
+  // A picked reply goes into the text box, which keeps the focus (not the popover's button).
+  const picked = useRef(false);
   return (
     <Popover.Root open={open} onOpenChange={setOpen}>
       <Popover.Trigger className="button saved-replies-trigger">Saved replies</Popover.Trigger>
       <Popover.Portal>
-        <Popover.Content className="menu saved-replies" align="end" sideOffset={4}>
+        <Popover.Content
+          className="menu saved-replies"
+          align="end"
+          sideOffset={4}
+          onCloseAutoFocus={(e) => {
+            if (picked.current) e.preventDefault();
+            picked.current = false;
+          }}
+        >
           <label htmlFor={searchId} className="menu-label">
             Find a saved reply
           </label>
@@ -459,6 +540,7 @@ function SavedReplies({ ws, onPick }: { ws: string; onPick(html: string): void }
                     type="button"
                     className="menu-item"
                     onClick={() => {
+                      picked.current = true;
                       onPick(r.body_html);
                       setOpen(false);
                     }}
