@@ -27,20 +27,17 @@ export function FormatToolbar({
   editor,
   label = 'Formatting',
   tools,
-  className,
 }: {
   editor: Editor | null;
   label?: string;
   tools: FormatItem[];
-  className?: string;
 }) {
   const pressed = useEditorState({
     editor,
     selector: ({ editor: e }) => tools.map((t) => ('run' in t && e && t.active ? t.active(e) : false)),
-    equalityFn: (a, b) => !!a && !!b && a.length === b.length && a.every((v, i) => v === b[i]),
   });
   return (
-    <Toolbar.Root aria-label={label} className={className ? `format-tools ${className}` : 'format-tools'}>
+    <Toolbar.Root aria-label={label} className="format-tools">
       {tools.map((t, i) =>
         'run' in t ? (
           <ToolButton
