@@ -9,13 +9,14 @@ import { Link, useNavigate } from '@tanstack/react-router';
 import TiptapLink from '@tiptap/extension-link';
 import { type Editor, EditorContent, useEditor, useEditorState } from '@tiptap/react';
 import StarterKit from '@tiptap/starter-kit';
-import { type FormEvent, type KeyboardEvent, useId, useRef, useState } from 'react';
+import { type FormEvent, useId, useState } from 'react';
 import { ApiError, api, ok } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { every } from '../../lib/every';
 import { when } from '../../lib/format';
 import { canWrite, useRole } from '../../lib/role';
 import { ConfirmButton, fieldError, SelectField, TextField } from '../../ui/form';
+import { type FormatTool, FormatToolbar, ToolButton } from '../../ui/format-toolbar';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
 import { type Article, kbKeys, useCollections, useWorkspaceRecord } from './data';
 import '../../ui/prosemirror.css';
@@ -409,108 +410,71 @@ function Preview({ editor, title }: { editor: Editor; title: string }) {
   );
 }
 
-interface Tool {
-  label: string;
-  active(e: Editor): boolean;
-  run(e: Editor): void;
-}
-
-const TOOLS: Tool[] = [
-  { label: 'Bold', active: (e) => e.isActive('bold'), run: (e) => e.chain().focus().toggleBold().run() },
+const TOOLS: FormatTool[] = [
+  {
+    label: 'Bold',
+    face: <strong>Bold</strong>,
+    keys: 'Ctrl+B',
+    active: (e) => e.isActive('bold'),
+    run: (e) => e.chain().focus().toggleBold().run(),
+  },
   {
     label: 'Italic',
+    face: <em>Italic</em>,
+    keys: 'Ctrl+I',
     active: (e) => e.isActive('italic'),
     run: (e) => e.chain().focus().toggleItalic().run(),
   },
   {
     label: 'Heading',
+    keys: 'Ctrl+Alt+2',
     active: (e) => e.isActive('heading', { level: 2 }),
     run: (e) => e.chain().focus().toggleHeading({ level: 2 }).run(),
   },
   {
     label: 'Subheading',
+    keys: 'Ctrl+Alt+3',
     active: (e) => e.isActive('heading', { level: 3 }),
     run: (e) => e.chain().focus().toggleHeading({ level: 3 }).run(),
   },
   {
     label: 'Bulleted list',
+    keys: 'Ctrl+Shift+8',
     active: (e) => e.isActive('bulletList'),
     run: (e) => e.chain().focus().toggleBulletList().run(),
   },
   {
     label: 'Numbered list',
+    keys: 'Ctrl+Shift+7',
     active: (e) => e.isActive('orderedList'),
     run: (e) => e.chain().focus().toggleOrderedList().run(),
   },
-  { label: 'Code', active: (e) => e.isActive('code'), run: (e) => e.chain().focus().toggleCode().run() },
+  {
+    label: 'Code',
+    face: <span className="format-tool-mono">Code</span>,
+    keys: 'Ctrl+E',
+    active: (e) => e.isActive('code'),
+    run: (e) => e.chain().focus().toggleCode().run(),
+  },
   {
     label: 'Code block',
+    face: <span className="format-tool-mono">Code block</span>,
+    keys: 'Ctrl+Alt+C',
     active: (e) => e.isActive('codeBlock'),
     run: (e) => e.chain().focus().toggleCodeBlock().run(),
   },
 ];
 
 /**
- * The formatting buttons: one tab stop (the arrow keys move between them, as a toolbar does),
- * each with its name for screen readers and its state (pressed) when the selection has it.
+ * The formatting buttons (ui/format-toolbar.tsx): one tab stop, the arrow keys move along them,
+ * each named by its visible word and pressed when the selection has it; the link last.
  */
 function Toolbar({ editor }: { editor: Editor }) {
-  const state = useEditorState({
-    editor,
-    selector: ({ editor: e }) => ({
-      pressed: TOOLS.map((t) => (e ? t.active(e) : false)),
-      link: e?.isActive('link') ?? false,
-    }),
-  });
-  const [focus, setFocus] = useState(0);
-  const bar = useRef<HTMLDivElement>(null);
-  const count = TOOLS.length + 1;
-  const onKeyDown = (e: KeyboardEvent<HTMLDivElement>) => {
-    const step = e.key === 'ArrowRight' ? 1 : e.key === 'ArrowLeft' ? -1 : 0;
-    const to = e.key === 'Home' ? 0 : e.key === 'End' ? count - 1 : step ? (focus + step + count) % count : null;
-    if (to === null) return;
-    e.preventDefault();
-    setFocus(to);
-    bar.current?.querySelectorAll<HTMLElement>('[data-tool]')[to]?.focus();
-  };
-  return (
-    <div role="toolbar" aria-label="Formatting" className="kb-toolbar" ref={bar} onKeyDown={onKeyDown}>
-      {TOOLS.map((t, i) => (
-        <button
-          key={t.label}
-          type="button"
-          data-tool
-          className="kb-tool"
-          aria-pressed={state?.pressed[i] ?? false}
-          tabIndex={focus === i ? 0 : -1}
-          onFocus={() => setFocus(i)}
-          onMouseDown={(e) => e.preventDefault()}
-          onClick={() => t.run(editor)}
-        >
-          <span className={`kb-tool-${i}`}>{t.label}</span>
-        </button>
-      ))}
-      <LinkTool
-        editor={editor}
-        active={state?.link ?? false}
-        tabIndex={focus === TOOLS.length ? 0 : -1}
-        onFocus={() => setFocus(TOOLS.length)}
-      />
-    </div>
-  );
+  return <FormatToolbar editor={editor} tools={[...TOOLS, { key: 'link', node: <LinkTool editor={editor} /> }]} />;
 }
 
-function LinkTool({
-  editor,
-  active,
-  tabIndex,
-  onFocus,
-}: {
-  editor: Editor;
-  active: boolean;
-  tabIndex: number;
-  onFocus(): void;
-}) {
+function LinkTool({ editor }: { editor: Editor }) {
+  const active = useEditorState({ editor, selector: ({ editor: e }) => e?.isActive('link') ?? false }) ?? false;
   const [open, setOpen] = useState(false);
   const [href, setHref] = useState('');
   const apply = (e: FormEvent) => {
@@ -529,15 +493,10 @@ function LinkTool({
         if (o) setHref((editor.getAttributes('link').href as string | undefined) ?? '');
       }}
     >
-      <Popover.Trigger
-        data-tool
-        className="kb-tool"
-        aria-pressed={active}
-        tabIndex={tabIndex}
-        onFocus={onFocus}
-        onMouseDown={(e) => e.preventDefault()}
-      >
-        Link
+      <Popover.Trigger asChild>
+        <ToolButton label="Link" pressed={active}>
+          Link
+        </ToolButton>
       </Popover.Trigger>
       <Popover.Portal>
         <Popover.Content className="dialog kb-link-popover" sideOffset={4} aria-label="Link">

@@ -1,10 +1,39 @@
-// The rich-text body of a saved reply (TipTap): bold, italic, lists, links; placeholders are
-// inserted at the cursor with a button each. The editor's own <style> is not injected (the CSP
-// allows no inline style without a nonce): config.css styles it.
-import { EditorContent, useEditor, useEditorState } from '@tiptap/react';
+// The rich-text body of a saved reply (TipTap): bold, italic, lists (the shared toolbar,
+// ui/format-toolbar.tsx), links; placeholders are inserted at the cursor with a button each. The
+// editor's own <style> is not injected (the CSP allows no inline style without a nonce):
+// config.css styles it.
+import { EditorContent, useEditor } from '@tiptap/react';
 import StarterKit from '@tiptap/starter-kit';
 import { useId } from 'react';
 import { PLACEHOLDERS } from '../../lib/placeholders';
+import { type FormatTool, FormatToolbar } from '../../ui/format-toolbar';
+
+const TOOLS: FormatTool[] = [
+  {
+    label: 'Bold',
+    keys: 'Ctrl+B',
+    active: (e) => e.isActive('bold'),
+    run: (e) => e.chain().focus().toggleBold().run(),
+  },
+  {
+    label: 'Italic',
+    keys: 'Ctrl+I',
+    active: (e) => e.isActive('italic'),
+    run: (e) => e.chain().focus().toggleItalic().run(),
+  },
+  {
+    label: 'Bulleted list',
+    keys: 'Ctrl+Shift+8',
+    active: (e) => e.isActive('bulletList'),
+    run: (e) => e.chain().focus().toggleBulletList().run(),
+  },
+  {
+    label: 'Numbered list',
+    keys: 'Ctrl+Shift+7',
+    active: (e) => e.isActive('orderedList'),
+    run: (e) => e.chain().focus().toggleOrderedList().run(),
+  },
+];
 
 export function ReplyBodyEditor({
   label,
@@ -41,31 +70,12 @@ export function ReplyBodyEditor({
     },
     onUpdate: ({ editor: e }) => onChange(e.getHTML(), e.isEmpty),
   });
-  const state = useEditorState({
-    editor,
-    selector: ({ editor: e }) => ({
-      bold: e?.isActive('bold') ?? false,
-      italic: e?.isActive('italic') ?? false,
-      bullets: e?.isActive('bulletList') ?? false,
-      numbers: e?.isActive('orderedList') ?? false,
-    }),
-  });
-  const tool = (name: string, pressed: boolean | undefined, run: () => void) => (
-    <button type="button" className="button" aria-pressed={pressed ?? false} onClick={run} disabled={!editor}>
-      {name}
-    </button>
-  );
   return (
     <div className="field rich-field">
       <span id={`${id}-label`} className="field-label">
         {label}
       </span>
-      <div className="rich-tools" role="toolbar" aria-label={`Formatting of ${label.toLowerCase()}`}>
-        {tool('Bold', state?.bold, () => editor?.chain().focus().toggleBold().run())}
-        {tool('Italic', state?.italic, () => editor?.chain().focus().toggleItalic().run())}
-        {tool('Bulleted list', state?.bullets, () => editor?.chain().focus().toggleBulletList().run())}
-        {tool('Numbered list', state?.numbers, () => editor?.chain().focus().toggleOrderedList().run())}
-      </div>
+      <FormatToolbar editor={editor} label={`Formatting of ${label.toLowerCase()}`} tools={TOOLS} />
       <EditorContent editor={editor} />
       {error && (
         <p id={`${id}-error`} className="field-error">

@@ -2,22 +2,14 @@
 // list, quote; what the API's sanitizer keeps (src/platform/html/sanitize.ts) and what agents of
 // other help desks format replies with. One tab stop, the arrow keys (and Home, End) move between
 // the buttons, as in a toolbar; each has its name and, where it applies, its state (pressed) at
-// the selection. TipTap's own keys do the same from the text box (Ctrl+B, Ctrl+I, Ctrl+Shift+8,
-// Ctrl+Shift+7, Ctrl+Shift+B); Ctrl+K opens the link's box.
+// the selection (ui/format-toolbar.tsx, Radix's toolbar). TipTap's own keys do the same from the
+// text box (Ctrl+B, Ctrl+I, Ctrl+Shift+8, Ctrl+Shift+7, Ctrl+Shift+B); Ctrl+K opens the link's box.
 import * as Popover from '@radix-ui/react-popover';
 import { type Editor, useEditorState } from '@tiptap/react';
-import { type FormEvent, type KeyboardEvent, type ReactNode, useId, useRef, useState } from 'react';
+import { type FormEvent, useId, useState } from 'react';
+import { type FormatTool, FormatToolbar, ToolButton } from '../../ui/format-toolbar';
 
-interface Tool {
-  label: string;
-  /** What the button shows (its name, shortened; the name is its aria-label). */
-  face: ReactNode;
-  keys: string;
-  active(e: Editor): boolean;
-  run(e: Editor): void;
-}
-
-const TOOLS: Tool[] = [
+const TOOLS: FormatTool[] = [
   {
     label: 'Bold',
     face: <strong>B</strong>,
@@ -41,8 +33,8 @@ const TOOLS: Tool[] = [
   },
   {
     label: 'Numbered list',
-    // "1." comes from ticket.css: the visible text stays part of the name (axe, WCAG 2.5.3).
-    face: <span className="composer-tool-numbers">List</span>,
+    // "1." comes from the CSS: the visible text stays part of the name (axe, WCAG 2.5.3).
+    face: <span className="format-tool-numbers">List</span>,
     keys: 'Ctrl+Shift+7',
     active: (e) => e.isActive('orderedList'),
     run: (e) => e.chain().focus().toggleOrderedList().run(),
@@ -76,80 +68,16 @@ export function ComposerToolbar({
   linkOpen: boolean;
   onLinkOpen(open: boolean): void;
 }) {
-  const state = useEditorState({
-    editor,
-    selector: ({ editor: e }) => ({
-      pressed: TOOLS.map((t) => (e ? t.active(e) : false)),
-      link: e?.isActive('link') ?? false,
-    }),
-  });
-  const [focus, setFocus] = useState(0);
-  const bar = useRef<HTMLDivElement>(null);
-  const count = TOOLS.length + 1;
-  const onKeyDown = (e: KeyboardEvent<HTMLDivElement>) => {
-    if (e.target instanceof HTMLElement && !e.target.hasAttribute('data-tool')) return;
-    const step = e.key === 'ArrowRight' ? 1 : e.key === 'ArrowLeft' ? -1 : 0;
-    const to = e.key === 'Home' ? 0 : e.key === 'End' ? count - 1 : step ? (focus + step + count) % count : null;
-    if (to === null) return;
-    e.preventDefault();
-    setFocus(to);
-    bar.current?.querySelectorAll<HTMLElement>('[data-tool]')[to]?.focus();
-  };
-  const button = (t: Tool, i: number) => {
-    const at = i < LINK_AT ? i : i + 1;
-    return (
-      <button
-        key={t.label}
-        type="button"
-        data-tool
-        className="composer-tool"
-        aria-label={t.label}
-        title={`${t.label} (${t.keys})`}
-        aria-pressed={state?.pressed[i] ?? false}
-        tabIndex={focus === at ? 0 : -1}
-        onFocus={() => setFocus(at)}
-        onMouseDown={(e) => e.preventDefault()}
-        onClick={() => t.run(editor)}
-      >
-        <span aria-hidden="true">{t.face}</span>
-      </button>
-    );
-  };
-  return (
-    <div role="toolbar" aria-label="Formatting" className="composer-tools" ref={bar} onKeyDown={onKeyDown}>
-      {TOOLS.slice(0, LINK_AT).map((t, i) => button(t, i))}
-      <LinkTool
-        editor={editor}
-        active={state?.link ?? false}
-        open={linkOpen}
-        onOpen={onLinkOpen}
-        tabIndex={focus === LINK_AT ? 0 : -1}
-        onFocus={() => setFocus(LINK_AT)}
-      />
-      {TOOLS.slice(LINK_AT).map((t, i) => button(t, i + LINK_AT))}
-    </div>
-  );
+  const link = { key: 'link', node: <LinkTool editor={editor} open={linkOpen} onOpen={onLinkOpen} /> };
+  return <FormatToolbar editor={editor} tools={[...TOOLS.slice(0, LINK_AT), link, ...TOOLS.slice(LINK_AT)]} />;
 }
 
 /**
  * The link's box: the address for the selected words (or, with nothing selected, the address
  * inserted as its own text), Remove on a link. Focus goes back to the text box when it closes.
  */
-function LinkTool({
-  editor,
-  active,
-  open,
-  onOpen,
-  tabIndex,
-  onFocus,
-}: {
-  editor: Editor;
-  active: boolean;
-  open: boolean;
-  onOpen(open: boolean): void;
-  tabIndex: number;
-  onFocus(): void;
-}) {
+function LinkTool({ editor, open, onOpen }: { editor: Editor; open: boolean; onOpen(open: boolean): void }) {
+  const active = useEditorState({ editor, selector: ({ editor: e }) => e?.isActive('link') ?? false }) ?? false;
   const [href, setHref] = useState('');
   const [wasOpen, setWasOpen] = useState(false);
   // Filled with the link's address when it opens (from the button or Ctrl+K).
@@ -175,17 +103,10 @@ function LinkTool({
   };
   return (
     <Popover.Root open={open} onOpenChange={onOpen}>
-      <Popover.Trigger
-        data-tool
-        className="composer-tool"
-        aria-label="Link"
-        title="Link (Ctrl+K)"
-        aria-pressed={active}
-        tabIndex={tabIndex}
-        onFocus={onFocus}
-        onMouseDown={(e) => e.preventDefault()}
-      >
-        <span aria-hidden="true">Link</span>
+      <Popover.Trigger asChild>
+        <ToolButton label="Link" keys="Ctrl+K" pressed={active}>
+          Link
+        </ToolButton>
       </Popover.Trigger>
       <Popover.Portal>
         <Popover.Content
