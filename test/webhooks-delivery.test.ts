@@ -357,8 +357,8 @@ describe('rotating the secret', () => {
     expect(verifyWebhook(secret, single, one.raw)).toBe(false);
     expect(verifyWebhook(h.secret, single, one.raw)).toBe(false);
 
-    // No body at all: the default overlap of 24 hours. The audit log has each rotation.
-    const plain = await svc.api.req('POST', `/v1/webhooks/${h.id}/rotate-secret`, { ...t.as });
+    // An empty body: the default overlap of 24 hours. The audit log has each rotation.
+    const plain = await svc.api.post(`/v1/webhooks/${h.id}/rotate-secret`, {}, t.as);
     expect(plain.status, plain.text).toBe(200);
     expect(Math.abs(Date.parse(plain.body.previous_secret_expires_at) - (Date.now() + 24 * 3_600_000))).toBeLessThan(
       60_000,

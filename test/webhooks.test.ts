@@ -114,7 +114,18 @@ describe('webhook endpoints', () => {
     expect(r.headers.get('location')).toBe(`/v1/webhooks/${r.body.id}`);
     expect(r.headers.get('cache-control')).toBe('no-store');
     expect(Object.keys(r.body).sort()).toEqual(
-      ['created_at', 'description', 'enabled', 'events', 'id', 'secret', 'team_ids', 'updated_at', 'url'].sort(),
+      [
+        'created_at',
+        'description',
+        'enabled',
+        'events',
+        'id',
+        'previous_secret_expires_at',
+        'secret',
+        'team_ids',
+        'updated_at',
+        'url',
+      ].sort(),
     );
     expect(r.body).toMatchObject({
       url: HOOK,
@@ -122,6 +133,7 @@ describe('webhook endpoints', () => {
       description: 'CRM sync',
       enabled: true,
       team_ids: [],
+      previous_secret_expires_at: null,
     });
     expect(r.body.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
     expect(Buffer.from(r.body.secret.slice(6), 'base64url')).toHaveLength(32);

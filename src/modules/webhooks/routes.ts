@@ -113,10 +113,6 @@ export default async function webhookRoutes(app: App, deps: Deps) {
     {
       // The answer holds the new secret: never stored for an Idempotency-Key replay.
       config: { access: write, idempotent: false },
-      // The body is optional: no body at all rotates with the default overlap.
-      preValidation: async (req) => {
-        if (req.body === undefined || req.body === null) req.body = {};
-      },
       schema: {
         tags,
         summary:

@@ -3,11 +3,10 @@
 // optional excerpt. Save draft, publish, unpublish; a draft's preview renders here, a published
 // article opens on the public help center. Its views and status are shown; delete asks first.
 import * as Dialog from '@radix-ui/react-dialog';
-import * as Popover from '@radix-ui/react-popover';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate } from '@tanstack/react-router';
 import TiptapLink from '@tiptap/extension-link';
-import { type Editor, EditorContent, useEditor, useEditorState } from '@tiptap/react';
+import { type Editor, EditorContent, useEditor } from '@tiptap/react';
 import StarterKit from '@tiptap/starter-kit';
 import { type FormEvent, useId, useState } from 'react';
 import { ApiError, api, ok } from '../../lib/api';
@@ -16,7 +15,8 @@ import { every } from '../../lib/every';
 import { when } from '../../lib/format';
 import { canWrite, useRole } from '../../lib/role';
 import { ConfirmButton, fieldError, SelectField, TextField } from '../../ui/form';
-import { type FormatTool, FormatToolbar, ToolButton } from '../../ui/format-toolbar';
+import { type FormatTool, FormatToolbar } from '../../ui/format-toolbar';
+import { LinkTool } from '../../ui/link-tool';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
 import { type Article, kbKeys, useCollections, useWorkspaceRecord } from './data';
 import '../../ui/prosemirror.css';
@@ -471,66 +471,4 @@ const TOOLS: FormatTool[] = [
  */
 function Toolbar({ editor }: { editor: Editor }) {
   return <FormatToolbar editor={editor} tools={[...TOOLS, { key: 'link', node: <LinkTool editor={editor} /> }]} />;
-}
-
-function LinkTool({ editor }: { editor: Editor }) {
-  const active = useEditorState({ editor, selector: ({ editor: e }) => e?.isActive('link') ?? false }) ?? false;
-  const [open, setOpen] = useState(false);
-  const [href, setHref] = useState('');
-  const apply = (e: FormEvent) => {
-    e.preventDefault();
-    e.stopPropagation();
-    const url = href.trim();
-    if (url) editor.chain().focus().extendMarkRange('link').setLink({ href: url }).run();
-    else editor.chain().focus().extendMarkRange('link').unsetLink().run();
-    setOpen(false);
-  };
-  return (
-    <Popover.Root
-      open={open}
-      onOpenChange={(o) => {
-        setOpen(o);
-        if (o) setHref((editor.getAttributes('link').href as string | undefined) ?? '');
-      }}
-    >
-      <Popover.Trigger asChild>
-        <ToolButton label="Link" pressed={active}>
-          Link
-        </ToolButton>
-      </Popover.Trigger>
-      <Popover.Portal>
-        <Popover.Content className="dialog kb-link-popover" sideOffset={4} aria-label="Link">
-          <form onSubmit={apply}>
-            <TextField
-              label="Link address"
-              type="url"
-              value={href}
-              placeholder="https://"
-              onChange={(e) => setHref(e.target.value)}
-              hint="Select the words to link first. Empty removes the link."
-              autoFocus
-            />
-            <div className="dialog-actions">
-              <Popover.Close className="button">Cancel</Popover.Close>
-              {active && (
-                <button
-                  type="button"
-                  className="button"
-                  onClick={() => {
-                    editor.chain().focus().extendMarkRange('link').unsetLink().run();
-                    setOpen(false);
-                  }}
-                >
-                  Remove link
-                </button>
-              )}
-              <button type="submit" className="primary">
-                Apply
-              </button>
-            </div>
-          </form>
-        </Popover.Content>
-      </Popover.Portal>
-    </Popover.Root>
-  );
 }

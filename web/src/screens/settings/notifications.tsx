@@ -115,11 +115,16 @@ function ToldAbout() {
       if (on) next.delete(t);
       else next.add(t);
     }
+    // The box shows the choice at once; a refusal puts it back.
+    const key = ['notification-settings', ws];
+    const before = queryClient.getQueryData(key);
+    queryClient.setQueryData(key, { muted: [...next] });
     try {
       const r = await ok(api.PATCH('/v1/notifications/settings', { body: { muted: [...next] } }));
-      queryClient.setQueryData(['notification-settings', ws], r);
+      queryClient.setQueryData(key, r);
       setSaved(on ? `Saved: you are told about “${what}” again.` : `Saved: no more “${what}” notifications here.`);
     } catch (err) {
+      queryClient.setQueryData(key, before);
       setError(err);
     }
   };
