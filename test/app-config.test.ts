@@ -205,6 +205,10 @@ describe.runIf(browserAvailable())('settings: labels, fields, views, saved repli
     await body.click();
     await page.keyboard.type('Hello ');
     await d.getByRole('button', { name: /^Insert \{\{customer\.first_name\}\}/ }).click();
+    // The text keeps the focus, the cursor after the placeholder.
+    await expect
+      .poll(() => page.evaluate<boolean>("document.activeElement?.closest('.ProseMirror') !== null"))
+      .toBe(true);
     await page.keyboard.type(', thanks for writing.');
     await noViolations();
     await d.getByRole('button', { name: 'Create saved reply' }).click();

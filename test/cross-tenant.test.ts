@@ -156,6 +156,7 @@ const BODIES: Record<string, unknown> = {
   'POST /v1/tags/:id/merge': { into: '0193c6a0-0000-7000-8000-00000000beef' },
   'PATCH /v1/tag-groups/:id': { name: 'Renamed' },
   'PATCH /v1/webhooks/:id': { description: 'Renamed' },
+  'POST /v1/webhooks/:id/rotate-secret': {},
   'PATCH /v1/mailboxes/:id': { name: 'Renamed' },
 };
 

@@ -94,6 +94,8 @@ export function ReplyBodyEditor({
               title={p.about}
               aria-label={`Insert ${p.token}: ${p.about}`}
               disabled={!editor}
+              // A click keeps the focus (and the cursor) in the text, as the toolbar's buttons do.
+              onMouseDown={(e) => e.preventDefault()}
               onClick={() => editor?.chain().focus().insertContent(p.token).run()}
             >
               {p.token}
