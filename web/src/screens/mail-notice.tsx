@@ -7,6 +7,7 @@ import { useState } from 'react';
 import { useWorkspace } from '../lib/context';
 import { useMailStatus } from '../lib/mail';
 import { useIsAdmin } from '../lib/role';
+import './mail-notice.css';
 
 const dismissedKey = (ws: string) => `mail-notice-dismissed:${ws}`;
 
