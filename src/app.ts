@@ -25,6 +25,7 @@ import helpCenterRoutes from './modules/help-center/routes.js';
 import imageRoutes from './modules/images/routes.js';
 import invitationRoutes from './modules/invitations/routes.js';
 import kbRoutes from './modules/kb/routes.js';
+import mailRoutes from './modules/mail/routes.js';
 import mailboxRoutes from './modules/mailboxes/routes.js';
 import meRoutes from './modules/me/routes.js';
 import memberRoutes from './modules/members/routes.js';
@@ -107,6 +108,7 @@ const MODULES: Array<(app: App, deps: Deps) => Promise<void>> = [
   customFieldRoutes,
   webhookRoutes,
   mailboxRoutes,
+  mailRoutes,
   inboundEmailRoutes,
   imageRoutes,
   assignmentRoutes,

@@ -48,6 +48,10 @@ const TAGS: Array<{ name: string; description: string }> = [
   { name: 'webhooks', description: 'Webhook endpoints, their deliveries, test events and redelivery.' },
   { name: 'mailboxes', description: 'Email mailboxes: IMAP/SMTP, Google and Microsoft accounts, forwarding.' },
   { name: 'email', description: 'Raw inbound email from a mail server (MTA).' },
+  {
+    name: 'mail',
+    description: 'Outgoing mail: whether it is set up (SMTP_URL), and the outbox of mail kept while it is not.',
+  },
   { name: 'assignment', description: 'Automatic assignment of new tickets to agents.' },
   { name: 'triage', description: 'AI triage settings: which fields are set on new tickets.' },
   { name: 'business-hours', description: 'Working hours and holidays that SLA clocks follow.' },

@@ -50,6 +50,7 @@ import { pruneEvents } from './platform/events/retention.js';
 import { pruneIdempotencyKeys } from './platform/http/idempotency.js';
 import { Pager } from './platform/http/pagination.js';
 import { Jobs } from './platform/jobs/index.js';
+import { pruneMailOutbox } from './platform/mail/outbox.js';
 import { openStorage } from './platform/storage/index.js';
 
 export interface Runtime {
@@ -244,9 +245,17 @@ export async function createRuntime(
           const sessions = await pruneEndedSessions(database);
           const views = await pruneArticleViews(database);
           const portal = (await prunePortalSessions(database)) + (await pruneLimitMarks(database));
-          if (events + keys + sessions + views + portal > 0) {
+          const outbox = await pruneMailOutbox(database);
+          if (events + keys + sessions + views + portal + outbox > 0) {
             log.info(
-              { events, idempotency_keys: keys, sessions, article_view_marks: views, portal_rows: portal },
+              {
+                events,
+                idempotency_keys: keys,
+                sessions,
+                article_view_marks: views,
+                portal_rows: portal,
+                outbox_mails: outbox,
+              },
               'pruned',
             );
           }

@@ -2,6 +2,7 @@
 // workspace's record with 404, exactly like a record that does not exist, and changes
 // nothing. A new route with an id parameter must add its record factory here.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keepMail, outboxTransport } from '../src/platform/mail/outbox.js';
 import { makeCompany, makeContact, makeTicket } from './builders.js';
 import {
   ALL_SCOPES,
@@ -78,6 +79,14 @@ const FACTORIES: Record<string, Factory> = {
     const r = await api.get(`/v1/tickets/${id}/messages`, t.as);
     return r.body.data[0].id;
   },
+  '/v1/messages/:id/resend': async (api, t) => FACTORIES['/v1/messages/:id/original']!(api, t),
+  '/v1/mail/outbox/:id': async (_api, t) =>
+    keepMail(
+      svc.rt.deps,
+      await outboxTransport(),
+      { from: 'x@acme.test', to: 'someone@example.com', subject: 'Kept', text: 'A secret link' },
+      { workspaceId: t.workspaceId, kind: 'notice' },
+    ),
   '/v1/views/:id': async (api, t) => {
     const r = await api.post('/v1/views', { name: unique('View'), shared: true, filters: { status: ['open'] } }, t.as);
     if (r.status !== 201) throw new Error(`view: ${r.status} ${r.text}`);

@@ -405,6 +405,20 @@ describe('replies on email tickets', () => {
     expect(got!.mail.text).toContain('Via the system mailer');
   });
 
+  it('a workspace without any mailbox replies through the system mailer, From its sender', async () => {
+    const t = await newTenant(api());
+    const email = `nobox-${randomUUID().slice(0, 8)}@customer.test`;
+    const tk = await makeTicket(api(), t, { channel: 'email', contact: { email, name: 'Nora' } });
+    const r = await reply(t, tk.id, { body_html: 'Answered without a mailbox' });
+    const row = await settled(t, r.body.id);
+    expect(row).toMatchObject({ delivery_status: 'sent', delivery_error: null, mailbox_id: null });
+    expect(row.from_email).toBe('help@helpdesk.test');
+    const [got] = await waitForMail(email);
+    expect(addressesOf(got!.mail.from)).toEqual([{ name: 'Help desk', address: 'help@helpdesk.test' }]);
+    expect(got!.mail.messageId).toBe(`<${row.email_message_id_sent}>`);
+    expect(got!.mail.text).toContain('Answered without a mailbox');
+  });
+
   it('a ticket without a mailbox sends from the workspace mailbox; without a contact email it fails clearly', async () => {
     const t = await newTenant(api());
     const mb = await mailbox(t);

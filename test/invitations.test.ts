@@ -389,7 +389,7 @@ describe('tenant isolation', () => {
 });
 
 describe('the invitation email', () => {
-  it('is logged, not sent, without SMTP_URL: recipient and subject only, never the token', async () => {
+  it('is kept in the outbox, not sent, without SMTP_URL: logged with recipient and subject only, never the token', async () => {
     const { s: logged, stop } = await isolated();
     try {
       const t = await newTenant(logged.api, 'Logged Mail Co');
@@ -402,6 +402,13 @@ describe('the invitation email', () => {
       expect(JSON.parse(line).mail).toEqual({ to: email, subject: 'Invitation to join Logged Mail Co' });
       const secret = r.body.token.slice(8);
       expect(logged.logs.filter((l) => l.includes(secret))).toEqual([]);
+      // The workspace's admins read it, link and all, in the outbox.
+      const kept = (await logged.api.get('/v1/mail/outbox', t.as)).body.data;
+      expect(kept.map((m: any) => [m.kind, m.to, m.subject])).toEqual([
+        ['invitation', [email], 'Invitation to join Logged Mail Co'],
+      ]);
+      const one = await logged.api.get(`/v1/mail/outbox/${kept[0].id}`, t.as);
+      expect(one.body.links).toEqual([r.body.url]);
       // The queued job carries the token sealed, never in plain.
       const jobs = await sql<{
         data: string;
@@ -422,7 +429,8 @@ describe('the invitation email', () => {
       invitation_id: inv.id,
       sealed_token: deps.secrets.seal(inv.token, tokenSealContext(inv.id)),
     };
-    expect(await sendInvitationMail(deps, job)).toBe('sent');
+    // No SMTP_URL here: kept in the outbox, and said so.
+    expect(await sendInvitationMail(deps, job)).toBe('kept');
     expect(await sendInvitationMail(deps, { ...job, sealed_token: deps.secrets.seal(inv.token, 'other') })).toBe(
       'skipped',
     );

@@ -3,16 +3,19 @@
 // too) queues a job once the change commits; the job checks again that the ticket is still solved
 // and CSAT still on, then sends through the ticket's mailbox (from the address the customer wrote
 // to, the ticket's token in the subject, so an answer threads into the ticket) or, for a ticket
-// without a usable mailbox, through the system mailer. A job lost between the COMMIT and its
+// without a usable mailbox, through the system mailer. Through the system mailer while SMTP_URL is
+// unset (a mailbox that sends through it, or none), the request is kept in the workspace's outbox
+// instead, and the job's answer says so ('kept'). A job lost between the COMMIT and its
 // queueing (a crash in that instant) means no request for that solve, as for invitations.
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { escapeHtml } from '../../platform/html/index.js';
-import { type MailMessage, systemMailer } from '../../platform/mail/index.js';
+import { type MailMessage, type MailOutcome, systemMailer } from '../../platform/mail/index.js';
+import type { OutboxMeta } from '../../platform/mail/outbox.js';
 import { buildReplyHeaders, domainOf, safeMailbox } from '../email/outbound-headers.js';
 import { classifySendError } from '../email/send-errors.js';
 import { ticketTokenFor } from '../email/ticket-token.js';
-import { type MailboxTransport, transportFor } from '../email/transport.js';
+import { type MailboxTransport, sendOrKeep, transportFor } from '../email/transport.js';
 import { loadMailbox } from '../mailboxes/service.js';
 import type { TicketHook } from '../tickets/hooks.js';
 import { ticketQuery } from '../tickets/queries.js';
@@ -70,8 +73,11 @@ export function csatMessage(p: { to: string; workspace: string; number: number; 
   return { text, html, subject: `How did we do? Request #${p.number} is solved` };
 }
 
-/** Sends one rating request; 'skipped' when the ticket is no longer solved or CSAT is off. */
-export async function sendCsatRequest(deps: Deps, job: CsatMailJob): Promise<'sent' | 'skipped'> {
+/**
+ * Sends (or, without a mailer, keeps) one rating request; 'skipped' when the ticket is no longer
+ * solved, CSAT is off, or the mailbox refused it for good.
+ */
+export async function sendCsatRequest(deps: Deps, job: CsatMailJob): Promise<MailOutcome | 'skipped'> {
   const db = deps.database.db;
   const ws = await db.selectFrom('workspaces').select(['name', 'settings']).where('id', '=', job.w).executeTakeFirst();
   const settings = (ws?.settings ?? {}) as { csat_enabled?: unknown };
@@ -84,11 +90,11 @@ export async function sendCsatRequest(deps: Deps, job: CsatMailJob): Promise<'se
   const url = csatUrl(deps.config.publicUrl, await csatToken(deps, job.w, ticket.id));
   const m = csatMessage({ to: ticket.contact_email, workspace: ws.name, number, subject: ticket.subject, url });
 
+  const meta: OutboxMeta = { workspaceId: job.w, kind: 'csat_request', ticketId: ticket.id };
   const mailbox = ticket.mailbox_id ? await loadMailbox(db, job.w, ticket.mailbox_id) : null;
   if (!mailbox || mailbox.status === 'disabled') {
     const message: MailMessage = { to: ticket.contact_email, subject: m.subject, text: m.text, html: m.html };
-    await systemMailer(deps.config, deps.log).send(message);
-    return 'sent';
+    return systemMailer(deps).send(message, meta);
   }
   let transport: MailboxTransport | null = null;
   try {
@@ -98,17 +104,22 @@ export async function sendCsatRequest(deps: Deps, job: CsatMailJob): Promise<'se
       ticketToken: ticketTokenFor(deps.config, job.w, number),
     });
     transport = await transportFor(deps, job.w, mailbox, { timeoutMs: deps.outboundOptions.timeoutMs });
-    await transport.transport.sendMail({
-      from: safeMailbox(mailbox.display_name || mailbox.name, mailbox.email),
-      to: ticket.contact_email,
-      subject: h.subject,
-      messageId: h.messageId,
-      // RFC 3834: an automatic message; out-of-office replies should not answer it.
-      headers: { 'Auto-Submitted': 'auto-generated', 'X-Auto-Response-Suppress': 'All' },
-      html: m.html,
-      text: m.text,
-    });
-    return 'sent';
+    const result = await sendOrKeep(
+      deps,
+      transport,
+      {
+        from: safeMailbox(mailbox.display_name || mailbox.name, mailbox.email),
+        to: ticket.contact_email,
+        subject: h.subject,
+        messageId: h.messageId,
+        // RFC 3834: an automatic message; out-of-office replies should not answer it.
+        headers: { 'Auto-Submitted': 'auto-generated', 'X-Auto-Response-Suppress': 'All' },
+        html: m.html,
+        text: m.text,
+      },
+      meta,
+    );
+    return result.kept ? 'kept' : 'sent';
   } catch (err) {
     const failure = classifySendError(err, transport?.secrets ?? []);
     deps.log.warn(

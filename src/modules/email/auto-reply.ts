@@ -14,7 +14,7 @@ import { AUTO_REPLY_JOB } from './outbound-queue.js';
 import type { InboundMail } from './parse.js';
 import { classifySendError } from './send-errors.js';
 import { ticketTokenFor } from './ticket-token.js';
-import { type MailboxTransport, transportFor } from './transport.js';
+import { type MailboxTransport, sendOrKeep, transportFor } from './transport.js';
 
 export interface AutoReplyInput {
   workspaceId: string;
@@ -202,22 +202,28 @@ export async function sendAutoReply(deps: Deps, job: AutoReplyJob): Promise<void
     const subject = own === '' ? h.subject : own.includes(`[#${token}]`) ? own : `${own} [#${token}]`;
     const html = mailbox.auto_reply_html;
     transport = await transportFor(deps, job.w, mailbox, { timeoutMs: deps.outboundOptions.timeoutMs });
-    await transport.transport.sendMail({
-      from: safeMailbox(mailbox.display_name || mailbox.name, mailbox.email),
-      to: safeMailbox(job.name, job.to),
-      subject,
-      messageId: h.messageId,
-      ...(h.inReplyTo ? { inReplyTo: h.inReplyTo } : {}),
-      ...(h.references ? { references: h.references } : {}),
-      headers: {
-        // RFC 3834: an automatic answer; well-behaved systems never answer it.
-        'Auto-Submitted': 'auto-replied',
-        // Exchange and Outlook: no out-of-office or other automatic answer to this one.
-        'X-Auto-Response-Suppress': 'All',
+    // Through the system mailer while SMTP_URL is unset: kept in the outbox instead.
+    await sendOrKeep(
+      deps,
+      transport,
+      {
+        from: safeMailbox(mailbox.display_name || mailbox.name, mailbox.email),
+        to: safeMailbox(job.name, job.to),
+        subject,
+        messageId: h.messageId,
+        ...(h.inReplyTo ? { inReplyTo: h.inReplyTo } : {}),
+        ...(h.references ? { references: h.references } : {}),
+        headers: {
+          // RFC 3834: an automatic answer; well-behaved systems never answer it.
+          'Auto-Submitted': 'auto-replied',
+          // Exchange and Outlook: no out-of-office or other automatic answer to this one.
+          'X-Auto-Response-Suppress': 'All',
+        },
+        html,
+        text: htmlToText(html),
       },
-      html,
-      text: htmlToText(html),
-    });
+      { workspaceId: job.w, kind: 'auto_reply', ticketId: job.t },
+    );
   } catch (err) {
     const failure = classifySendError(err, transport?.secrets ?? []);
     deps.log.warn(

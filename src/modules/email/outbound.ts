@@ -6,16 +6,19 @@
 //    (outbound-queue.ts). If the process dies in between, the sweep here queues it again: a
 //    pending message past due that no worker holds.
 // 2. The job claims the message with a lease (two jobs for one message never both send), picks
-//    the mailbox (the ticket's, else the workspace's oldest that is not disabled), builds the
-//    mail (From the mailbox, To the contact, cc/bcc, Subject "Re: … [#token]", our Message-ID,
-//    In-Reply-To / References to the customer's last mail as they wrote them, the signature,
-//    the attachments from storage) and sends it through the mailbox's transport.
+//    the mailbox (the ticket's, else the workspace's oldest that is not disabled; a workspace
+//    with none sends through the system mailer, From its sender), builds the mail (From the
+//    mailbox, To the contact, cc/bcc, Subject "Re: … [#token]", our Message-ID, In-Reply-To /
+//    References to the customer's last mail as they wrote them, the signature, the attachments
+//    from storage) and sends it through the mailbox's transport.
 //    Its Message-ID and threading headers are stored before the first attempt and reused by
 //    every retry, so a customer's answer threads back and a repeat is recognisable.
 // 3. Accepted: sent + message.updated. Refused for good (5xx, failed login, an invalid
 //    address, a mailbox that cannot send): failed with delivery_error + message.updated.
 //    Anything else (4xx, connection trouble, timeouts) is retried on a schedule and fails
-//    after the last attempt.
+//    after the last attempt. Through the system mailer while SMTP_URL is unset, nothing is
+//    sent: the mail is kept in the workspace's outbox and the reply fails with KEPT_IN_OUTBOX
+//    ("saved, not sent"). A failed reply can be sent again (resend.ts).
 //
 // Auto-replies (auto-reply.ts) are decided after an inbound mail opened a ticket and sent by
 // their own job, registered here with the send workers.
@@ -26,7 +29,7 @@ import { pageLimit } from '../../platform/db/keyset.js';
 import { htmlToText } from '../../platform/html/index.js';
 import { attachmentFilesOfMessage } from '../attachments/service.js';
 import { describeError } from '../mailboxes/connect.js';
-import { defaultMailbox, loadMailbox, type MailboxView } from '../mailboxes/service.js';
+import { defaultMailbox, loadMailbox } from '../mailboxes/service.js';
 import { loadMessageView } from '../tickets/messages.js';
 import { presentTicket, type TicketRow, ticketQuery } from '../tickets/queries.js';
 import { type AutoReplyJob, autoReplyToDelivered, sendAutoReply } from './auto-reply.js';
@@ -34,9 +37,10 @@ import { normaliseMessageId } from './message-id.js';
 import { buildReplyHeaders, domainOf, headerSafe, replySubject, safeAddress, safeMailbox } from './outbound-headers.js';
 import type { OutboundOptions } from './outbound-options.js';
 import { AUTO_REPLY_JOB, queueOutbound, SEND_JOB, type SendJob } from './outbound-queue.js';
-import { classifySendError, PermanentSendError } from './send-errors.js';
+import { classifySendError, KEPT_IN_OUTBOX, PermanentSendError } from './send-errors.js';
+import { systemSender } from './system-sender.js';
 import { ticketTokenFor } from './ticket-token.js';
-import { type MailboxTransport, transportFor } from './transport.js';
+import { type MailboxTransport, type SendingMailbox, sendOrKeep, transportFor } from './transport.js';
 
 // ---------------------------------------------------------------------------------------------
 // Sending one reply.
@@ -66,6 +70,15 @@ export function withSignature(html: string, text: string, signatureHtml: string)
     html: `${html}<br><div class="signature">${sig}</div>`,
     text: sigText === '' ? text : `${text.replace(/\s+$/, '')}\n\n-- \n${sigText}`,
   };
+}
+
+/** Who a reply is sent as: a mailbox, or (a workspace without one) the system mailer. */
+interface Sender {
+  mailboxId: string | null;
+  email: string;
+  name: string;
+  signatureHtml: string;
+  transport: SendingMailbox;
 }
 
 /** What nodemailer reports of an accepted mail: recipients the server refused (the others got it). */
@@ -152,9 +165,11 @@ export class OutboundSender {
     const attempt = claimed.delivery_attempts + 1;
     const held: { transport: MailboxTransport | null } = { transport: null };
     let note: string | null = null;
+    let kept = false;
     try {
-      const info = await this.#deliver(claimed, held);
-      note = rejectedNote(info, held.transport?.secrets ?? []);
+      const result = await this.#deliver(claimed, held);
+      if (result.kept) kept = true;
+      else note = rejectedNote(result.info as SendInfo, held.transport?.secrets ?? []);
     } catch (err) {
       const failure = classifySendError(err, held.transport?.secrets ?? []);
       const wait = failure.permanent ? null : this.retryDelay(attempt);
@@ -181,57 +196,89 @@ export class OutboundSender {
     } finally {
       held.transport?.close();
     }
-    await this.#finish(claimed, attempt, 'sent', note);
+    // Kept in the outbox (SMTP_URL unset): saved, not sent.
+    if (kept) await this.#finish(claimed, attempt, 'failed', KEPT_IN_OUTBOX);
+    else await this.#finish(claimed, attempt, 'sent', note);
   }
 
-  /** Builds and sends the mail; the transport it opens is left in `held` (the caller closes it). */
-  async #deliver(m: Claimed, held: { transport: MailboxTransport | null }): Promise<SendInfo> {
+  /**
+   * Builds and sends the mail (or keeps it in the outbox); the transport it opens is left in
+   * `held` (the caller closes it).
+   */
+  async #deliver(
+    m: Claimed,
+    held: { transport: MailboxTransport | null },
+  ): Promise<{ kept: true } | { kept: false; info: unknown }> {
     const db = this.deps.database.db;
     const ticket = await ticketQuery(db, m.workspace_id).where('t.id', '=', m.ticket_id).executeTakeFirst();
-    if (!ticket) throw new PermanentSendError('not sent: the ticket no longer exists');
-    const mailbox = await this.#mailboxOf(m, ticket);
+    if (!ticket) throw new PermanentSendError('the ticket no longer exists');
+    const sender = await this.#senderOf(m, ticket);
     const contact = presentTicket(ticket).contact;
     if (m.to.length === 0) {
-      throw new PermanentSendError('not sent: the ticket has no contact with an email address to send the reply to');
+      throw new PermanentSendError('the ticket has no contact with an email address to send the reply to');
     }
     const to = m.to.map((a) =>
       safeMailbox(contact?.email && a.toLowerCase() === contact.email.toLowerCase() ? contact.name : '', a),
     );
     const cc = m.cc.map(safeAddress);
     const bcc = m.bcc.map(safeAddress);
-    const from = safeMailbox(mailbox.display_name || mailbox.name, mailbox.email);
+    // A mailbox's address is checked; the system mailer's sender is the operator's (SMTP_URL's
+    // `from`, or no-reply at PUBLIC_URL's host, which may be `localhost` or an IP address).
+    const from = sender.mailboxId
+      ? safeMailbox(sender.name, sender.email)
+      : { name: headerSafe(sender.name), address: headerSafe(sender.email) };
 
-    const headers = await this.#threading(m, ticket, mailbox);
-    const body = withSignature(m.body_html, m.body_text, mailbox.signature_html);
+    const headers = await this.#threading(m, ticket, sender);
+    const body = withSignature(m.body_html, m.body_text, sender.signatureHtml);
     const files = await attachmentFilesOfMessage(this.deps, db, m.workspace_id, m.id);
-    const attachments: NonNullable<SendMailOptions['attachments']> = [];
-    for (const f of files) {
-      const content = await f.open();
-      if (!content) throw new PermanentSendError(`not sent: the attachment ${f.filename} is missing from storage`);
-      attachments.push({
-        filename: f.filename,
-        content,
-        contentType: f.content_type,
-        ...(f.inline && f.content_id ? { cid: f.content_id, contentDisposition: 'inline' as const } : {}),
-      });
-    }
-
-    const transport = await transportFor(this.deps, m.workspace_id, mailbox, { timeoutMs: this.opts.timeoutMs });
+    const transport = await transportFor(this.deps, m.workspace_id, sender.transport, {
+      timeoutMs: this.opts.timeoutMs,
+    });
     held.transport = transport;
+    // The outbox keeps the files' names and sizes; their bytes stay in storage.
+    const attachments: NonNullable<SendMailOptions['attachments']> = [];
+    if (transport.via !== 'outbox') {
+      for (const f of files) {
+        const content = await f.open();
+        if (!content) throw new PermanentSendError(`the attachment ${f.filename} is missing from storage`);
+        attachments.push({
+          filename: f.filename,
+          content,
+          contentType: f.content_type,
+          ...(f.inline && f.content_id ? { cid: f.content_id, contentDisposition: 'inline' as const } : {}),
+        });
+      }
+    }
     try {
-      return (await transport.transport.sendMail({
-        from,
-        to,
-        ...(cc.length > 0 ? { cc } : {}),
-        ...(bcc.length > 0 ? { bcc } : {}),
-        subject: headers.subject,
-        messageId: headers.messageId,
-        ...(headers.inReplyTo ? { inReplyTo: headers.inReplyTo } : {}),
-        ...(headers.references ? { references: headers.references } : {}),
-        html: body.html,
-        text: body.text,
-        attachments,
-      })) as SendInfo;
+      const result = await sendOrKeep(
+        this.deps,
+        transport,
+        {
+          from,
+          to,
+          ...(cc.length > 0 ? { cc } : {}),
+          ...(bcc.length > 0 ? { bcc } : {}),
+          subject: headers.subject,
+          messageId: headers.messageId,
+          ...(headers.inReplyTo ? { inReplyTo: headers.inReplyTo } : {}),
+          ...(headers.references ? { references: headers.references } : {}),
+          html: body.html,
+          text: body.text,
+          attachments,
+        },
+        {
+          workspaceId: m.workspace_id,
+          kind: 'reply',
+          ticketId: m.ticket_id,
+          messageId: m.id,
+          attachments: files.map((f) => ({
+            filename: f.filename,
+            content_type: f.content_type,
+            size_bytes: f.size_bytes,
+          })),
+        },
+      );
+      return result.kept ? { kept: true } : { kept: false, info: result.info };
     } finally {
       // Streams of attachments not read because the send failed early.
       for (const a of attachments) {
@@ -241,20 +288,30 @@ export class OutboundSender {
     }
   }
 
-  async #mailboxOf(m: Claimed, ticket: TicketRow): Promise<MailboxView> {
+  /** The ticket's mailbox, else the workspace's default one, else (none at all) the system mailer. */
+  async #senderOf(m: Claimed, ticket: TicketRow): Promise<Sender> {
     const db = this.deps.database.db;
     const id = m.mailbox_id ?? ticket.mailbox_id;
     const mailbox = id ? await loadMailbox(db, m.workspace_id, id) : await defaultMailbox(db, m.workspace_id);
     if (!mailbox) {
-      throw new PermanentSendError(
-        id
-          ? 'not sent: the mailbox of this ticket was deleted'
-          : 'not sent: the workspace has no mailbox to send from (add one, or create the ticket with mailbox_id)',
-      );
+      if (id) throw new PermanentSendError('the mailbox of this ticket was deleted');
+      const system = systemSender(this.deps);
+      return {
+        mailboxId: null,
+        email: system.address,
+        name: system.name,
+        signatureHtml: '',
+        transport: { id: '', email: system.address, outbound_kind: 'system', config: {} },
+      };
     }
-    if (mailbox.status === 'disabled')
-      throw new PermanentSendError(`not sent: the mailbox ${mailbox.email} is disabled`);
-    return mailbox;
+    if (mailbox.status === 'disabled') throw new PermanentSendError(`the mailbox ${mailbox.email} is disabled`);
+    return {
+      mailboxId: mailbox.id,
+      email: mailbox.email,
+      name: mailbox.display_name || mailbox.name,
+      signatureHtml: mailbox.signature_html,
+      transport: mailbox,
+    };
   }
 
   /**
@@ -265,7 +322,7 @@ export class OutboundSender {
   async #threading(
     m: Claimed,
     ticket: TicketRow,
-    mailbox: MailboxView,
+    sender: Sender,
   ): Promise<{ subject: string; messageId: string; inReplyTo: string | null; references: string | null }> {
     const db = this.deps.database.db;
     const token = ticketTokenFor(this.deps.config, m.workspace_id, Number(ticket.number));
@@ -295,7 +352,7 @@ export class OutboundSender {
         .executeTakeFirst();
     const parent = (await parentOf('inbound')) ?? (await parentOf('outbound'));
     const h = buildReplyHeaders({
-      domain: domainOf(mailbox.email),
+      domain: domainOf(sender.email),
       subject: ticket.subject,
       inReplyTo: parent ? (parent.email_message_id_sent ?? parent.email_message_id) : null,
       references: parent?.email_references ?? [],
@@ -311,8 +368,8 @@ export class OutboundSender {
         email_message_id_sent: sent,
         email_in_reply_to: inReplyTo,
         email_references: references,
-        mailbox_id: mailbox.id,
-        from_email: mailbox.email,
+        mailbox_id: sender.mailboxId,
+        from_email: sender.email,
       })
       .where('workspace_id', '=', m.workspace_id)
       .where('id', '=', m.id)

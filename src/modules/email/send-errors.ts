@@ -3,6 +3,14 @@ import { describeError } from '../mailboxes/connect.js';
 import { HeaderInjectionError } from './outbound-headers.js';
 import { TransportSetupError } from './transport.js';
 
+/**
+ * delivery_error of a reply kept in the outbox because outgoing mail is not set up (its mailbox
+ * sends through the system mailer, or the workspace has none, and SMTP_URL is unset): status
+ * failed, this exact text (docs/api.md; the app tells this case apart by it).
+ */
+export const KEPT_IN_OUTBOX =
+  'outgoing mail is not set up (SMTP_URL is not set on this server); the mail is kept in the outbox';
+
 /** A reason the message can never be sent as it is (no retry). */
 export class PermanentSendError extends Error {
   constructor(message: string) {

@@ -3,16 +3,20 @@
 // - smtp: the mailbox's own server (connect.ts smtpSettings: TLS on 465, STARTTLS required on
 //   587, none only when configured), its password opened from the sealed column, the host
 //   resolved now and checked against the private-address guard (MAIL_ALLOW_PRIVATE);
-// - system: the service's own mailer (SMTP_URL), the operator's relay;
+// - system: the service's own mailer (SMTP_URL), the operator's relay; without SMTP_URL, the
+//   outbox (src/platform/mail/outbox.ts): the mail is built as it would be sent and kept for the
+//   workspace's admins instead (sendOrKeep says which happened);
 // - google / microsoft: the provider's SMTP with XOAUTH2 and an access token from the OAuth
 //   side of mailboxes (src/modules/mailboxes/oauth.ts).
 //
-// A problem of configuration (no server, a refused address, no token, SMTP_URL unset) is a
-// TransportSetupError: permanent, the message fails with its text.
+// A problem of configuration (no server, a refused address, no token) is a TransportSetupError:
+// permanent, the message fails with its text (a plain clause: the app shows it after "Not
+// delivered: ").
 import { isIP } from 'node:net';
-import type { Transporter } from 'nodemailer';
+import type { SendMailOptions, Transporter } from 'nodemailer';
 import type { Deps } from '../../deps.js';
 import { splitSmtpUrl } from '../../platform/mail/index.js';
+import { keepMail, type OutboxMeta, outboxTransport } from '../../platform/mail/outbox.js';
 import { RefusedHostError, resolveHost, type ServerSettings, smtpSettings } from '../mailboxes/connect.js';
 import { accessTokenFor, OAuthTokenError, oauthServers } from '../mailboxes/oauth.js';
 import { mailboxSecrets } from '../mailboxes/service.js';
@@ -55,12 +59,12 @@ async function oauthSmtpAccess(
     email: mailbox.email,
     config: { oauth_email: typeof mailbox.config.oauth_email === 'string' ? mailbox.config.oauth_email : null },
   });
-  if (!servers) throw new TransportSetupError(`not sent: ${mailbox.outbound_kind} is not configured on this server`);
+  if (!servers) throw new TransportSetupError(`${mailbox.outbound_kind} is not configured on this server`);
   try {
     const accessToken = await accessTokenFor(deps, { workspaceId, id: mailbox.id });
     return { user: servers.user, accessToken, server: servers.smtp };
   } catch (err) {
-    if (err instanceof OAuthTokenError) throw new TransportSetupError(`not sent: ${err.message}`);
+    if (err instanceof OAuthTokenError) throw new TransportSetupError(err.message);
     throw err;
   }
 }
@@ -74,8 +78,8 @@ export interface MailboxTransport {
   transport: Transporter;
   /** Values to scrub from error texts (the password, the token). */
   secrets: Array<string | null>;
-  /** system: the service's mailer; otherwise the mailbox's own server. */
-  via: 'smtp' | 'system' | 'oauth';
+  /** system: the service's mailer; outbox: kept, not sent (SMTP_URL unset); otherwise the mailbox's own server. */
+  via: 'smtp' | 'system' | 'oauth' | 'outbox';
   close(): void;
 }
 
@@ -126,11 +130,7 @@ export async function transportFor(
   switch (mailbox.outbound_kind) {
     case 'system': {
       const smtpUrl = deps.config.smtpUrl;
-      if (!smtpUrl) {
-        throw new TransportSetupError(
-          'not sent: the mailbox sends through the system mailer and SMTP_URL is not set on this server',
-        );
-      }
+      if (!smtpUrl) return { transport: await outboxTransport(), secrets: [], via: 'outbox', close: () => {} };
       const { url } = splitSmtpUrl(smtpUrl);
       let password: string | null = null;
       try {
@@ -151,7 +151,7 @@ export async function transportFor(
     case 'smtp': {
       const secrets = await mailboxSecrets(deps, workspaceId, mailbox.id);
       const s = smtpSettings(mailbox.email, mailbox.config, secrets?.smtpPassword ?? null, secrets?.password ?? null);
-      if (!s) throw new TransportSetupError('not sent: the mailbox has no SMTP server configured (config.smtp_host)');
+      if (!s) throw new TransportSetupError('the mailbox has no SMTP server configured (config.smtp_host)');
       const auth = s.username && s.password ? { user: s.username, pass: s.password } : null;
       const transport = await smtpTransport(s, auth, allowPrivate, opts.timeoutMs);
       return { transport, secrets: [s.password], via: 'smtp', close: () => transport.close() };
@@ -161,7 +161,7 @@ export async function transportFor(
       const access = await oauthSmtpAccess(deps, workspaceId, mailbox);
       if (!access) {
         throw new TransportSetupError(
-          `not sent: the ${mailbox.outbound_kind === 'google' ? 'Google' : 'Microsoft'} account of this mailbox is not connected (reconnect it)`,
+          `the ${mailbox.outbound_kind === 'google' ? 'Google' : 'Microsoft'} account of this mailbox is not connected (reconnect it)`,
         );
       }
       const server = access.server ?? OAUTH_SERVERS[mailbox.outbound_kind];
@@ -176,4 +176,26 @@ export async function transportFor(
       return { transport, secrets: [access.accessToken], via: 'oauth', close: () => transport.close() };
     }
   }
+}
+
+/** What sendOrKeep did: sent (nodemailer's info), or kept in the outbox (its id). */
+export type SendResult = { kept: false; info: unknown } | { kept: true; outboxId: string };
+
+/**
+ * Sends the mail through the transport; through the outbox's (SMTP_URL unset) the mail is kept
+ * for the workspace's admins instead, and one line without recipients or body is logged.
+ */
+export async function sendOrKeep(
+  deps: Deps,
+  t: MailboxTransport,
+  mail: SendMailOptions,
+  meta: OutboxMeta,
+): Promise<SendResult> {
+  if (t.via !== 'outbox') return { kept: false, info: await t.transport.sendMail(mail) };
+  const outboxId = await keepMail(deps, t.transport, mail, meta);
+  deps.log.info(
+    { workspace: meta.workspaceId, kind: meta.kind, outbox: outboxId },
+    'mail not sent: SMTP_URL is not set; kept in the outbox',
+  );
+  return { kept: true, outboxId };
 }

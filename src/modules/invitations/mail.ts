@@ -1,9 +1,9 @@
 // The invitation email: a durable job queued after the invitation commits, sent through the
-// system mailer (SMTP_URL, or logged without the link when unset). An invitation that was
+// system mailer (SMTP_URL; when unset, kept in the workspace's outbox and logged without the link). An invitation that was
 // revoked, accepted or has expired by the time the job runs is not sent.
 import type { Deps } from '../../deps.js';
 import { escapeHtml } from '../../platform/html/index.js';
-import { type MailMessage, systemMailer } from '../../platform/mail/index.js';
+import { type MailMessage, type MailOutcome, systemMailer } from '../../platform/mail/index.js';
 import { acceptUrl, INVITATION_MAIL_JOB, tokenSealContext } from './service.js';
 
 interface InvitationMailJob {
@@ -44,8 +44,8 @@ export function invitationMessage(p: {
   return { to: p.to, subject: `Invitation to join ${p.workspace}`, text, html };
 }
 
-/** Sends one invitation email; exported for direct tests. */
-export async function sendInvitationMail(deps: Deps, job: InvitationMailJob): Promise<'sent' | 'skipped'> {
+/** Sends (or, without SMTP_URL, keeps) one invitation email; exported for direct tests. */
+export async function sendInvitationMail(deps: Deps, job: InvitationMailJob): Promise<MailOutcome | 'skipped'> {
   const row = await deps.database.db
     .selectFrom('invitations as i')
     .innerJoin('workspaces as w', 'w.id', 'i.workspace_id')
@@ -68,8 +68,7 @@ export async function sendInvitationMail(deps: Deps, job: InvitationMailJob): Pr
     deps.log.warn({ invitation: job.invitation_id }, 'invitation email skipped: token could not be opened');
     return 'skipped';
   }
-  const mailer = systemMailer(deps.config, deps.log);
-  await mailer.send(
+  return systemMailer(deps).send(
     invitationMessage({
       to: row.email,
       workspace: row.workspace,
@@ -78,8 +77,8 @@ export async function sendInvitationMail(deps: Deps, job: InvitationMailJob): Pr
       url: acceptUrl(deps.config.publicUrl, token),
       expiresAt: row.expires_at,
     }),
+    { workspaceId: job.workspace_id, kind: 'invitation' },
   );
-  return 'sent';
 }
 
 /** Registers the invitation mail worker (called once by runtime.ts when jobs run). */

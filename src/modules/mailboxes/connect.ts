@@ -197,9 +197,13 @@ export async function checkSmtp(s: ServerSettings, allowPrivate: boolean): Promi
   }
 }
 
-/** The system mailer (SMTP_URL); without one, mail is only logged, which is not a working outbound. */
+/** The system mailer (SMTP_URL); without one, mail is kept in the outbox, which is not a working outbound. */
 export async function checkSystemMailer(smtpUrl: string | null): Promise<CheckResult> {
-  if (!smtpUrl) return { ok: false, error: 'SMTP_URL is not set: the system mailer logs mail instead of sending it' };
+  if (!smtpUrl)
+    return {
+      ok: false,
+      error: 'SMTP_URL is not set: the system mailer keeps mail in the outbox instead of sending it',
+    };
   const { url } = splitSmtpUrl(smtpUrl);
   const password = (() => {
     try {

@@ -1,4 +1,5 @@
-// The portal's mail, sent by a durable job through the system mailer (SMTP_URL):
+// The portal's mail, sent by a durable job through the system mailer (SMTP_URL; when unset, kept
+// in the workspace's outbox, where its admins can read it):
 // - the confirmation of a contact form: the ticket's number, and its reply token in the subject
 //   ([#<token>]) so that an answer by email threads into the ticket;
 // - a sign-in link, asked for on the customer area's page. The page answers the same whether or
@@ -9,7 +10,7 @@ import { sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { Unit } from '../../platform/db/tx.js';
 import { escapeHtml } from '../../platform/html/index.js';
-import { type MailMessage, systemMailer } from '../../platform/mail/index.js';
+import { type MailMessage, type MailOutcome, systemMailer } from '../../platform/mail/index.js';
 import { ticketTokenFor } from '../email/ticket-token.js';
 import { linksOf } from '../help-center/routes.js';
 import { findHelpCenterById } from '../help-center/service.js';
@@ -76,13 +77,13 @@ export function signInMessage(p: { to: string; title: string; url: string }): Ma
   return { to: p.to, subject: `Your sign-in link for ${p.title}`, text, html };
 }
 
-/** Sends one portal mail; 'skipped' when there is nothing (any more) to send. */
-export async function sendPortalMail(deps: Deps, job: PortalMailJob): Promise<'sent' | 'skipped'> {
+/** Sends (or keeps) one portal mail; 'skipped' when there is nothing (any more) to send. */
+export async function sendPortalMail(deps: Deps, job: PortalMailJob): Promise<MailOutcome | 'skipped'> {
   const db = deps.database.db;
   const hc = await findHelpCenterById(deps, job.w);
   if (!hc) return 'skipped';
   const links = linksOf(deps.config.publicUrl, hc.slug);
-  const mailer = systemMailer(deps.config, deps.log);
+  const mailer = systemMailer(deps);
   if (job.kind === 'confirmation') {
     const t = await db
       .selectFrom('tickets as t')
@@ -95,7 +96,7 @@ export async function sendPortalMail(deps: Deps, job: PortalMailJob): Promise<'s
       .executeTakeFirst();
     if (!t || t.deleted_at !== null || !t.email) return 'skipped';
     const number = Number(t.number);
-    await mailer.send(
+    return mailer.send(
       confirmationMessage({
         to: t.email,
         title: hc.title,
@@ -104,8 +105,8 @@ export async function sendPortalMail(deps: Deps, job: PortalMailJob): Promise<'s
         token: ticketTokenFor(deps.config, job.w, number),
         requestsUrl: links.absolute(links.requests),
       }),
+      { workspaceId: job.w, kind: 'portal_confirmation', ticketId: job.t },
     );
-    return 'sent';
   }
   const contact = await db
     .selectFrom('contacts')
@@ -116,8 +117,10 @@ export async function sendPortalMail(deps: Deps, job: PortalMailJob): Promise<'s
     .executeTakeFirst();
   if (!contact?.email) return 'skipped';
   const token = await createSignInLink(deps, job.w, contact.id);
-  await mailer.send(signInMessage({ to: contact.email, title: hc.title, url: links.absolute(links.signIn(token)) }));
-  return 'sent';
+  return mailer.send(signInMessage({ to: contact.email, title: hc.title, url: links.absolute(links.signIn(token)) }), {
+    workspaceId: job.w,
+    kind: 'portal_sign_in',
+  });
 }
 
 /** Registers the portal's mail worker (called once by runtime.ts when jobs run). */

@@ -484,7 +484,7 @@ export async function disableFailingEndpoint(
   });
 }
 
-/** The notice to the workspace's admins and owners (the system mailer; logged when SMTP_URL is unset). */
+/** The notice to the workspace's admins and owners (the system mailer; kept in the outbox when SMTP_URL is unset). */
 export async function sendDisabledMail(deps: Deps, job: { w: string; e: string }): Promise<number> {
   const db = deps.database.db;
   const ws = await db.selectFrom('workspaces').select('name').where('id', '=', job.w).executeTakeFirst();
@@ -503,23 +503,26 @@ export async function sendDisabledMail(deps: Deps, job: { w: string; e: string }
     .where('m.role', 'in', ['owner', 'admin'])
     .orderBy('u.email')
     .execute();
-  const mailer = systemMailer(deps.config, deps.log);
+  const mailer = systemMailer(deps);
   const since = ep.failing_since
     ? `${ep.failing_since.toISOString().slice(0, 16).replace('T', ' ')} UTC`
     : 'three days';
   for (const p of people) {
-    await mailer.send({
-      to: p.email,
-      subject: `Webhook disabled in ${ws.name}`,
-      text: [
-        `Hello ${p.name},`,
-        '',
-        `The webhook endpoint ${ep.url} of ${ws.name} has been disabled: every delivery to it has failed since ${since}.`,
-        'It receives no new events while it is disabled. Once the receiver works again, send a test event',
-        `(POST /v1/webhooks/${job.e}/test) and switch it back on (PATCH /v1/webhooks/${job.e} with {"enabled": true});`,
-        'deliveries that were still pending are then sent.',
-      ].join('\n'),
-    });
+    await mailer.send(
+      {
+        to: p.email,
+        subject: `Webhook disabled in ${ws.name}`,
+        text: [
+          `Hello ${p.name},`,
+          '',
+          `The webhook endpoint ${ep.url} of ${ws.name} has been disabled: every delivery to it has failed since ${since}.`,
+          'It receives no new events while it is disabled. Once the receiver works again, send a test event',
+          `(POST /v1/webhooks/${job.e}/test) and switch it back on (PATCH /v1/webhooks/${job.e} with {"enabled": true});`,
+          'deliveries that were still pending are then sent.',
+        ].join('\n'),
+      },
+      { workspaceId: job.w, kind: 'notice' },
+    );
   }
   return people.length;
 }

@@ -6,6 +6,7 @@ import type {
   InboundEmailsTable,
   MailboxAddressesTable,
   MailboxesTable,
+  MailOutboxTable,
   WebhookDeliveriesTable,
   WebhookEndpointsTable,
 } from './tables-channels.js';
@@ -117,6 +118,7 @@ export interface DB {
   mailbox_addresses: MailboxAddressesTable;
   inbound_emails: InboundEmailsTable;
   email_auto_replies: EmailAutoRepliesTable;
+  mail_outbox: MailOutboxTable;
   notifications: NotificationsTable;
   ticket_field_sort_keys: TicketFieldSortKeysTable;
   sla_policies: SlaPoliciesTable;

@@ -131,4 +131,37 @@ export interface EmailAutoRepliesTable {
   last_sent_at: ColumnType<Date, Date | string, Date | string>;
 }
 
+export type MailOutboxKind =
+  | 'reply'
+  | 'auto_reply'
+  | 'csat_request'
+  | 'portal_confirmation'
+  | 'portal_sign_in'
+  | 'invitation'
+  | 'notice';
+
+/** Mail kept instead of sent while SMTP_URL is unset (0041; src/platform/mail/outbox.ts). */
+export interface MailOutboxTable {
+  workspace_id: string;
+  id: string;
+  kind: MailOutboxKind;
+  from_address: string;
+  to_addresses: string[];
+  cc_addresses: ColumnType<string[], string[] | undefined, string[]>;
+  bcc_addresses: ColumnType<string[], string[] | undefined, string[]>;
+  subject: string;
+  /** Sealed JSON {text, html}. */
+  body_enc: string;
+  attachments: DefaultJson<OutboxAttachment[]>;
+  ticket_id: string | null;
+  message_id: string | null;
+  created_at: DefaultTimestamp;
+}
+
+export interface OutboxAttachment {
+  filename: string;
+  content_type: string;
+  size_bytes: number;
+}
+
 /** Sortable values of tickets.fields, one row each, kept by a trigger (migration 0022). */

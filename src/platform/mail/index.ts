@@ -1,12 +1,16 @@
-// The system mailer (SMTP_URL): invitations and service notices, not a workspace's
-// own mailboxes. With SMTP_URL set, mail goes out through nodemailer over SMTP; without it,
-// the mail is logged instead of sent: recipient and subject only, never the body, since
-// bodies carry secrets such as invitation links.
+// The system mailer (SMTP_URL): invitations, the portal's mail, rating requests of tickets without
+// a usable mailbox, notices to admins, and the replies of mailboxes that send through it, not a
+// workspace's own mail servers. With SMTP_URL set, mail goes out through nodemailer over SMTP;
+// without it, nothing is sent: the mail is kept in the workspace's outbox (outbox.ts) for its
+// admins to read, and one line is logged with the recipient and subject only, never the body,
+// since bodies carry secrets such as invitation links. send() says which of the two happened,
+// so no caller reports as sent a mail that was only kept.
 //
 // The sender is the `from` query parameter of SMTP_URL when given
 // (`smtp://user:pass@mail.example.com:587?from=Help%20desk%20%3Chelp%40example.com%3E`),
 // otherwise `Help desk <no-reply@<host of PUBLIC_URL>>`.
 import type { Transporter } from 'nodemailer';
+import { keepMail, type OutboxDeps, type OutboxMeta, outboxTransport } from './outbox.js';
 
 export interface MailMessage {
   to: string;
@@ -15,11 +19,15 @@ export interface MailMessage {
   html?: string;
 }
 
+/** What sending did: `sent` to the SMTP server, or `kept` in the outbox (SMTP_URL unset). */
+export type MailOutcome = 'sent' | 'kept';
+
 export interface Mailer {
-  /** smtp: really sent; log: written to the log (SMTP_URL unset). */
-  readonly kind: 'smtp' | 'log';
+  /** smtp: really sent; outbox: kept in the workspace's outbox (SMTP_URL unset). */
+  readonly kind: 'smtp' | 'outbox';
   readonly from: string;
-  send(message: MailMessage): Promise<void>;
+  /** Sends the mail, or keeps it in the outbox of `meta.workspaceId`. */
+  send(message: MailMessage, meta: OutboxMeta): Promise<MailOutcome>;
 }
 
 export interface MailLogger {
@@ -52,14 +60,38 @@ export function defaultFrom(publicUrl: string): string {
   return `Help desk <no-reply@${host}>`;
 }
 
-export function createMailer(settings: MailSettings, log: MailLogger): Mailer {
+/** What the system mailer needs of the process (Deps has it). */
+export interface MailDeps extends OutboxDeps {
+  config: MailSettings;
+  log: MailLogger;
+}
+
+export function createMailer(deps: MailDeps): Mailer {
+  const settings = deps.config;
   if (!settings.smtpUrl) {
     const from = defaultFrom(settings.publicUrl);
+    let transport: Promise<Transporter> | null = null;
     return {
-      kind: 'log',
+      kind: 'outbox',
       from,
-      async send(m) {
-        log.info({ mail: { to: m.to, subject: oneLine(m.subject) } }, 'mail not sent: SMTP_URL is not set');
+      async send(m, meta) {
+        transport ??= outboxTransport({ from });
+        const id = await keepMail(
+          deps,
+          await transport,
+          {
+            to: m.to,
+            subject: oneLine(m.subject),
+            text: m.text,
+            ...(m.html !== undefined ? { html: m.html } : {}),
+          },
+          meta,
+        );
+        deps.log.info(
+          { mail: { to: m.to, subject: oneLine(m.subject) }, workspace: meta.workspaceId, outbox: id },
+          'mail not sent: SMTP_URL is not set; kept in the outbox',
+        );
+        return 'kept';
       },
     };
   }
@@ -84,18 +116,19 @@ export function createMailer(settings: MailSettings, log: MailLogger): Mailer {
         text: m.text,
         ...(m.html !== undefined ? { html: m.html } : {}),
       });
+      return 'sent';
     },
   };
 }
 
 const cache = new WeakMap<object, Mailer>();
 
-/** One mailer per configuration object (the process's settings), built on first use. */
-export function systemMailer(config: MailSettings, log: MailLogger): Mailer {
-  let m = cache.get(config);
+/** One mailer per process (its Deps), built on first use. */
+export function systemMailer(deps: MailDeps): Mailer {
+  let m = cache.get(deps);
   if (!m) {
-    m = createMailer(config, log);
-    cache.set(config, m);
+    m = createMailer(deps);
+    cache.set(deps, m);
   }
   return m;
 }

@@ -110,6 +110,12 @@ export function applyEvent(ws: string, e: Envelope): void {
     }
     case 'workspace.updated':
       break;
+    case 'mailbox.created':
+    case 'mailbox.updated':
+    case 'mailbox.deleted':
+      // Whose replies leave and whose are kept in the outbox (lib/mail.ts).
+      refetchSoon(['mail-status', ws]);
+      break;
     default:
       // Definitions the pickers show: labels, label groups, custom fields, teams, saved replies.
       for (const [prefix, key] of [
@@ -144,6 +150,7 @@ export function reloadWorkspace(ws: string): void {
     'contact',
     'company',
     'contact-tickets',
+    'mail-status',
   ]) {
     void queryClient.invalidateQueries({ queryKey: [k, ws] });
   }

@@ -1,6 +1,6 @@
 // The signed-in frame: the sidebar (workspace switcher, the built-in views and saved views with
-// their counts, settings, the account menu), the live connection and its state, and the list of
-// keyboard shortcuts (?).
+// their counts, settings, the account menu), the live connection and its state, the notice to
+// admins while outgoing mail is not set up (mail-notice.tsx), and the list of keyboard shortcuts (?).
 import * as Dialog from '@radix-ui/react-dialog';
 import * as Menu from '@radix-ui/react-dropdown-menu';
 import { useQuery } from '@tanstack/react-query';
@@ -22,6 +22,7 @@ import {
   useSession,
 } from '../lib/session';
 import { DEFAULT_VIEW, VIEWS } from '../lib/views';
+import { MailNotice } from './mail-notice';
 import { NotificationsBell } from './notifications-bell';
 import { OnboardingSlot } from './onboarding-slot';
 
@@ -69,6 +70,7 @@ function WorkspaceShell({ session, ws }: { session: SignedIn; ws: string }) {
             </a>
             <Sidebar session={session} ws={ws} live={live} />
             <main id="main" tabIndex={-1}>
+              <MailNotice />
               <Outlet />
             </main>
             <ShortcutsDialog open={shortcuts} onOpenChange={setShortcuts} />

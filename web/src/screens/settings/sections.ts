@@ -93,6 +93,13 @@ export const SECTIONS: Section[] = [
   ),
   section('mailboxes', 'Mailboxes', 'Channels', 'Email addresses customers write to', () => import('./mailboxes')),
   section(
+    'outgoing-mail',
+    'Outgoing mail',
+    'Channels',
+    'Whether mail is sent, and the mail kept while it is not',
+    () => import('./outgoing-mail'),
+  ),
+  section(
     'help-center',
     'Help center',
     'Channels',

@@ -5,7 +5,9 @@
 // lib/placeholders.ts), @mentions in notes (TipTap's Mention: a list of members while typing
 // @name; sent as `<a href="#mention-<user id>">@Name</a>`, which the API notifies), the status to
 // set on send, and "send and next" (Ctrl+Shift+Enter, or the box to tick): the next ticket of the
-// inbox list the agent came from. Other agents' and the customer's typing shows under it.
+// inbox list the agent came from. Other agents' and the customer's typing shows under it. What was
+// sent is confirmed as it goes: a mailed reply is queued, then sent, or saved and not sent while
+// outgoing mail is not set up (lib/mail.ts; the message as the thread's live cache has it).
 import * as Popover from '@radix-ui/react-popover';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
@@ -26,12 +28,13 @@ import {
 import { api, errorText, type Message, ok, type Ticket, type TicketStatus } from '../../lib/api';
 import { bytes, STATUS_LABEL } from '../../lib/format';
 import type { TicketLive } from '../../lib/live';
+import { sentText } from '../../lib/mail';
 import { fillPlaceholders } from '../../lib/placeholders';
 import { keys, useMembers } from '../../lib/queries';
 import { useSession } from '../../lib/session';
 import { Avatar } from '../../ui/avatar';
 import { ComposerToolbar } from './composer-toolbar';
-import { type Attachment, sameOrigin } from './thread';
+import { type Attachment, messagesQuery, sameOrigin } from './thread';
 import '../../ui/prosemirror.css';
 
 type Kind = 'reply' | 'note';
@@ -181,7 +184,14 @@ export function Composer({
   const [status, setStatus] = useState<'' | TicketStatus>('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const [sent, setSent] = useState<string | null>(null);
+  // What was sent last, followed live in the thread's cache (queued → sent, or saved, not sent).
+  const [last, setLast] = useState<Message | null>(null);
+  const lastNow = useQuery({
+    ...messagesQuery(ws, ticket.id),
+    select: (list) => list.find((x) => x.id === last?.id),
+    enabled: last !== null,
+  }).data;
+  const sent = last ? sentText(lastNow ?? last) : null;
   const [files, setFiles] = useState<Attachment[]>([]);
   const [uploading, setUploading] = useState<string[]>([]);
   const [andNext, setAndNext] = useState(() => localStorage.getItem('send-and-next') === '1');
@@ -239,7 +249,7 @@ export function Composer({
     if (!editor || blank(editor) || busy || uploading.length > 0) return;
     setBusy(true);
     setError(null);
-    setSent(null);
+    setLast(null);
     try {
       const m = await ok(
         api.POST('/v1/tickets/{id}/messages', {
@@ -259,7 +269,7 @@ export function Composer({
       editor.commands.clearContent(false);
       setStatus('');
       setFiles([]);
-      setSent(kind === 'note' ? 'Note added.' : 'Reply sent.');
+      setLast(m);
       if (next) {
         const n = nextTicket();
         if (n) void navigate({ to: '/tickets/$number', params: { number: String(n) } });

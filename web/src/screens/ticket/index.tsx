@@ -16,6 +16,7 @@ import { useSession } from '../../lib/session';
 import { Avatar } from '../../ui/avatar';
 import { Composer, type ComposerHandle } from './composer';
 import { ContactPanel } from './contact';
+import { RepliesNotLeaving } from './mail-state';
 import { Properties } from './properties';
 import { Thread } from './thread';
 import './ticket.css';
@@ -130,6 +131,7 @@ export function TicketPage() {
       <div className="ticket-body">
         <div className="ticket-main">
           <Thread ws={ws} ticket={t} />
+          <RepliesNotLeaving ws={ws} ticket={t} />
           {readOnly ? (
             <p className="hint read-only">You can read this ticket; only agents and admins can reply or change it.</p>
           ) : (

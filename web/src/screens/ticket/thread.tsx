@@ -1,25 +1,31 @@
 // The thread: replies, notes and activities in the order they happened. Each message shows its
 // author's picture, its delivery state, its attachments (images as thumbnails, loaded from this
 // origin only as the CSP allows; other files as download links) and, for a customer's message,
-// "View original" (GET /v1/messages/{id}/original: the whole email, quoted history included).
+// "View original" (GET /v1/messages/{id}/original: the whole email, quoted history included). A
+// reply whose delivery failed can be sent again (mail-state.tsx).
 import * as Dialog from '@radix-ui/react-dialog';
 import { useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
 import { type Activity, api, errorText, type Message, ok, type Ticket, type TicketStatus } from '../../lib/api';
 import { bytes, STATUS_LABEL, when } from '../../lib/format';
+import { deliveryText } from '../../lib/mail';
 import { keys } from '../../lib/queries';
 import { Avatar } from '../../ui/avatar';
+import { SendAgain } from './mail-state';
 
 export type Attachment = Message['attachments'][number];
 
 type Entry = { at: string; message: Message } | { at: string; activity: Activity };
 
+/** The ticket's messages (the composer reads the one it sent from the same cache, kept live). */
+export const messagesQuery = (ws: string, ticketId: string) => ({
+  queryKey: keys.messages(ws, ticketId),
+  queryFn: async () => (await ok(api.GET('/v1/tickets/{id}/messages', { params: { path: { id: ticketId } } }))).data,
+});
+
 export function Thread({ ws, ticket }: { ws: string; ticket: Ticket }) {
-  const messages = useQuery({
-    queryKey: keys.messages(ws, ticket.id),
-    queryFn: async () => (await ok(api.GET('/v1/tickets/{id}/messages', { params: { path: { id: ticket.id } } }))).data,
-  });
+  const messages = useQuery(messagesQuery(ws, ticket.id));
   const activities = useQuery({
     queryKey: keys.activities(ws, ticket.id),
     queryFn: async () =>
@@ -41,7 +47,7 @@ export function Thread({ ws, ticket }: { ws: string; ticket: Ticket }) {
     <ol className="thread" aria-label="Conversation">
       {entries.map((e) =>
         'message' in e ? (
-          <MessageItem key={e.message.id} m={e.message} />
+          <MessageItem key={e.message.id} m={e.message} ws={ws} ticket={ticket} />
         ) : (
           <ActivityItem key={e.activity.id} a={e.activity} />
         ),
@@ -54,14 +60,6 @@ function authorOf(m: Message): string {
   const a = m.author;
   return a.user?.name ?? a.contact?.name ?? a.contact?.email ?? (m.from_name || m.from_email || a.type);
 }
-
-const DELIVERY: Record<Message['delivery_status'], string> = {
-  none: '',
-  pending: 'Sending…',
-  sent: 'Sent',
-  failed: 'Not delivered',
-  bounced: 'Bounced',
-};
 
 /** An attachment's address when it is on this origin (the CSP loads images from here only). */
 export function sameOrigin(url: string): string | null {
@@ -95,7 +93,7 @@ export function AttachmentList({ files, label = 'Attachments' }: { files: Attach
   );
 }
 
-function MessageItem({ m }: { m: Message }) {
+function MessageItem({ m, ws, ticket }: { m: Message; ws: string; ticket: Ticket }) {
   const files = m.attachments.filter((a) => !a.inline);
   const who = authorOf(m);
   const picture = m.author.user?.avatar_url ?? m.author.contact?.avatar_url ?? null;
@@ -108,12 +106,12 @@ function MessageItem({ m }: { m: Message }) {
           {m.kind === 'note' ? 'Internal note' : m.direction === 'inbound' ? 'wrote' : 'replied'}
         </span>
         <time dateTime={m.created_at}>{when(m.created_at)}</time>
-        {DELIVERY[m.delivery_status] && (
+        {m.delivery_status !== 'none' && (
           <span className={`delivery delivery-${m.delivery_status}`} title={m.delivery_error ?? undefined}>
-            {DELIVERY[m.delivery_status]}
-            {m.delivery_error ? `: ${m.delivery_error}` : ''}
+            {deliveryText(m)}
           </span>
         )}
+        <SendAgain ws={ws} ticket={ticket} m={m} />
         {m.auth_failed && <span className="delivery-failed">Sender not verified</span>}
         {m.direction === 'inbound' && <Original m={m} />}
       </header>

@@ -1,0 +1,67 @@
+// Outgoing mail as the app shows it: whether it is set up (GET /v1/mail/status, refetched when a
+// mailbox changes), whether a ticket's replies leave or stay in the outbox, and the words for a
+// reply's delivery state (the thread's badge, the composer's confirmation). A reply kept in the
+// outbox is `failed` with one exact delivery_error (docs/api.md, "Outgoing mail").
+import { useQuery } from '@tanstack/react-query';
+import { api, type Message, ok, type Ticket } from './api';
+
+/** The delivery_error of a reply kept in the outbox because outgoing mail is not set up. */
+export const KEPT_IN_OUTBOX =
+  'outgoing mail is not set up (SMTP_URL is not set on this server); the mail is kept in the outbox';
+
+export const mailStatusKey = (ws: string) => ['mail-status', ws] as const;
+
+export function useMailStatus(ws: string) {
+  return useQuery({ queryKey: mailStatusKey(ws), queryFn: () => ok(api.GET('/v1/mail/status')) });
+}
+
+/** Whether the ticket's replies are sent by email at all (chat and API tickets' are not). */
+export const mailed = (t: Pick<Ticket, 'channel'>) => t.channel === 'email' || t.channel === 'portal';
+
+type MailStatus = NonNullable<ReturnType<typeof useMailStatus>['data']>;
+
+/** Whether a reply on this ticket now would be kept in the outbox instead of sent. */
+export function repliesKept(status: MailStatus | undefined, t: Pick<Ticket, 'channel' | 'mailbox_id'>): boolean {
+  if (status?.system_mailer !== 'outbox' || !mailed(t)) return false;
+  const mailbox = t.mailbox_id ?? status.default_mailbox_id;
+  return mailbox === null || status.outbox_mailbox_ids.includes(mailbox);
+}
+
+export const keptInOutbox = (m: Pick<Message, 'delivery_status' | 'delivery_error'>) =>
+  m.delivery_status === 'failed' && m.delivery_error === KEPT_IN_OUTBOX;
+
+/** The message's delivery state in a few words (the thread's badge); '' when nothing is mailed. */
+export function deliveryText(m: Message): string {
+  switch (m.delivery_status) {
+    case 'none':
+      return '';
+    case 'pending':
+      return 'Sending…';
+    case 'sent':
+      return m.delivery_error ? `Sent, except: ${m.delivery_error}` : 'Sent';
+    case 'failed':
+      return keptInOutbox(m)
+        ? 'Saved, not sent: outgoing mail is not set up'
+        : `Not delivered: ${m.delivery_error ?? 'the mail server refused it'}`;
+    case 'bounced':
+      return `Bounced: ${m.delivery_error ?? 'the recipient’s server returned it'}`;
+  }
+}
+
+/** The composer's confirmation of what it just sent, as the message is now (live). */
+export function sentText(m: Message): string {
+  if (m.kind === 'note') return 'Note added.';
+  switch (m.delivery_status) {
+    case 'none':
+    case 'sent':
+      return 'Reply sent.';
+    case 'pending':
+      return 'Reply queued: sending it now…';
+    case 'failed':
+      return keptInOutbox(m)
+        ? 'Reply saved, not sent: outgoing mail is not set up.'
+        : `Reply not delivered: ${m.delivery_error ?? 'the mail server refused it'}.`;
+    case 'bounced':
+      return `Reply bounced: ${m.delivery_error ?? 'the recipient’s server returned it'}.`;
+  }
+}
