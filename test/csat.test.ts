@@ -97,6 +97,9 @@ describe('CSAT', () => {
     expect(again.status).toBe(200);
     expect((await svc.api.get(`/v1/tickets/${ticket.id}`, t.as)).body.csat).toEqual({ score: 5, comment: null });
     expect((await svc.api.get(`/v1/csat/${token}`)).body).toMatchObject({ score: 5, comment: null });
+    // The token is a secret: the request log names the route's parameter instead.
+    expect(svc.logs.filter((l) => l.includes(token.slice(-20)))).toEqual([]);
+    expect(svc.logs.some((l) => l.includes('"path":"/v1/csat/:token"'))).toBe(true);
 
     // The last 30 days, up to the start of tomorrow.
     const report = await svc.api.get('/v1/reports/overview', t.as);

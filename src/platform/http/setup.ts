@@ -312,8 +312,9 @@ export function installRequestLog(app: FastifyInstance): void {
     req.log.info(
       {
         method: req.method,
-        // The path only: query strings may carry tokens.
-        path: req.url.split('?')[0],
+        // The path only (query strings may carry tokens), with a token in the path (a rating
+        // link, a portal sign-in link) replaced by its parameter's name.
+        path: loggedPath(req),
         route: req.routeOptions.url,
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 10) / 10,
@@ -327,6 +328,29 @@ export function installRequestLog(app: FastifyInstance): void {
     );
     done();
   });
+}
+
+/** Path parameters that are secrets: logged by name, never by value. */
+const SECRET_PARAMS = ['token'] as const;
+
+/** The request's path for the log: no query string, no secret path parameter. */
+export function loggedPath(req: FastifyRequest): string {
+  let path = req.url.split('?')[0] ?? '/';
+  const params = (req.params ?? {}) as Record<string, unknown>;
+  for (const name of SECRET_PARAMS) {
+    const value = params[name];
+    if (typeof value !== 'string' || value === '') continue;
+    path = path.split('/').map((seg) => (seg === value || safeDecode(seg) === value ? `:${name}` : seg)).join('/');
+  }
+  return path;
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
 }
 
 export const genReqId = () => randomUUID();
