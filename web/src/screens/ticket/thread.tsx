@@ -6,6 +6,7 @@ import * as Dialog from '@radix-ui/react-dialog';
 import { useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
+import { servicePath } from '../../lib/address';
 import { type Activity, api, errorText, type Message, ok, type Ticket, type TicketStatus } from '../../lib/api';
 import { bytes, STATUS_LABEL, when } from '../../lib/format';
 import { keys } from '../../lib/queries';
@@ -28,7 +29,10 @@ export function Thread({ ws, ticket }: { ws: string; ticket: Ticket }) {
   if (messages.error) {
     return (
       <p className="error" role="alert">
-        Could not load the messages: {errorText(messages.error)}
+        Could not load the messages: {errorText(messages.error)}{' '}
+        <button type="button" className="link" onClick={() => void messages.refetch()}>
+          Try again
+        </button>
       </p>
     );
   }
@@ -63,15 +67,8 @@ const DELIVERY: Record<Message['delivery_status'], string> = {
   bounced: 'Bounced',
 };
 
-/** An attachment's address when it is on this origin (the CSP loads images from here only). */
-export function sameOrigin(url: string): string | null {
-  try {
-    const u = new URL(url, location.origin);
-    return u.origin === location.origin ? u.pathname + u.search : null;
-  } catch {
-    return null;
-  }
-}
+/** An attachment's address when it is this service's (loaded from this origin: the CSP loads images from here only). */
+export const sameOrigin = (url: string): string | null => servicePath(url);
 
 const PREVIEWABLE = /^image\/(png|jpeg|gif|webp|avif|bmp)$/;
 
