@@ -26,8 +26,13 @@ import { ensureWebApp } from './web-app.js';
 
 const run = browserAvailable();
 const INBOUND_SECRET = 'test-inbound-secret-0123456789';
+/**
+ * Each test stops and starts the service and waits for the browser to notice: on CI's two busy
+ * cores that can take longer than vitest's default minute.
+ */
+const SLOW = 120_000;
 
-describe.runIf(run)('the agent web app through outages', () => {
+describe.runIf(run)('the agent web app through outages', { timeout: SLOW }, () => {
   let svc: Service;
   let own: OwnDatabase;
   let browser: Browser;
@@ -218,30 +223,30 @@ describe.runIf(run)('the agent web app through outages', () => {
     // Use up the session's requests until the API says 429 with a few seconds to wait (a window
     // that is about to end is waited out, and used up again from its start).
     let retryAfter = 0;
-    for (let round = 0; round < 5 && retryAfter < 6; round++) {
+    for (let round = 0; round < 5 && retryAfter < 10; round++) {
       let r = await svc.api.get('/v1/tickets/counts', as);
       while (r.status !== 429) r = await svc.api.get('/v1/tickets/counts', as);
       retryAfter = Number(r.headers.get('retry-after'));
-      if (retryAfter < 6) {
+      if (retryAfter < 10) {
         await expect
           .poll(async () => (await svc.api.get('/v1/tickets/counts', as)).status, { timeout: 20_000, interval: 250 })
           .toBe(200);
       }
     }
-    expect(retryAfter).toBeGreaterThanOrEqual(6);
+    expect(retryAfter).toBeGreaterThanOrEqual(10);
 
     // Another workspace: a new frame whose counts and list are not known yet.
     await page.getByRole('button', { name: /Workspace: Acme Support/ }).click();
     await page.getByRole('menuitemradio', { name: 'Beta Desk' }).click();
     const timer = page.getByRole('timer');
     await timer.waitFor({ timeout: 10_000 });
+    const open = page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: /^Open/ });
+    await expect.poll(() => open.getAttribute('aria-current')).toBe('page');
+    expect(await open.textContent()).toContain('count unknown');
     const seconds = async () => Number(/Trying again in (\d+) second/.exec((await timer.textContent()) ?? '')?.[1]);
     const first = await seconds();
     expect(first).toBeGreaterThan(1);
     await expect.poll(seconds).toBeLessThan(first);
-    const open = page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: /^Open/ });
-    await expect.poll(() => open.getAttribute('aria-current')).toBe('page');
-    expect(await open.textContent()).toContain('count unknown');
     await noSeriousViolations('rate limited');
 
     // The countdown ends: what waited is sent again, and the screen fills in by itself.
