@@ -143,6 +143,8 @@ function securityOf(a: Access): Array<Record<string, string[]>> | undefined {
 export interface AppOptions {
   /** Check every answer against its route's response schema and report mismatches (tests). */
   checkResponses?: ResponseViolationSink;
+  /** The rate limits' window (a minute); tests shorten it. */
+  rateLimitWindowMs?: number;
 }
 
 export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> {
@@ -229,7 +231,11 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     visitorToken: visitorResolver(deps),
   });
   installTextGuard(app); // after authorization, before each route's schema
-  await installRateLimit(app, { perMinute: deps.config.rateLimitPerMinute, redis: deps.redis });
+  await installRateLimit(app, {
+    perMinute: deps.config.rateLimitPerMinute,
+    redis: deps.redis,
+    ...(opts.rateLimitWindowMs ? { windowMs: opts.rateLimitWindowMs } : {}),
+  });
   installIdempotency(app, deps.database, deps.secrets, deps.writer, deps.config.idempotencyLeaseMs);
 
   await registerOpenApi(app, deps);

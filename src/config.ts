@@ -22,6 +22,10 @@ export interface Config {
   trustProxy: boolean;
   /** How long an Idempotency-Key claimed by a request holds before a retry may take it over. */
   idempotencyLeaseMs: number;
+  /**
+   * Origins that may open an agent socket (CHECK_ORIGINS): PUBLIC_URL when it is set, else the
+   * loopback spellings of the service's own address (loopbackOrigins).
+   */
   checkOrigins: string[];
   webhookAllowPrivate: boolean;
   challenge: {
@@ -331,10 +335,23 @@ function s3Config(env: Env): S3Config | null {
   };
 }
 
+/**
+ * The socket's allowed Origins when neither CHECK_ORIGINS nor PUBLIC_URL is set: the addresses the
+ * start banner and a person may type for this machine (`localhost` and `127.0.0.1`, and `[::1]`
+ * when the service listens on IPv6), all at the service's port. A page at any of them is this
+ * service; with PUBLIC_URL set, CHECK_ORIGINS is PUBLIC_URL alone and the app says where to go.
+ */
+function loopbackOrigins(host: string, port: number): string[] {
+  const origins = [`http://localhost:${port}`, `http://127.0.0.1:${port}`];
+  if (['::', '::1', 'localhost'].includes(host.toLowerCase())) origins.push(`http://[::1]:${port}`);
+  return origins;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const host = str(env, 'HOST') ?? '127.0.0.1';
-  const publicUrl = (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  const explicitPublicUrl = url(env, 'PUBLIC_URL', ['http:', 'https:']);
+  const publicUrl = (explicitPublicUrl ?? `http://localhost:${port}`).replace(/\/+$/, '');
   const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
   const dataDir = resolve(str(env, 'DATA_DIR') ?? './data');
   const natsUrl = url(env, 'NATS_URL', ['nats:', 'tls:', 'ws:', 'wss:']);
@@ -352,7 +369,11 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const originsText = str(env, 'CHECK_ORIGINS');
-  const checkOrigins = (originsText ? originsText.split(',') : [publicUrl]).map((o) => o.trim()).filter(Boolean);
+  const checkOrigins = (
+    originsText ? originsText.split(',') : explicitPublicUrl ? [publicUrl] : loopbackOrigins(host, port)
+  )
+    .map((o) => o.trim())
+    .filter(Boolean);
   for (const o of checkOrigins) {
     try {
       const u = new URL(o);

@@ -106,6 +106,8 @@ export async function createRuntime(
     pictures?: Partial<PictureOptions>;
     /** Tests: report answers that do not match their route's response schema. */
     checkResponses?: AppOptions['checkResponses'];
+    /** Tests: the rate limits' window, shorter than a minute (the app's 429 countdown). */
+    rateLimitWindowMs?: number;
     /** Embedded database only: the data directory a new database starts from (tests). */
     databaseTemplate?: Blob;
     /**
@@ -208,7 +210,10 @@ export async function createRuntime(
     closers.unshift(() => runCounts.stop());
     const articleViews = deps.articleViews;
     closers.unshift(() => articleViews.stop());
-    const app = await buildApp(deps, { checkResponses: opts.checkResponses });
+    const app = await buildApp(deps, {
+      checkResponses: opts.checkResponses,
+      ...(opts.rateLimitWindowMs ? { rateLimitWindowMs: opts.rateLimitWindowMs } : {}),
+    });
     // The realtime gateway shares the API's server and port: /health, and WebSocket upgrades.
     const gateway = new Gateway(deps);
     registerGatewayRoutes(app, gateway);

@@ -13,7 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError } from '../web/src/lib/errors.js';
+import { addressMeta } from '../src/modules/web-app/routes.js';
+import { ApiError, errorText, retryAfterSeconds } from '../web/src/lib/errors.js';
 import { type Service, startService } from './helpers.js';
 import { ensureWebApp } from './web-app.js';
 
@@ -108,6 +109,22 @@ describe('the web app’s error messages', () => {
     expect(invalid.message).toBe('body.name must NOT be empty');
     expect(invalid.fields).toEqual([{ location: 'body.name', message: 'must NOT be empty' }]);
   });
+
+  it('count a 429’s seconds down from when it was answered (an HTTP date works too)', async () => {
+    const limited = await ApiError.from(res(429, { 'retry-after': '42' }), null);
+    expect(limited.retryAt! - Date.now()).toBeGreaterThan(40_000);
+    expect(errorText(limited)).toBe('Too many requests: try again in 42 seconds.');
+    // What a screen rendering it again later says: the seconds left then.
+    const later = (retryAt: number) => Object.assign(Object.create(limited) as ApiError, { retryAt });
+    expect(errorText(later(Date.now() + 9_500))).toBe('Too many requests: try again in 10 seconds.');
+    expect(errorText(later(Date.now() + 800))).toBe('Too many requests: try again in 1 second.');
+    expect(errorText(later(Date.now() - 1))).toBe('Too many requests: try again now.');
+    const dated = res(429, { 'retry-after': new Date(Date.now() + 30_000).toUTCString() });
+    expect(retryAfterSeconds(dated)).toBeGreaterThanOrEqual(29);
+    expect(retryAfterSeconds(dated)).toBeLessThanOrEqual(31);
+    expect(retryAfterSeconds(res(429, { 'ratelimit-reset': '7' }))).toBe(7);
+    expect(retryAfterSeconds(res(429, { 'retry-after': 'soon' }))).toBe(null);
+  });
 });
 
 describe('serving the web app', () => {
@@ -144,9 +161,20 @@ describe('serving the web app', () => {
       expect(html).toContain(`nonce="${nonce}"`);
       expect(html).not.toContain('CSP_NONCE_PLACEHOLDER');
       expect(html).toMatch(/src="\/app\/assets\/index-[\w-]+\.js"/);
+      // Where the app's live updates work (the app says so when opened elsewhere).
+      const { publicUrl, checkOrigins } = svc.rt.deps.config;
+      expect(html).toContain(`<meta name="svc-public-url" content="${publicUrl}" />`);
+      expect(html).toContain(`<meta name="svc-socket-origins" content="${checkOrigins.join(' ')}" />`);
     }
     expect(nonces.size).toBe(9);
     expect((await fetch(`${svc.url}/inbox`, { method: 'HEAD' })).status).toBe(200);
+  });
+
+  it('names the addresses in index.html as attribute text, whatever PUBLIC_URL holds', () => {
+    const meta = addressMeta('https://help.example.com/"><script>alert(1)</script>', ['https://a.example.com']);
+    expect(meta).not.toContain('<script>');
+    expect(meta).toContain('content="https://help.example.com/&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"');
+    expect(meta).toContain('<meta name="svc-socket-origins" content="https://a.example.com" />');
   });
 
   it('serves the hashed assets immutable, gzipped to browsers that take it', async () => {

@@ -180,9 +180,9 @@ describe.runIf(browserAvailable())('settings: labels, fields, views, saved repli
         filters: { status: ['open'], tag: 'Tier 1', fields: [{ key: 'plan', op: 'not_set' }] },
       },
     ]);
-    // The sidebar lists it, with the number of its tickets.
+    // The sidebar lists it, with the number of its tickets (named as the built-in views' are).
     const link = page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: /Tier one/ });
-    await expect.poll(() => link.textContent()).toBe('Tier one2');
+    await expect.poll(() => link.textContent()).toBe('Tier one2 tickets');
     // The screen shows its filters and count too.
     await page.getByRole('list', { name: 'Your personal views' }).getByText('2 tickets').waitFor();
     await link.click();

@@ -55,15 +55,25 @@ export interface Service {
   api: Api;
   logs: string[];
   stop(): Promise<void>;
+  /**
+   * Starts the service again after stop() (or stops it first), on the same port and the same
+   * database, with `env` and `opts` on top of the first start's: a server that went away and came
+   * back. Only for a service started with `{ restartable: true }` (the embedded database is then
+   * kept in its data directory instead of memory).
+   */
+  restart(env?: Record<string, string>, opts?: RuntimeOptions): Promise<void>;
 }
+
+type RuntimeOptions = Omit<NonNullable<Parameters<typeof createRuntime>[1]>, 'logger'>;
 
 export async function startService(
   env: Record<string, string> = {},
-  opts: Omit<NonNullable<Parameters<typeof createRuntime>[1]>, 'logger'> = {},
+  opts: RuntimeOptions = {},
+  how: { restartable?: boolean } = {},
 ): Promise<Service> {
-  const config = loadConfig({
+  const first = {
     DATABASE_URL: process.env.DATABASE_URL,
-    DATABASE_IN_MEMORY: 'true',
+    DATABASE_IN_MEMORY: how.restartable ? 'false' : 'true',
     DATA_DIR: mkdtempSync(join(tmpdir(), 'svc-test-')),
     SECRET_KEY: TEST_SECRET_KEY,
     INBOUND_SECRET: 'test-inbound-secret-0123456789',
@@ -71,34 +81,49 @@ export async function startService(
     RATE_LIMIT_PER_MINUTE: '100000',
     LOG_LEVEL: 'info',
     ...env,
-  });
+  };
   const logs: string[] = [];
   const logger = testLogger(logs);
-  // On a shared PostgreSQL every test file's service would otherwise poll every IMAP mailbox of
-  // the database, other files' included: one that may not reach loopback servers took another
-  // file's Dovecot mailbox and set it to status error. A service polls only when it may reach
-  // the test servers (MAIL_ALLOW_PRIVATE) or its test says how.
-  const imap = opts.imap ?? (env.MAIL_ALLOW_PRIVATE === 'true' ? undefined : { maxPerProcess: 0 });
-  // Likewise the outbound email queue is one for the whole database: a service sends mail only
-  // when its test says how (another file's service once took the outbound test's retries and
-  // rescheduled them by its own, minutes-long, schedule).
-  const email = opts.email ?? { workers: 0 };
-  // A new embedded database starts as a copy of the run's migrated one (test/global-setup.ts).
-  const databaseTemplate = embeddedTemplate();
-  const rt = await createRuntime(config, {
-    databaseTemplate,
-    logger,
-    checkResponses: recordResponseViolation,
-    ...opts,
-    ...(imap ? { imap } : {}),
-    email,
-  });
+  const boot = async (env: Record<string, string | undefined>, opts: RuntimeOptions): Promise<Runtime> => {
+    const config = loadConfig(env);
+    // On a shared PostgreSQL every test file's service would otherwise poll every IMAP mailbox of
+    // the database, other files' included: one that may not reach loopback servers took another
+    // file's Dovecot mailbox and set it to status error. A service polls only when it may reach
+    // the test servers (MAIL_ALLOW_PRIVATE) or its test says how.
+    const imap = opts.imap ?? (env.MAIL_ALLOW_PRIVATE === 'true' ? undefined : { maxPerProcess: 0 });
+    // Likewise the outbound email queue is one for the whole database: a service sends mail only
+    // when its test says how (another file's service once took the outbound test's retries and
+    // rescheduled them by its own, minutes-long, schedule).
+    const email = opts.email ?? { workers: 0 };
+    // A new embedded database starts as a copy of the run's migrated one (test/global-setup.ts).
+    const databaseTemplate = embeddedTemplate();
+    return createRuntime(config, {
+      databaseTemplate,
+      logger,
+      checkResponses: recordResponseViolation,
+      ...opts,
+      ...(imap ? { imap } : {}),
+      email,
+    });
+  };
+  const rt = await boot(first, opts);
   const url = (await rt.listen()).replace('[::1]', '127.0.0.1');
+  let stopped = false;
   const stop = async () => {
     running.delete(svc);
-    await rt.stop();
+    if (stopped) return;
+    stopped = true;
+    await svc.rt.stop();
   };
-  const svc: Service = { rt, url, api: new Api(url), logs, stop };
+  const restart = async (more: Record<string, string> = {}, moreOpts: RuntimeOptions = {}) => {
+    if (!how.restartable) throw new Error('restart() needs startService(env, opts, { restartable: true })');
+    await stop();
+    svc.rt = await boot({ ...first, ...more, PORT: new URL(url).port }, { ...opts, ...moreOpts });
+    await svc.rt.listen();
+    stopped = false;
+    running.add(svc);
+  };
+  const svc: Service = { rt, url, api: new Api(url), logs, stop, restart };
   running.add(svc);
   return svc;
 }

@@ -36,7 +36,8 @@ describe('configuration', () => {
       natsUrl: null,
       redisUrl: null,
       eventRetentionMs: 7 * 86_400_000,
-      checkOrigins: ['http://localhost:3000'],
+      // Both loopback spellings of the default address: the start banner prints 127.0.0.1.
+      checkOrigins: ['http://localhost:3000', 'http://127.0.0.1:3000'],
       webhookAllowPrivate: false,
       challenge: { kind: 'none', secret: null },
       smtpUrl: null,
@@ -97,6 +98,26 @@ describe('configuration', () => {
       smtpUrl: 'smtp://127.0.0.1:2525',
       generated: { secretKey: false, inboundSecret: false },
     });
+  });
+
+  it('lets the agent socket take the loopback addresses while PUBLIC_URL is unset, and PUBLIC_URL alone once it is set', () => {
+    expect(loadConfig({ DATA_DIR: tmp(), PORT: '8080' }).checkOrigins).toEqual([
+      'http://localhost:8080',
+      'http://127.0.0.1:8080',
+    ]);
+    // Listening on IPv6 too: [::1] is one more way to this machine.
+    expect(loadConfig({ DATA_DIR: tmp(), PORT: '8080', HOST: '::' }).checkOrigins).toEqual([
+      'http://localhost:8080',
+      'http://127.0.0.1:8080',
+      'http://[::1]:8080',
+    ]);
+    expect(loadConfig({ DATA_DIR: tmp(), PUBLIC_URL: 'http://localhost:3000' }).checkOrigins).toEqual([
+      'http://localhost:3000',
+    ]);
+    expect(
+      loadConfig({ DATA_DIR: tmp(), PUBLIC_URL: 'https://help.example.com', CHECK_ORIGINS: 'https://a.example.com' })
+        .checkOrigins,
+    ).toEqual(['https://a.example.com']);
   });
 
   it('names the variable of a bad value', () => {

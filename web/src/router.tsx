@@ -1,15 +1,26 @@
 // The app's routes. The inbox is in the first load; the ticket page and settings are chunks of
 // their own, loaded when first opened (the inbox's first load stays small: test/app-build.test.ts).
-import { createRootRoute, createRoute, createRouter, lazyRouteComponent, Outlet } from '@tanstack/react-router';
+// No screen takes the app down: a route that fails (its chunk could not be fetched, or it threw)
+// shows its own error with Retry inside the shell (ui/route-error.tsx), and the rate limit's
+// notice is above every screen.
+import { createRootRoute, createRoute, createRouter, Outlet } from '@tanstack/react-router';
+import { lazyScreen } from './lib/lazy';
 import { Redirect } from './lib/redirect';
 import { useSession } from './lib/session';
 import { type InboxSearch, parseInboxSearch } from './lib/views';
 import { Login, NewWorkspace, Signup } from './screens/auth';
 import { Inbox } from './screens/inbox/index';
 import { Shell } from './screens/shell';
+import { RateLimitNotice } from './ui/rate-limit-notice';
+import { RouteError } from './ui/route-error';
 
 function Root() {
-  return <Outlet />;
+  return (
+    <>
+      <RateLimitNotice />
+      <Outlet />
+    </>
+  );
 }
 
 function Home() {
@@ -56,50 +67,50 @@ export const inboxRoute = createRoute({
 export const ticketRoute = createRoute({
   getParentRoute: () => shellRoute,
   path: '/tickets/$number',
-  component: lazyRouteComponent(() => import('./screens/ticket/index'), 'TicketPage'),
+  component: lazyScreen(() => import('./screens/ticket/index'), 'TicketPage'),
 });
 const settingsRoute = createRoute({
   getParentRoute: () => shellRoute,
   path: '/settings/$',
-  component: lazyRouteComponent(() => import('./screens/settings/index'), 'Settings'),
+  component: lazyScreen(() => import('./screens/settings/index'), 'Settings'),
 });
 const settingsIndexRoute = createRoute({
   getParentRoute: () => shellRoute,
   path: '/settings',
-  component: lazyRouteComponent(() => import('./screens/settings/index'), 'Settings'),
+  component: lazyScreen(() => import('./screens/settings/index'), 'Settings'),
 });
 // The knowledge base's editor: /knowledge-base, /knowledge-base/<rest> (collections, articles).
 const kbRoute = createRoute({
   getParentRoute: () => shellRoute,
   path: '/knowledge-base/$',
-  component: lazyRouteComponent(() => import('./screens/kb/index'), 'KnowledgeBase'),
+  component: lazyScreen(() => import('./screens/kb/index'), 'KnowledgeBase'),
 });
 const kbIndexRoute = createRoute({
   getParentRoute: () => shellRoute,
   path: '/knowledge-base',
-  component: lazyRouteComponent(() => import('./screens/kb/index'), 'KnowledgeBase'),
+  component: lazyScreen(() => import('./screens/kb/index'), 'KnowledgeBase'),
 });
 // Chat conversations from the widget: /chats, /chats/<conversation id>.
 const chatsRoute = createRoute({
   getParentRoute: () => shellRoute,
   path: '/chats/$',
-  component: lazyRouteComponent(() => import('./screens/chats/index'), 'Chats'),
+  component: lazyScreen(() => import('./screens/chats/index'), 'Chats'),
 });
 const chatsIndexRoute = createRoute({
   getParentRoute: () => shellRoute,
   path: '/chats',
-  component: lazyRouteComponent(() => import('./screens/chats/index'), 'Chats'),
+  component: lazyScreen(() => import('./screens/chats/index'), 'Chats'),
 });
 const reportsRoute = createRoute({
   getParentRoute: () => shellRoute,
   path: '/reports',
-  component: lazyRouteComponent(() => import('./screens/reports/index'), 'Reports'),
+  component: lazyScreen(() => import('./screens/reports/index'), 'Reports'),
 });
 // An invitation's link (the invitation mail's, and the one an admin copies): signed in or not.
 const inviteRoute = createRoute({
   getParentRoute: () => rootRoute,
   path: '/invite/$token',
-  component: lazyRouteComponent(() => import('./screens/invite'), 'AcceptInvitation'),
+  component: lazyScreen(() => import('./screens/invite'), 'AcceptInvitation'),
 });
 
 const routeTree = rootRoute.addChildren([
@@ -121,7 +132,7 @@ const routeTree = rootRoute.addChildren([
   ]),
 ]);
 
-export const router = createRouter({ routeTree, defaultPreload: 'intent' });
+export const router = createRouter({ routeTree, defaultPreload: 'intent', defaultErrorComponent: RouteError });
 
 declare module '@tanstack/react-router' {
   interface Register {

@@ -3,7 +3,10 @@
 // - index.html for the app's own routes (/, /login, /signup, /workspaces/new, /inbox, /tickets/…,
 //   /settings/…): never cached (no-cache), with a Content-Security-Policy that allows this
 //   service's origin only (plus ws/wss to it for the gateway) and a fresh nonce per answer for
-//   the <style> elements libraries add (no 'unsafe-inline').
+//   the <style> elements libraries add (no 'unsafe-inline'). Two meta tags tell the app this
+//   service's addresses: `svc-public-url` (PUBLIC_URL) and `svc-socket-origins` (CHECK_ORIGINS,
+//   space-separated), so that an app opened at an address whose socket the gateway refuses says
+//   which address to use (docs/decisions.md "The app's address").
 // - the hashed build files under /app/assets/: cached a year, immutable; gzipped (once, at load)
 //   for browsers that accept it.
 //
@@ -101,6 +104,17 @@ export function appCsp(publicUrl: string, nonce: string): string {
   ].join('; ');
 }
 
+const attr = (v: string) =>
+  v.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/** The meta tags naming this service's public address and the origins its agent socket accepts. */
+export function addressMeta(publicUrl: string, checkOrigins: string[]): string {
+  return (
+    `<meta name="svc-public-url" content="${attr(publicUrl)}" />` +
+    `<meta name="svc-socket-origins" content="${attr(checkOrigins.join(' '))}" />`
+  );
+}
+
 const acceptsGzip = (req: FastifyRequest): boolean => {
   const given = req.headers['accept-encoding'];
   return typeof given === 'string' && /\bgzip\b(?!\s*;\s*q=0(?:\.0*)?\s*(?:,|$))/i.test(given);
@@ -117,6 +131,7 @@ export default async function webAppRoutes(app: App, deps: Deps): Promise<void> 
     return build;
   };
 
+  const meta = addressMeta(deps.config.publicUrl, deps.config.checkOrigins);
   const index = (_req: FastifyRequest, reply: FastifyReply) => {
     const b = current();
     if (!b) {
@@ -137,7 +152,7 @@ export default async function webAppRoutes(app: App, deps: Deps): Promise<void> 
         'cross-origin-opener-policy': 'same-origin',
       })
       .type('text/html; charset=utf-8')
-      .send(b.index.replace(NONCE_PLACEHOLDER, nonce));
+      .send(b.index.replace(NONCE_PLACEHOLDER, nonce).replace('</head>', `${meta}</head>`));
   };
   for (const path of APP_PATHS) app.get(path, pageRoute, index);
 

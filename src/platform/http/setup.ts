@@ -340,7 +340,10 @@ export function loggedPath(req: FastifyRequest): string {
   for (const name of SECRET_PARAMS) {
     const value = params[name];
     if (typeof value !== 'string' || value === '') continue;
-    path = path.split('/').map((seg) => (seg === value || safeDecode(seg) === value ? `:${name}` : seg)).join('/');
+    path = path
+      .split('/')
+      .map((seg) => (seg === value || safeDecode(seg) === value ? `:${name}` : seg))
+      .join('/');
   }
   return path;
 }

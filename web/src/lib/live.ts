@@ -2,9 +2,19 @@
 // selected workspace, joined to workspace:<id>. Events are applied in seq order, once: a live
 // event more than one past the last applied, and every rejoin after a reconnect whose latest_seq
 // is ahead, first replays the gap from GET /v1/events; `resync` (away longer than the retention)
-// reloads everything. A fresh realtime token is fetched before every reconnect.
+// reloads everything.
+//
+// The connection recovers from every state (docs/app.md "Outages and rate limits"): this file, not
+// the Phoenix client, decides when to connect again, and every attempt first fetches a fresh
+// realtime token (a token fetch that fails is an attempt that failed). Attempts follow each other
+// after 0.5, 1, 2, then every 5 seconds, and at once when the browser says it is online again, the
+// page is shown again or gets the focus; a socket that looks open then is pinged, and dropped if
+// it does not answer. A socket refused at this page's address (Origin not allowed) says so
+// ('elsewhere') and tries again every 30 seconds.
 import { type Channel, Presence, Socket } from 'phoenix';
-import { api, ok } from './api';
+import { socketAllowedHere } from './address';
+import { ApiError, api, ok } from './api';
+import { noteReachable } from './reachable';
 
 export interface Envelope {
   id: string;
@@ -14,7 +24,8 @@ export interface Envelope {
   occurred_at: string;
 }
 
-export type LiveStatus = 'connecting' | 'live' | 'reconnecting';
+/** `elsewhere`: the gateway refuses a socket from this page's address (address.ts says where to go). */
+export type LiveStatus = 'connecting' | 'live' | 'reconnecting' | 'elsewhere';
 
 export interface LiveHandlers {
   onEvent(e: Envelope): void;
@@ -78,8 +89,22 @@ function tokenClaims(token: string): { sub?: string; teams?: string[] } {
 }
 
 async function realtimeToken(workspaceId: string): Promise<{ token: string; url: string }> {
-  return ok(api.POST('/v1/realtime/token', { headers: { 'svc-workspace': workspaceId } }));
+  return ok(
+    api.POST('/v1/realtime/token', {
+      headers: { 'svc-workspace': workspaceId },
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    }),
+  );
 }
+
+/** Waits before the attempt after `failures` failed ones (a little jitter, so tabs spread out). */
+const RETRY_MS = [500, 1000, 2000];
+const retryDelay = (failures: number) => (RETRY_MS[failures - 1] ?? 5000) * (0.8 + Math.random() * 0.4);
+const ELSEWHERE_RETRY_MS = 30_000;
+/** A token fetch or a replay page that takes longer has failed (the server is there but not answering). */
+const REQUEST_TIMEOUT_MS = 15_000;
+/** A socket that looks open must answer a ping within this when the page comes back. */
+const PING_TIMEOUT_MS = 5000;
 
 /** Connects; answers the connection (stop() disconnects). */
 export function startLive(workspaceId: string, h: LiveHandlers): Live {
@@ -93,6 +118,12 @@ export function startLive(workspaceId: string, h: LiveHandlers): Live {
   let lastSeq: number | null = null;
   let replaying: Promise<void> | null = null;
   const waiting: Envelope[] = [];
+  let status: LiveStatus | null = null;
+  const setStatus = (s: LiveStatus) => {
+    if (s === status || stopped) return;
+    status = s;
+    h.onStatus(s);
+  };
 
   // Events already handed on, by id: a private team's event comes on its team topic and again in
   // a replay; an event addressed to me on my topic and on the workspace topic.
@@ -119,6 +150,7 @@ export function startLive(workspaceId: string, h: LiveHandlers): Live {
             api.GET('/v1/events', {
               params: { query: { since: lastSeq, limit: 1000 } },
               headers: { 'svc-workspace': workspaceId },
+              signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
             }),
           );
           if (page.resync) {
@@ -158,9 +190,12 @@ export function startLive(workspaceId: string, h: LiveHandlers): Live {
   };
 
   const joined = (latest: number) => {
-    h.onStatus('live');
-    if (lastSeq === null) {
-      // First join: what was loaded over HTTP may predate it by a moment; load it again.
+    failures = 0;
+    setStatus('live');
+    noteReachable(true);
+    if (lastSeq === null || latest < lastSeq) {
+      // First join: what was loaded over HTTP may predate it by a moment; load it again. (A
+      // latest_seq behind ours: the server's events were reset; nothing to replay against.)
       lastSeq = latest;
       h.onResync();
       const queued = waiting.splice(0).sort((a, b) => a.seq - b.seq);
@@ -168,32 +203,118 @@ export function startLive(workspaceId: string, h: LiveHandlers): Live {
     } else if (latest > lastSeq) void replay(latest);
   };
 
-  void (async () => {
-    h.onStatus('connecting');
-    let token: string;
-    let url: string;
-    try {
-      ({ token, url } = await realtimeToken(workspaceId));
-    } catch {
-      h.onStatus('reconnecting');
+  // ---- The connection: attempts, each with a fresh token, until stopped.
+  let token = '';
+  /** Attempts in a row that ended before the workspace's topic was joined. */
+  let failures = 0;
+  /** The current attempt (a token fetch, then the socket's connection); a lost one ends it. */
+  let attemptNo = 0;
+  let opened = false;
+  let ended = true;
+  let fetchingToken = false;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+
+  const schedule = (ms: number) => {
+    if (stopped) return;
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => {
+      timer = null;
+      void attempt();
+    }, ms);
+  };
+
+  /**
+   * The attempt `n` is over, without a working socket or after one: say so and schedule the next
+   * (`refused`: the API refused the token, e.g. no longer a member: not before 30 seconds).
+   */
+  const lost = (n: number, refused = false) => {
+    if (stopped || n !== attemptNo || ended) return;
+    ended = true;
+    const everOpened = opened;
+    opened = false;
+    // Phoenix would reconnect by itself, with the token it has: this file does, with a fresh one.
+    socket?.disconnect();
+    // A socket that opened and closed again without joining (a proxy that drops it) counts too.
+    if (status !== 'live') failures++;
+    if (!everOpened && !socketAllowedHere()) {
+      setStatus('elsewhere');
+      schedule(ELSEWHERE_RETRY_MS);
       return;
     }
+    setStatus('reconnecting');
+    schedule(refused ? ELSEWHERE_RETRY_MS : retryDelay(Math.max(1, failures)));
+  };
+
+  const attempt = async () => {
+    if (stopped || fetchingToken || !ended) return;
+    if (timer) clearTimeout(timer);
+    timer = null;
+    const n = ++attemptNo;
+    ended = false;
+    fetchingToken = true;
+    let answer: { token: string; url: string };
+    try {
+      answer = await realtimeToken(workspaceId);
+    } catch (err) {
+      fetchingToken = false;
+      const code = err instanceof ApiError ? err.status : 0;
+      lost(n, code >= 400 && code < 500 && code !== 408 && code !== 429);
+      return;
+    } finally {
+      fetchingToken = false;
+    }
+    if (stopped || n !== attemptNo) return;
+    token = answer.token;
+    if (!socket) create(answer.url);
+    socket!.connect();
+    // A connection that neither opens nor fails (packets dropped on the way) is given up too.
+    setTimeout(() => {
+      if (!opened) lost(n);
+    }, REQUEST_TIMEOUT_MS);
+  };
+
+  /** Now rather than later: the browser is online again, or the page is shown again. */
+  const kick = () => {
     if (stopped) return;
-    socket = new Socket(url.replace(/\/websocket$/, ''), {
-      params: () => ({ token }),
-      reconnectAfterMs: (tries: number) => [500, 1000, 2000, 5000][tries - 1] ?? 10_000,
+    if (!ended && socket?.isConnected()) {
+      // It looks open; after a sleep or a network change it may be dead without knowing it.
+      const n = attemptNo;
+      let answered = false;
+      const sent = socket.ping(() => {
+        answered = true;
+      });
+      if (sent)
+        setTimeout(() => {
+          if (!answered) lost(n);
+        }, PING_TIMEOUT_MS);
+      return;
+    }
+    if (ended && !fetchingToken) {
+      failures = 0;
+      void attempt();
+    }
+  };
+  const onVisible = () => {
+    if (document.visibilityState === 'visible') kick();
+  };
+  const onOffline = () => {
+    // The browser knows the network is gone: an open-looking socket is checked (and dropped).
+    if (!ended && socket?.isConnected()) kick();
+  };
+  globalThis.addEventListener?.('online', kick);
+  globalThis.addEventListener?.('offline', onOffline);
+  globalThis.addEventListener?.('focus', kick);
+  globalThis.addEventListener?.('pageshow', kick);
+  globalThis.document?.addEventListener('visibilitychange', onVisible);
+
+  const create = (url: string) => {
+    const s = new Socket(url.replace(/\/websocket$/, ''), { params: () => ({ token }) });
+    socket = s;
+    s.onOpen(() => {
+      opened = true;
+      joinSides();
     });
-    socket.onClose(() => {
-      if (stopped) return;
-      h.onStatus('reconnecting');
-      // The automatic reconnect needs a token from the last 5 minutes.
-      realtimeToken(workspaceId).then(
-        (t) => {
-          token = t.token;
-        },
-        () => {},
-      );
-    });
+    s.onClose(() => lost(attemptNo));
     // The private teams' topics (their tickets in full; the workspace topic has stand-ins) and my
     // own (personal views, notifications): applied as they come, once. The token names the private
     // teams I am in; when they change the gateway closes the socket, and the reconnect's token
@@ -212,23 +333,28 @@ export function startLive(workspaceId: string, h: LiveHandlers): Live {
         }
       }
       for (const topic of want) {
-        if (sides.has(topic) || !socket) continue;
-        const ch = socket.channel(topic, {});
+        if (sides.has(topic)) continue;
+        const ch = s.channel(topic, {});
         ch.on('event', (e: Envelope) => handOn(e));
         ch.join();
         sides.set(topic, ch);
       }
     };
-    socket.onOpen(joinSides);
-    socket.connect();
-    connected(socket);
-    channel = socket.channel(`workspace:${workspaceId}`, {});
+    connected(s);
+    channel = s.channel(`workspace:${workspaceId}`, {});
     channel.on('event', (e: Envelope) => receive(e));
+    // A lost connection (the Phoenix client's own heartbeat timeout included) errors the channel.
+    channel.onError(() => {
+      if (status === 'live') setStatus('reconnecting');
+    });
     channel
       .join()
       .receive('ok', (r: { latest_seq: number }) => joined(r.latest_seq))
-      .receive('error', () => h.onStatus('reconnecting'));
-  })();
+      .receive('error', () => setStatus('reconnecting'));
+  };
+
+  setStatus('connecting');
+  void attempt();
 
   const ticket = (ticketId: string, teamId: string | null, th: TicketHandlers): TicketLive => {
     let left = false;
@@ -273,6 +399,12 @@ export function startLive(workspaceId: string, h: LiveHandlers): Live {
   return {
     stop() {
       stopped = true;
+      if (timer) clearTimeout(timer);
+      globalThis.removeEventListener?.('online', kick);
+      globalThis.removeEventListener?.('offline', onOffline);
+      globalThis.removeEventListener?.('focus', kick);
+      globalThis.removeEventListener?.('pageshow', kick);
+      globalThis.document?.removeEventListener('visibilitychange', onVisible);
       channel?.leave();
       socket?.disconnect();
     },

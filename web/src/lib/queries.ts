@@ -5,11 +5,18 @@ import { type InfiniteData, QueryClient, useQuery } from '@tanstack/react-query'
 import { type Activity, api, type Message, ok, type Ticket } from './api';
 import { emitLiveEvent } from './events';
 import type { Envelope } from './live';
+import { onComeback } from './reachable';
 
 export const queryClient = new QueryClient({
   defaultOptions: {
     queries: { staleTime: 30_000, retry: (n, err) => n < 2 && !(err as { status?: number }).status },
   },
+});
+
+// The server answers again after it could not be reached: what failed meanwhile, and is on screen,
+// is fetched again (the live connection's replay brings what changed).
+onComeback(() => {
+  void queryClient.refetchQueries({ type: 'active', predicate: (q) => q.state.status === 'error' });
 });
 
 export const keys = {

@@ -7,6 +7,7 @@
 import { useSyncExternalStore } from 'react';
 import type { Me } from './api';
 import { ApiError, offline } from './errors';
+import { sendWithinLimit } from './rate-limit';
 
 export interface SessionUser {
   id: string;
@@ -68,9 +69,13 @@ async function fail(res: Response): Promise<never> {
 }
 
 async function loadMe(): Promise<Me> {
-  const res = await fetch('/v1/me', { headers: { authorization: `Bearer ${token}` } }).catch(() => {
-    throw offline();
-  });
+  // Rate limited (a reload in the middle of a 429's wait): wait as the answer says, rather than
+  // taking the person to the sign-in page.
+  const res = await sendWithinLimit(() => fetch('/v1/me', { headers: { authorization: `Bearer ${token}` } })).catch(
+    () => {
+      throw offline();
+    },
+  );
   if (!res.ok) return fail(res);
   return (await res.json()) as Me;
 }

@@ -2,19 +2,24 @@
 // /v1/onboarding); the checklist itself (onboarding.tsx) is a chunk of its own, loaded only while
 // the checklist is neither dismissed nor complete, so the inbox's first load stays small.
 import { useQuery } from '@tanstack/react-query';
-import { lazy, Suspense } from 'react';
+import { Suspense } from 'react';
 import { api, ok } from '../lib/api';
 import { useWorkspace } from '../lib/context';
+import { lazyScreen } from '../lib/lazy';
+import { Quiet } from '../ui/quiet';
 
-const Checklist = lazy(() => import('./onboarding'));
+const Checklist = lazyScreen(() => import('./onboarding'), 'default');
 
 export function OnboardingSlot() {
   const ws = useWorkspace();
   const q = useQuery({ queryKey: ['onboarding', ws], queryFn: () => ok(api.GET('/v1/onboarding')), retry: false });
   if (!q.data || q.data.dismissed || q.data.done_count >= q.data.total) return null;
   return (
-    <Suspense fallback={null}>
-      <Checklist data={q.data} />
-    </Suspense>
+    // In the sidebar: a chunk that cannot be fetched (the server away) leaves it out, not the shell.
+    <Quiet>
+      <Suspense fallback={null}>
+        <Checklist data={q.data} />
+      </Suspense>
+    </Quiet>
   );
 }

@@ -5,12 +5,12 @@ import * as Dialog from '@radix-ui/react-dialog';
 import * as Menu from '@radix-ui/react-dropdown-menu';
 import { useQuery } from '@tanstack/react-query';
 import { Link, Outlet, useLocation, useNavigate } from '@tanstack/react-router';
-import { useEffect, useRef, useState } from 'react';
+import { useRef, useState } from 'react';
 import { api, ok, type TicketCounts } from '../lib/api';
 import { LiveContext, ShortcutsContext, WorkspaceContext } from '../lib/context';
 import { useShortcuts } from '../lib/keys';
-import { type Live, type LiveStatus, startLive } from '../lib/live';
-import { applyEvent, keys, reloadWorkspace } from '../lib/queries';
+import type { LiveStatus } from '../lib/live';
+import { keys } from '../lib/queries';
 import { Redirect } from '../lib/redirect';
 import {
   getSession,
@@ -21,7 +21,10 @@ import {
   switchAccount,
   useSession,
 } from '../lib/session';
+import { useLive } from '../lib/use-live';
 import { DEFAULT_VIEW, VIEWS } from '../lib/views';
+import { TicketCount } from '../ui/count';
+import { LiveState } from '../ui/live-state';
 import { MailNotice } from './mail-notice';
 import { NotificationsBell } from './notifications-bell';
 import { OnboardingSlot } from './onboarding-slot';
@@ -39,21 +42,6 @@ export function Shell() {
   if (!s.workspaceId) return <Redirect to="/workspaces/new" />;
   // Another account or workspace: a new frame (its own socket; nothing cached of the other).
   return <WorkspaceShell key={`${s.user.id}:${s.workspaceId}`} session={s} ws={s.workspaceId} />;
-}
-
-function useLive(ws: string): { status: LiveStatus; live: Live | null } {
-  const [status, setStatus] = useState<LiveStatus>('connecting');
-  const [live, setLive] = useState<Live | null>(null);
-  useEffect(() => {
-    const l = startLive(ws, {
-      onEvent: (e) => applyEvent(ws, e),
-      onResync: () => reloadWorkspace(ws),
-      onStatus: setStatus,
-    });
-    setLive(l);
-    return () => l.stop();
-  }, [ws]);
-  return { status, live };
 }
 
 function WorkspaceShell({ session, ws }: { session: SignedIn; ws: string }) {
@@ -80,12 +68,6 @@ function WorkspaceShell({ session, ws }: { session: SignedIn; ws: string }) {
     </WorkspaceContext.Provider>
   );
 }
-
-const LIVE_TEXT: Record<LiveStatus, string> = {
-  connecting: 'Connecting…',
-  live: 'Live',
-  reconnecting: 'Reconnecting…',
-};
 
 const TOOLS = [
   ['/chats', 'Chats'],
@@ -115,10 +97,7 @@ function Sidebar({ session, ws, live }: { session: SignedIn; ws: string; live: L
                 aria-current={shown === id ? 'page' : undefined}
               >
                 <span>{v.label}</span>
-                <span className="count">
-                  {count(v.count) ?? ''}
-                  <span className="visually-hidden"> tickets</span>
-                </span>
+                <TicketCount n={count(v.count)} />
               </Link>
             </li>
           ))}
@@ -136,7 +115,7 @@ function Sidebar({ session, ws, live }: { session: SignedIn; ws: string; live: L
                     aria-current={shown === `view:${v.id}` ? 'page' : undefined}
                   >
                     <span>{v.name}</span>
-                    <span className="count">{counts.data?.views[v.id] ?? ''}</span>
+                    <TicketCount n={counts.data?.views[v.id]} />
                   </Link>
                 </li>
               ))}
@@ -161,10 +140,7 @@ function Sidebar({ session, ws, live }: { session: SignedIn; ws: string; live: L
         </ul>
         <NotificationsBell />
         <OnboardingSlot />
-        <p className={`live live-${live}`} role="status" aria-live="polite">
-          <span className="dot" aria-hidden="true" />
-          {LIVE_TEXT[live]}
-        </p>
+        <LiveState status={live} />
       </nav>
     </aside>
   );

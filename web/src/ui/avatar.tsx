@@ -2,6 +2,7 @@
 // their initials on a colour picked from the name when there is none or it fails to load. Sizes
 // 24, 32, 64 and 96 px. Decorative by default (the name is next to it); `label` names it otherwise.
 import { useState } from 'react';
+import { servicePath } from '../lib/address';
 import './avatar.css';
 
 export type AvatarSize = 24 | 32 | 64 | 96;
@@ -28,9 +29,10 @@ function hueOf(name: string): number {
 /** The picture's address at the size shown (the image route's ?s=), on this origin only. */
 function sized(url: string, size: AvatarSize): string | null {
   try {
-    const u = new URL(url, location.origin);
     // The app's CSP loads images from its own origin only: another one would show as broken.
-    if (u.origin !== location.origin) return null;
+    const path = servicePath(url);
+    if (path === null) return null;
+    const u = new URL(path, location.origin);
     // The image route keeps two sizes: 64 px (enough for 24 and 32 on a dense screen) and 256.
     if (u.pathname.startsWith('/v1/images/')) {
       if (size < 64) u.searchParams.set('s', '64');

@@ -2,7 +2,8 @@
 // inbox's first load stays small). /settings/<id>/<rest> opens section <id> with the rest of the
 // address as `path` (a webhook's delivery log at /settings/webhooks/<webhook id>, say).
 // A later feature (pictures, AI, billing) adds its section here, in the group it belongs to.
-import { type ComponentType, lazy } from 'react';
+import type { ComponentType } from 'react';
+import { lazyScreen } from '../../lib/lazy';
 
 export interface SectionProps {
   /** The address after /settings/<id>/, split at '/' (empty on the section's own page). */
@@ -30,7 +31,9 @@ const section = (
   about: string,
   load: () => Promise<{ default: ComponentType<SectionProps> }>,
   admin = true,
-): Section => ({ id, title, group, about, admin, component: lazy(load) });
+  // lazyScreen, not React.lazy: a section whose file could not be fetched (the server away) is
+  // fetched again on Retry, where React.lazy would keep the failure until a reload.
+): Section => ({ id, title, group, about, admin, component: lazyScreen(load, 'default') });
 
 export const SECTIONS: Section[] = [
   section(

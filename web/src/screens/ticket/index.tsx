@@ -65,6 +65,11 @@ export function TicketPage() {
             ? 'There is no such ticket in this workspace, or you may not see it.'
             : `Could not load the ticket: ${errorText(ticket.error)}`}
         </p>
+        {(ticket.error as { status?: number }).status !== 404 && (
+          <button type="button" onClick={() => void ticket.refetch()}>
+            Try again
+          </button>
+        )}{' '}
         <Link to="/inbox" search={{}}>
           Back to the inbox
         </Link>

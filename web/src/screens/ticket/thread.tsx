@@ -7,6 +7,7 @@ import * as Dialog from '@radix-ui/react-dialog';
 import { useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
+import { servicePath } from '../../lib/address';
 import { type Activity, api, errorText, type Message, ok, type Ticket, type TicketStatus } from '../../lib/api';
 import { bytes, STATUS_LABEL, when } from '../../lib/format';
 import { deliveryText } from '../../lib/mail';
@@ -34,7 +35,10 @@ export function Thread({ ws, ticket }: { ws: string; ticket: Ticket }) {
   if (messages.error) {
     return (
       <p className="error" role="alert">
-        Could not load the messages: {errorText(messages.error)}
+        Could not load the messages: {errorText(messages.error)}{' '}
+        <button type="button" className="link" onClick={() => void messages.refetch()}>
+          Try again
+        </button>
       </p>
     );
   }
@@ -61,15 +65,8 @@ function authorOf(m: Message): string {
   return a.user?.name ?? a.contact?.name ?? a.contact?.email ?? (m.from_name || m.from_email || a.type);
 }
 
-/** An attachment's address when it is on this origin (the CSP loads images from here only). */
-export function sameOrigin(url: string): string | null {
-  try {
-    const u = new URL(url, location.origin);
-    return u.origin === location.origin ? u.pathname + u.search : null;
-  } catch {
-    return null;
-  }
-}
+/** An attachment's address when it is this service's (loaded from this origin: the CSP loads images from here only). */
+export const sameOrigin = (url: string): string | null => servicePath(url);
 
 const PREVIEWABLE = /^image\/(png|jpeg|gif|webp|avif|bmp)$/;
 
