@@ -39,6 +39,7 @@ import { renameTagInViews } from './modules/views/service.js';
 import { DEFAULT_WEBHOOK_OPTIONS, type WebhookOptions } from './modules/webhooks/options.js';
 import { registerWebhooks, type WebhookWorkers } from './modules/webhooks/workers.js';
 import { widgetInstalled } from './modules/widget/settings.js';
+import { pruneIdleVisitors } from './modules/widget/visitors.js';
 import { openBus } from './platform/bus/index.js';
 import { SecretBox } from './platform/crypto/secrets.js';
 import { TokenSigner } from './platform/crypto/tokens.js';
@@ -244,9 +245,17 @@ export async function createRuntime(
           const sessions = await pruneEndedSessions(database);
           const views = await pruneArticleViews(database);
           const portal = (await prunePortalSessions(database)) + (await pruneLimitMarks(database));
-          if (events + keys + sessions + views + portal > 0) {
+          const visitors = await pruneIdleVisitors(database);
+          if (events + keys + sessions + views + portal + visitors > 0) {
             log.info(
-              { events, idempotency_keys: keys, sessions, article_view_marks: views, portal_rows: portal },
+              {
+                events,
+                idempotency_keys: keys,
+                sessions,
+                article_view_marks: views,
+                portal_rows: portal,
+                widget_visitors: visitors,
+              },
               'pruned',
             );
           }
