@@ -10,6 +10,9 @@
 // on an origin outside allowed_origins gets 403 from the widget's routes and shows nothing. The
 // host page's CSS cannot reach the widget. axe-core finds no serious or critical problem in the
 // open widget. install_widget is done once the widget opened a session from the allowed site.
+// On a page with a strict Content-Security-Policy (no 'unsafe-inline') the widget is styled,
+// sends and receives live, light and dark (prefers-color-scheme), with no policy violation, and
+// disappears when an admin turns it off.
 // SCREENSHOTS=1 writes widget-launcher and widget-conversation into docs/screenshots/.
 import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -480,7 +483,7 @@ describe.runIf(run)('the chat widget in a browser', () => {
       own.as,
     );
     expect(reply.status, reply.text).toBe(201);
-    await light.page.getByText('It does, styled and live.').waitFor({ timeout: 5000 });
+    await light.page.getByText('It does, styled and live.').waitFor();
     expect(await seriousViolations(light.page)).toEqual([]);
     expect(await light.violations()).toEqual([]);
     // One script, nothing else fetched from the service for the widget's looks.
@@ -502,7 +505,7 @@ describe.runIf(run)('the chat widget in a browser', () => {
 
     // Turned off: the open widget's socket closes, its session is refused, and the widget goes.
     expect((await svc.api.patch('/v1/widget/settings', { enabled: false }, own.as)).status).toBe(200);
-    await light.page.getByRole('button', { name: /chat/ }).first().waitFor({ state: 'detached', timeout: 10_000 });
+    await light.page.getByRole('button', { name: /chat/ }).first().waitFor({ state: 'detached' });
     expect(await light.violations()).toEqual([]);
     await light.ctx.close();
     await new Promise<void>((r) => strict.server.close(() => r()));

@@ -1,7 +1,9 @@
 // The widget socket (/socket/widget/websocket) as a visitor's browser uses it, with the official
 // Phoenix client and the ws_token of POST /v1/widget/session: its own contact topic only, the
 // visitor's messages on the agents' sockets, agents' replies (never notes) on the visitor's,
-// typing both ways, replay of missed messages by seq, and who of the workspace is online.
+// typing both ways, replay of missed messages by seq, and who of the workspace is online; a
+// sign-out, a turned-off widget and a deleted contact close the visitor's sockets and refuse their
+// earlier tokens; each of the two checks that keep notes off the socket is tested on its own.
 import { createHmac, randomUUID } from 'node:crypto';
 import { Presence } from 'phoenix';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

@@ -1,7 +1,9 @@
 // The chat widget's HTTP routes (docs/widget.md) as a website's visitor and the workspace's
 // admins use them: config by widget_key, sessions (new, resumed, email and name, verified
 // identities), conversations and their public messages, uploads, handoff, the settings with
-// allowed_origins and CORS, the per-visitor limits, and install_widget in onboarding.
+// allowed_origins and CORS, the per-visitor limits, and install_widget in onboarding; typed emails
+// stay unverified claims that real mail never joins, new visitors are bounded per address and
+// make no contact until they write, and article suggestions pass a relevance bar.
 import { createHmac, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processInbound } from '../src/modules/email/inbound.js';
