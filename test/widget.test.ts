@@ -7,6 +7,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processInbound } from '../src/modules/email/inbound.js';
+import { pruneIdleVisitors } from '../src/modules/widget/visitors.js';
 import {
   type Api,
   addMember,
@@ -701,6 +702,26 @@ describe('new visitors', () => {
     });
     const again = await session(s.key, { visitor_token: first.visitor_token });
     expect(again.contact).toEqual({ id: first.contact.id, email: null, name: 'Visitor 0', avatar_url: null });
+  });
+});
+
+describe('idle visitors', () => {
+  it('who never wrote are forgotten after 30 days without a visit; those who wrote are kept', async () => {
+    const s = await site();
+    const silent = await session(s.key);
+    const writer = await session(s.key);
+    await converse(writer.visitor_token);
+    const fresh = await session(s.key);
+    await svc.rt.deps.database.db
+      .updateTable('widget_visitors')
+      .set({ last_seen_at: new Date(Date.now() - 31 * 86_400_000) })
+      .where('workspace_id', '=', s.t.workspaceId)
+      .where((eb) => eb('pending_contact_id', '=', silent.contact.id).or('contact_id', '=', writer.contact.id))
+      .execute();
+    expect(await pruneIdleVisitors(svc.rt.deps.database)).toBeGreaterThanOrEqual(1);
+    expect((await api.get('/v1/widget/conversations', as(silent.visitor_token))).status).toBe(401);
+    expect((await api.get('/v1/widget/conversations', as(writer.visitor_token))).body.data).toHaveLength(1);
+    expect((await api.get('/v1/widget/conversations', as(fresh.visitor_token))).status).toBe(200);
   });
 });
 
