@@ -66,6 +66,8 @@ export interface Config {
    */
   inboundAuthservIds: string[];
   rateLimitPerMinute: number;
+  /** WIDGET_SESSIONS_PER_IP: new chat widget visitors (sessions without visitor_token) per address and workspace in 10 minutes. */
+  widgetSessionsPerIp: number;
   /**
    * Ticket q: when PostgreSQL expects more matching messages than this in the workspace, the
    * list walks tickets in order and checks each instead of collecting every match first.
@@ -478,6 +480,7 @@ export function loadConfig(env: Env = process.env): Config {
     imapPollIntervalMs,
     inboundAuthservIds: hostList(env, 'INBOUND_AUTHSERV_IDS'),
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 700, 1, 10_000_000),
+    widgetSessionsPerIp: int(env, 'WIDGET_SESSIONS_PER_IP', 60, 1, 1_000_000),
     searchWalkAbove: int(env, 'SEARCH_WALK_ABOVE', 5_000, 0, 1_000_000_000),
     attachmentMaxMb: int(env, 'ATTACHMENT_MAX_MB', 25, 1, 1024),
     s3,

@@ -39,6 +39,7 @@ import { renameTagInViews } from './modules/views/service.js';
 import { DEFAULT_WEBHOOK_OPTIONS, type WebhookOptions } from './modules/webhooks/options.js';
 import { registerWebhooks, type WebhookWorkers } from './modules/webhooks/workers.js';
 import { widgetInstalled } from './modules/widget/settings.js';
+import { pruneIdleVisitors } from './modules/widget/visitors.js';
 import { openBus } from './platform/bus/index.js';
 import { SecretBox } from './platform/crypto/secrets.js';
 import { TokenSigner } from './platform/crypto/tokens.js';
@@ -251,7 +252,8 @@ export async function createRuntime(
           const views = await pruneArticleViews(database);
           const portal = (await prunePortalSessions(database)) + (await pruneLimitMarks(database));
           const outbox = await pruneMailOutbox(database);
-          if (events + keys + sessions + views + portal + outbox > 0) {
+          const visitors = await pruneIdleVisitors(database);
+          if (events + keys + sessions + views + portal + outbox + visitors > 0) {
             log.info(
               {
                 events,
@@ -260,6 +262,7 @@ export async function createRuntime(
                 article_view_marks: views,
                 portal_rows: portal,
                 outbox_mails: outbox,
+                widget_visitors: visitors,
               },
               'pruned',
             );

@@ -297,6 +297,11 @@ describe.runIf(browserAvailable())('settings: labels, fields, views, saved repli
     const answer = await api.post(`/v1/tickets/${chat.id}/messages`, { kind: 'reply', body_html: 'Checking.' }, as());
     expect(answer.status, answer.text).toBe(201);
     await page.goto(`${h.svc.url}/tickets/${chat.number}`);
+    // The email the visitor typed is shown as theirs to claim, not as proven (contacts' unverified_email).
+    const customer = page.locator('.contact-panel');
+    await customer.getByText('vic@example.com').waitFor();
+    await customer.getByText('Unverified', { exact: true }).waitFor();
+    expect(await customer.getByRole('link', { name: 'vic@example.com' }).count()).toBe(0);
     const nextClock = page.locator('.sla-clock').filter({ hasText: 'Next response' });
     await nextClock.filter({ hasText: 'No reply due' }).waitFor();
     expect((await api.post(`/v1/widget/conversations/${chat.id}/messages`, { body: 'Any news?' }, va)).status).toBe(

@@ -73,6 +73,7 @@ describe('creating and reading contacts', () => {
     expect(r.body).toEqual({
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       email: 'Jane.Doe@Example.com',
+      unverified_email: null,
       name: 'Jane Doe',
       phone: '+1 555 0100',
       avatar_url: null,

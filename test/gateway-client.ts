@@ -1,5 +1,6 @@
 // The official Phoenix client (npm `phoenix`) against the gateway, with `ws` as its transport
 // in Node, and small promise helpers around joins and pushes. Used by test/gateway*.test.ts.
+import { randomUUID } from 'node:crypto';
 import { type Channel, Socket } from 'phoenix';
 import WebSocket from 'ws';
 import type { Api, ReqOpts, Service } from './helpers.js';
@@ -106,9 +107,18 @@ export async function realtimeToken(api: Api, as: ReqOpts): Promise<string> {
   return r.body.token;
 }
 
-/** A widget realtime token (purpose widget_ws: sub = contact id, wid = workspace), signed directly. */
+/**
+ * A widget realtime token (purpose widget_ws: sub = contact id, wid = workspace, vid = the visitor),
+ * signed directly, for a visitor of the contact made here (the gateway opens a widget socket only
+ * for a live visitor: src/gateway/visitors.ts).
+ */
 export async function widgetToken(svc: Service, workspaceId: string, contactId: string, ttl?: number) {
-  return (await svc.rt.deps.tokens.sign({ purpose: 'widget_ws', sub: contactId, wid: workspaceId }, ttl)).token;
+  const vid = randomUUID();
+  await svc.rt.deps.database.db
+    .insertInto('widget_visitors')
+    .values({ workspace_id: workspaceId, id: vid, contact_id: contactId, token_hash: `test-${vid}` })
+    .execute();
+  return (await svc.rt.deps.tokens.sign({ purpose: 'widget_ws', sub: contactId, wid: workspaceId, vid }, ttl)).token;
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

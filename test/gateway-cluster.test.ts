@@ -226,6 +226,26 @@ describe.runIf(enabled)('two API processes and one gateway process', () => {
     expect(annSocket.opened).toBe(1);
   });
 
+  it("close a chat visitor's socket on the gateway process when they sign out through an API process", async () => {
+    const apiA = new Api(a.url);
+    const apiB = new Api(b.url);
+    const t = await newTenant(apiA);
+    const key = (await apiA.get('/v1/workspace', t.as)).body.widget_key;
+    const s = await apiA.post('/v1/widget/session', { key });
+    expect(s.status, s.text).toBe(200);
+    const w = connect(g.url, s.body.ws_token, { widget: true, reconnectMs: 50 });
+    clients.push(w);
+    expect((await joinChannel(w.socket.channel(s.body.topic))).status).toBe('ok');
+    const out = await apiB.delete('/v1/widget/session', {
+      headers: { authorization: `Visitor ${s.body.visitor_token}` },
+    });
+    expect(out.status).toBe(204);
+    await expect.poll(() => w.closes.map((c) => c.code), { timeout: 10_000 }).toContain(4001);
+    // Its client tries again with the token minted before: the gateway process refuses it.
+    await expect.poll(() => w.errors, { timeout: 10_000 }).toBeGreaterThan(0);
+    expect(w.opened).toBe(1);
+  });
+
   it('answers /health on the gateway process and nothing else', async () => {
     expect(await (await fetch(`${g.url}/health`)).json()).toEqual({ status: 'ok', sockets: expect.any(Number) });
     const other = await fetch(`${g.url}/v1/tickets`);

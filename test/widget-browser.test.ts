@@ -10,6 +10,9 @@
 // on an origin outside allowed_origins gets 403 from the widget's routes and shows nothing. The
 // host page's CSS cannot reach the widget. axe-core finds no serious or critical problem in the
 // open widget. install_widget is done once the widget opened a session from the allowed site.
+// On a page with a strict Content-Security-Policy (no 'unsafe-inline') the widget is styled,
+// sends and receives live, light and dark (prefers-color-scheme), with no policy violation, and
+// disappears when an admin turns it off.
 // SCREENSHOTS=1 writes widget-launcher and widget-conversation into docs/screenshots/.
 import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -57,6 +60,42 @@ ${script(req.url)}
   });
   return new Promise((resolve) => {
     server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as AddressInfo).port }));
+  });
+}
+
+/**
+ * A website with a strict Content-Security-Policy: `default-src 'self'`, and the help desk's
+ * origin allowed in script-src, style-src, connect-src (with its ws: form, for the socket),
+ * img-src and font-src; no 'unsafe-inline'. Its own CSS (hostile to an unprotected widget) is a
+ * file of its own origin, and nothing is inline.
+ */
+function strictSite(service: string, key: string): Promise<{ server: Server; port: number; policy: string }> {
+  const ws = service.replace(/^http/, 'ws');
+  const policy = [
+    "default-src 'self'",
+    `script-src 'self' ${service}`,
+    `style-src 'self' ${service}`,
+    `connect-src 'self' ${service} ${ws}`,
+    `img-src 'self' ${service}`,
+    `font-src 'self' ${service}`,
+  ].join('; ');
+  const server = createServer((req, res) => {
+    if (req.url === '/site.css') {
+      res.writeHead(200, { 'content-type': 'text/css' });
+      res.end(
+        'button { display: none !important; } * { font-family: "Comic Sans MS", cursive; color: #f0f !important; }',
+      );
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': policy });
+    res.end(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Strict Shop</title><link rel="stylesheet" href="/site.css"></head>
+<body><main><h1>Strict Shop</h1></main>
+<script src="${service}/widget.js" data-key="${key}" async></script>
+</body></html>`);
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as AddressInfo).port, policy }));
   });
 }
 
@@ -359,7 +398,13 @@ describe.runIf(run)('the chat widget in a browser', () => {
       (x: { subject: string }) => x.subject === 'Hello from Ada',
     );
     const contact = await svc.api.get(`/v1/contacts/${conv.contact_id ?? conv.contact.id}`, t.as);
-    expect(contact.body).toMatchObject({ external_id: 'user-42', email: 'ada@example.com', name: 'Ada Lovelace' });
+    // The hash covers user_id only: the email it came with is the person's claim (docs/decisions.md).
+    expect(contact.body).toMatchObject({
+      external_id: 'user-42',
+      email: null,
+      unverified_email: 'ada@example.com',
+      name: 'Ada Lovelace',
+    });
     await svc.api.post(`/v1/tickets/${conv.id}/messages`, { kind: 'reply', body_html: '<p>Hi Ada</p>' }, t.as);
     await expect
       .poll(() => page.evaluate(() => (globalThis as unknown as { got: string[] }).got))
@@ -367,6 +412,103 @@ describe.runIf(run)('the chat widget in a browser', () => {
     await page.evaluate(() => (globalThis as unknown as { HelpdeskWidget: any }).HelpdeskWidget.close());
     await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
     await own.close();
+  });
+
+  it('works unchanged under a strict Content-Security-Policy, light and dark, and goes when it is turned off', async () => {
+    // A workspace of its own: every origin allowed, no email asked.
+    const own = await newTenant(svc.api, 'Strict Support');
+    const ownKey = (await svc.api.get('/v1/workspace', own.as)).body.widget_key;
+    const strict = await strictSite(svc.url, ownKey);
+    const open = async () => {
+      const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' });
+      const page = await ctx.newPage();
+      // Every violation of the page's policy, from the first script on (an init script is not the page's).
+      await page.addInitScript(() => {
+        const w = globalThis as any;
+        w.violations = [];
+        w.document.addEventListener('securitypolicyviolation', (e: any) =>
+          w.violations.push(`${e.violatedDirective} ${e.blockedURI}`),
+        );
+      });
+      const loaded: string[] = [];
+      page.on('request', (r) => {
+        if (r.url().startsWith(svc.url) && !r.url().includes('/v1/')) loaded.push(new URL(r.url()).pathname);
+      });
+      const response = await page.goto(`http://127.0.0.1:${strict.port}/`);
+      expect(response?.headers()['content-security-policy']).toBe(strict.policy);
+      return { ctx, page, loaded, violations: () => page.evaluate(() => (globalThis as any).violations as string[]) };
+    };
+    /** Computed styles inside the shadow root (what the visitor sees). */
+    const styleOf = (page: Page, selector: string, props: string[]) =>
+      page.locator('helpdesk-chat-widget').evaluate(
+        (el, [sel, names]) => {
+          const g = globalThis as any;
+          const target = el.shadowRoot!.querySelector(sel as string);
+          const cs = g.getComputedStyle(target);
+          return Object.fromEntries((names as string[]).map((n) => [n, cs.getPropertyValue(n)]));
+        },
+        [selector, props] as const,
+      );
+
+    const light = await open();
+    const launcher = light.page.getByRole('button', { name: 'Open chat' });
+    await launcher.waitFor();
+    // Styled: the round launcher in the brand colour, fixed at the corner, the site's CSS kept out.
+    expect(await styleOf(light.page, '.launcher', ['position', 'border-radius', 'background-color', 'color'])).toEqual({
+      position: 'fixed',
+      'border-radius': '50%',
+      'background-color': 'rgb(37, 99, 235)',
+      color: 'rgb(255, 255, 255)',
+    });
+    await launcher.click();
+    const composer = light.page.getByLabel('Message', { exact: true });
+    await composer.waitFor();
+    expect(await styleOf(light.page, '.panel', ['position', 'background-color', 'border-top-left-radius'])).toEqual({
+      position: 'fixed',
+      'background-color': 'rgb(255, 255, 255)',
+      'border-top-left-radius': '14px',
+    });
+    // Sending, and receiving the agent's reply live (the socket).
+    await composer.fill('Does this work behind your policy?');
+    await light.page.keyboard.press('Enter');
+    await expect
+      .poll(async () => (await svc.api.get('/v1/tickets?channel=chat&limit=5', own.as)).body.data.length)
+      .toBe(1);
+    const chat = (await svc.api.get('/v1/tickets?channel=chat&limit=5', own.as)).body.data[0];
+    await light.page.getByRole('log', { name: 'Messages' }).getByText('Does this work behind your policy?').waitFor();
+    await expect.poll(() => light.page.getByText('Connecting to the chat…').count()).toBe(0);
+    const reply = await svc.api.post(
+      `/v1/tickets/${chat.id}/messages`,
+      { kind: 'reply', body_html: '<p>It does, styled and live.</p>' },
+      own.as,
+    );
+    expect(reply.status, reply.text).toBe(201);
+    await light.page.getByText('It does, styled and live.').waitFor();
+    expect(await seriousViolations(light.page)).toEqual([]);
+    expect(await light.violations()).toEqual([]);
+    // One script, nothing else fetched from the service for the widget's looks.
+    expect(light.loaded).toEqual(['/widget.js']);
+
+    // Dark: the widget follows the visitor's system (prefers-color-scheme), readable (axe), with
+    // the conversation and the visitor's own bubble in view.
+    await light.page.emulateMedia({ colorScheme: 'dark' });
+    expect(await styleOf(light.page, '.panel', ['background-color', 'color'])).toEqual({
+      'background-color': 'rgb(31, 41, 55)',
+      color: 'rgb(243, 244, 246)',
+    });
+    expect(await styleOf(light.page, '.body', ['background-color'])).toEqual({ 'background-color': 'rgb(17, 24, 39)' });
+    expect(await seriousViolations(light.page)).toEqual([]);
+    await light.page.getByRole('button', { name: 'Back to conversations' }).click();
+    await light.page.getByRole('heading', { name: 'Your conversations' }).waitFor();
+    expect(await seriousViolations(light.page)).toEqual([]);
+    expect(await light.violations()).toEqual([]);
+
+    // Turned off: the open widget's socket closes, its session is refused, and the widget goes.
+    expect((await svc.api.patch('/v1/widget/settings', { enabled: false }, own.as)).status).toBe(200);
+    await light.page.getByRole('button', { name: /chat/ }).first().waitFor({ state: 'detached' });
+    expect(await light.violations()).toEqual([]);
+    await light.ctx.close();
+    await new Promise<void>((r) => strict.server.close(() => r()));
   });
 
   it('shows nothing on a website outside allowed_origins: the widget routes answer 403', async () => {
@@ -387,7 +529,7 @@ describe.runIf(run)('the chat widget in a browser', () => {
     expect(answers.every((s) => s === 403)).toBe(true);
     expect(await page.locator('helpdesk-chat-widget').count()).toBe(1);
     expect(await page.getByRole('button').count()).toBe(0);
-    expect(await page.locator('helpdesk-chat-widget').evaluate((el) => el.shadowRoot?.innerHTML ?? '')).toBe('');
+    expect(await page.locator('helpdesk-chat-widget').evaluate((el) => el.shadowRoot?.textContent ?? '')).toBe('');
     await page.close();
   });
 });

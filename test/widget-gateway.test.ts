@@ -1,10 +1,14 @@
 // The widget socket (/socket/widget/websocket) as a visitor's browser uses it, with the official
 // Phoenix client and the ws_token of POST /v1/widget/session: its own contact topic only, the
 // visitor's messages on the agents' sockets, agents' replies (never notes) on the visitor's,
-// typing both ways, replay of missed messages by seq, and who of the workspace is online.
+// typing both ways, replay of missed messages by seq, and who of the workspace is online; a
+// sign-out, a turned-off widget and a deleted contact close the visitor's sockets and refuse their
+// earlier tokens; each of the two checks that keep notes off the socket is tested on its own.
+import { createHmac, randomUUID } from 'node:crypto';
 import { Presence } from 'phoenix';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type Client, collect, connect, join, push, realtimeToken, sleep } from './gateway-client.js';
+import WebSocket from 'ws';
+import { type Client, collect, connect, join, push, realtimeToken, sleep, wsBase } from './gateway-client.js';
 import { addMember, newTenant, type ReqOpts, type Service, startService, type Tenant } from './helpers.js';
 
 let svc: Service;
@@ -51,11 +55,31 @@ async function converse(v: Visitor, body = 'Hello there') {
 }
 
 /** The visitor's socket from its session (the gateway_url's path is where it connects), from a website. */
-function widgetSocket(v: Visitor) {
+function widgetSocket(v: Visitor, reconnectMs?: number) {
   expect(new URL(v.gatewayUrl).pathname).toBe('/socket/widget/websocket');
-  const c = connect(svc.url, v.wsToken, { widget: true, origin: 'https://any-shop.example' });
+  const c = connect(svc.url, v.wsToken, {
+    widget: true,
+    origin: 'https://any-shop.example',
+    ...(reconnectMs !== undefined ? { reconnectMs } : {}),
+  });
   clients.push(c);
   return c;
+}
+
+/** One connect with a widget realtime token: 101 when it opens, else the HTTP status of the refusal. */
+function upgradeStatus(wsToken: string): Promise<number | null> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(`${wsBase(svc.url)}/socket/widget/websocket?vsn=2.0.0&token=${wsToken}`);
+    ws.on('open', () => {
+      ws.terminate();
+      resolve(101);
+    });
+    ws.on('unexpected-response', (_req, res) => {
+      res.resume();
+      resolve(res.statusCode ?? null);
+    });
+    ws.on('error', () => resolve(null));
+  });
 }
 
 async function agentSocket(as: ReqOpts) {
@@ -243,5 +267,137 @@ describe('the widget socket', () => {
 
     a.disconnect();
     await expect.poll(() => online()).toEqual([]);
+  });
+});
+
+describe('revocation reaches the socket', () => {
+  it("signing out closes that visitor's sockets and refuses its earlier tokens; another device stays", async () => {
+    const t = await newTenant(svc.api);
+    const key = await siteOf(t);
+    const secret = (await svc.api.post('/v1/workspace/widget-secret/rotate', undefined, t.as)).body.widget_secret;
+    const identity = { user_id: 'user-9', user_hash: createHmac('sha256', secret).update('user-9').digest('hex') };
+    const laptop = await visitor(key, identity);
+    const phone = await visitor(key, identity);
+    expect(phone.contactId).toBe(laptop.contactId);
+    const conv = await converse(laptop);
+    const topic = `contact:${t.workspaceId}:${laptop.contactId}`;
+    const onLaptop = widgetSocket(laptop, 50);
+    const laptopGot = collect(onLaptop.socket.channel(topic));
+    expect((await join(onLaptop.socket.channel(topic))).status).toBe('ok');
+    const onPhone = widgetSocket(phone);
+    const phoneCh = onPhone.socket.channel(topic);
+    const phoneGot = collect(phoneCh);
+    expect((await join(phoneCh)).status).toBe('ok');
+    // A second realtime token of the laptop's visitor, minted before the sign-out (valid 5 minutes).
+    const minted = await visitor(key, { visitor_token: laptop.token });
+
+    expect((await svc.api.delete('/v1/widget/session', as(laptop))).status).toBe(204);
+    await expect.poll(() => onLaptop.closes).toContainEqual({ code: 4001, reason: 'session_revoked' });
+    expect(await upgradeStatus(laptop.wsToken)).toBe(401);
+    expect(await upgradeStatus(minted.wsToken)).toBe(401);
+    // The Phoenix client tried again with its token, and was refused.
+    await expect.poll(() => onLaptop.errors).toBeGreaterThan(0);
+    expect(onLaptop.opened).toBe(1);
+
+    // The phone (another visitor token of the same person) is still connected and gets the reply.
+    const reply = await svc.api.post(`/v1/tickets/${conv}/messages`, { kind: 'reply', body_html: '<p>Hi</p>' }, t.as);
+    expect(reply.status).toBe(201);
+    await expect.poll(() => phoneGot.map((e) => e.data.message.id)).toContain(reply.body.id);
+    expect(laptopGot.map((e) => e.data.message.id)).not.toContain(reply.body.id);
+    expect(onPhone.closes).toEqual([]);
+    expect(await upgradeStatus(phone.wsToken)).toBe(101);
+  });
+
+  it("turning the widget off closes its visitors' sockets and refuses their tokens until it is on again", async () => {
+    const t = await newTenant(svc.api);
+    const key = await siteOf(t);
+    const v = await visitor(key);
+    const w = widgetSocket(v, 50);
+    expect((await join(w.socket.channel(`contact:${t.workspaceId}:${v.contactId}`))).status).toBe('ok');
+    expect((await svc.api.patch('/v1/widget/settings', { enabled: false }, t.as)).status).toBe(200);
+    await expect.poll(() => w.closes).toContainEqual({ code: 4003, reason: 'widget_disabled' });
+    expect(await upgradeStatus(v.wsToken)).toBe(401);
+    await expect.poll(() => w.errors).toBeGreaterThan(0);
+    expect(w.opened).toBe(1);
+    expect((await svc.api.patch('/v1/widget/settings', { enabled: true }, t.as)).status).toBe(200);
+    const back = await visitor(key, { visitor_token: v.token });
+    expect(await upgradeStatus(back.wsToken)).toBe(101);
+  });
+
+  it("deleting the contact closes its visitors' sockets and refuses their tokens", async () => {
+    const t = await newTenant(svc.api);
+    const v = await visitor(await siteOf(t));
+    await converse(v); // the first message made the contact
+    const w = widgetSocket(v, 50);
+    expect((await join(w.socket.channel(`contact:${t.workspaceId}:${v.contactId}`))).status).toBe('ok');
+    expect((await svc.api.delete(`/v1/contacts/${v.contactId}`, t.as)).status).toBe(204);
+    await expect.poll(() => w.closes).toContainEqual({ code: 4003, reason: 'contact_deleted' });
+    expect(await upgradeStatus(v.wsToken)).toBe(401);
+    await expect.poll(() => w.errors).toBeGreaterThan(0);
+    expect(w.opened).toBe(1);
+  });
+});
+
+/**
+ * Two checks keep notes off a visitor's socket, each on its own: the gateway sends a contact topic
+ * only events whose visibility is public (src/gateway/hub.ts, and the replay's query), and the
+ * widget's form of an event drops anything but a reply (src/modules/widget/present.ts). No API
+ * path writes an event that only one of them stops, so these write such events themselves; each
+ * is followed by a real reply, delivered in seq order after it: once the reply is there, the
+ * event before it would have been too.
+ */
+describe('notes never reach a visitor', () => {
+  async function setUp() {
+    const t = await newTenant(svc.api);
+    const v = await visitor(await siteOf(t));
+    const conv = await converse(v, 'A question');
+    const topic = `contact:${t.workspaceId}:${v.contactId}`;
+    const w = widgetSocket(v);
+    const ch = w.socket.channel(topic);
+    const got = collect(ch);
+    const since = (await join(ch)).response.latest_seq as number;
+    const mine = (await svc.api.get(`/v1/tickets/${conv}/messages`, t.as)).body.data[0];
+    /** An event naming the visitor's topic, as the outbox would store and publish it. */
+    const emit = (visibility: 'agents' | 'public', message: Record<string, unknown>) =>
+      svc.rt.deps.writer.run(t.workspaceId, async (u) =>
+        u.emit({ type: 'message.created', data: { ticket_id: conv, message }, visibility, topics: [topic] }),
+      );
+    /** A real reply: what arrives after the written event. */
+    const reply = async () => {
+      const r = await svc.api.post(`/v1/tickets/${conv}/messages`, { kind: 'reply', body_html: '<p>Real</p>' }, t.as);
+      expect(r.status, r.text).toBe(201);
+      return r.body.id as string;
+    };
+    /** What a socket joined with {since} gets replayed, once the reply is among it. */
+    const replayed = async (replyId: string) => {
+      const again = widgetSocket(await visitor(await siteOf(t), { visitor_token: v.token }));
+      const rch = again.socket.channel(topic, { since });
+      const rgot = collect(rch);
+      expect((await join(rch)).status).toBe('ok');
+      await expect.poll(() => rgot.map((e) => e.data.message.id)).toContain(replyId);
+      return rgot;
+    };
+    return { mine, emit, reply, got, replayed };
+  }
+
+  it("the gateway holds back an event for agents only, even a reply on the visitor's topic, live and replayed", async () => {
+    const { mine, emit, reply, got, replayed } = await setUp();
+    const hidden = { ...mine, id: randomUUID(), body_html: '<p>agents only</p>', body_text: 'agents only' };
+    await emit('agents', hidden);
+    const real = await reply();
+    await expect.poll(() => got.map((e) => e.data.message.id)).toContain(real);
+    expect(got.map((e) => e.data.message.id)).toEqual([real]);
+    expect((await replayed(real)).map((e) => e.data.message.id)).toEqual([real]);
+  });
+
+  it("the widget drops a note even on a public event of the visitor's topic, live and replayed", async () => {
+    const { mine, emit, reply, got, replayed } = await setUp();
+    const note = { ...mine, id: randomUUID(), kind: 'note', body_html: '<p>a note</p>', body_text: 'a note' };
+    await emit('public', note);
+    const real = await reply();
+    await expect.poll(() => got.map((e) => e.data.message.id)).toContain(real);
+    expect(got.map((e) => e.data.message.id)).toEqual([real]);
+    expect(JSON.stringify(got)).not.toContain('a note');
+    expect((await replayed(real)).map((e) => e.data.message.id)).toEqual([real]);
   });
 });

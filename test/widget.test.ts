@@ -1,9 +1,13 @@
 // The chat widget's HTTP routes (docs/widget.md) as a website's visitor and the workspace's
 // admins use them: config by widget_key, sessions (new, resumed, email and name, verified
 // identities), conversations and their public messages, uploads, handoff, the settings with
-// allowed_origins and CORS, the per-visitor limits, and install_widget in onboarding.
-import { createHmac } from 'node:crypto';
+// allowed_origins and CORS, the per-visitor limits, and install_widget in onboarding; typed emails
+// stay unverified claims that real mail never joins, new visitors are bounded per address and
+// make no contact until they write, and article suggestions pass a relevance bar.
+import { createHmac, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { processInbound } from '../src/modules/email/inbound.js';
+import { pruneIdleVisitors } from '../src/modules/widget/visitors.js';
 import {
   type Api,
   addMember,
@@ -18,7 +22,9 @@ import {
 let svc: Service;
 let api: Api;
 beforeAll(async () => {
-  svc = await startService({}, { jobs: false });
+  // TRUST_PROXY: a test says which address a request comes from (X-Forwarded-For), for the
+  // per-address bound of new visitors.
+  svc = await startService({ TRUST_PROXY: 'true' }, { jobs: false });
   api = svc.api;
 });
 afterAll(async () => svc?.stop());
@@ -195,21 +201,23 @@ describe('sessions', () => {
     const claims = JSON.parse(Buffer.from(v.ws_token.split('.')[1]!, 'base64url').toString());
     expect(claims).toMatchObject({ purpose: 'widget_ws', sub: v.contact.id, wid: s.t.workspaceId });
     expect(claims.exp - claims.iat).toBe(300);
-    // Only a hash is stored.
+    // Only a hash is stored, and the session alone made no contact: contact.id is the one to be.
     const rows = await svc.rt.deps.database.db
       .selectFrom('widget_visitors')
       .selectAll()
-      .where('contact_id', '=', v.contact.id)
+      .where('pending_contact_id', '=', v.contact.id)
       .execute();
     expect(rows).toHaveLength(1);
+    expect(rows[0]!.id).toBe(claims.vid);
     expect(JSON.stringify(rows)).not.toContain(v.visitor_token);
+    expect((await api.get(`/v1/contacts/${v.contact.id}`, s.t.as)).status).toBe(404);
 
+    // Giving an email makes the contact, with the same id; the address is a claim (unverified).
     const resumed = await session(s.key, { visitor_token: v.visitor_token, email: 'vic@example.com' });
     expect(resumed.visitor_token).toBe(v.visitor_token);
     expect(resumed.contact).toMatchObject({ id: v.contact.id, email: 'vic@example.com', name: 'Vic Visitor' });
-    // The agents see the contact.
     const c = await api.get(`/v1/contacts/${v.contact.id}`, s.t.as);
-    expect(c.body).toMatchObject({ email: 'vic@example.com', name: 'Vic Visitor' });
+    expect(c.body).toMatchObject({ email: null, unverified_email: 'vic@example.com', name: 'Vic Visitor' });
   });
 
   it('refuse a token of another workspace, a revoked one, and other credentials (401)', async () => {
@@ -236,7 +244,17 @@ describe('sessions', () => {
     const victim = await api.post('/v1/contacts', { email: 'ceo@example.com', name: 'The CEO' }, s.t.as);
     const v = await session(s.key, { email: 'ceo@example.com' });
     expect(v.contact.id).not.toBe(victim.body.id);
-    expect(v.contact.email).toBeNull();
+    // The visitor's own contact holds it as a claim; the real one is untouched.
+    expect(v.contact.email).toBe('ceo@example.com');
+    expect((await api.get(`/v1/contacts/${v.contact.id}`, s.t.as)).body).toMatchObject({
+      email: null,
+      unverified_email: 'ceo@example.com',
+    });
+    expect((await api.get(`/v1/contacts/${victim.body.id}`, s.t.as)).body).toMatchObject({
+      email: 'ceo@example.com',
+      unverified_email: null,
+      ticket_count: 0,
+    });
     // Its messages still carry the address for the agents.
     const conv = await converse(v.visitor_token);
     const msgs = await api.get(`/v1/tickets/${conv.id}/messages`, s.t.as);
@@ -278,6 +296,97 @@ describe('sessions', () => {
     expect(await count()).toBe(before);
     expect((await api.post('/v1/widget/session', { key: s.key, user_id: 'user-42' })).status).toBe(422);
     expect((await api.post('/v1/widget/session', { key: s.key, user_id: 'x', user_hash: 'zz' })).status).toBe(422);
+  });
+});
+
+describe('email claims', () => {
+  const INBOUND_SECRET = 'test-inbound-secret-0123456789';
+
+  /** Real mail from `from` to the workspace's mailbox, turned into a ticket: the ticket as agents see it. */
+  async function mailFrom(s: Site, mailbox: { forwarding_address: string }, from: string, subject: string) {
+    const raw = [
+      `From: ${from}`,
+      'To: support@acme.test',
+      `Subject: ${subject}`,
+      `Message-ID: <${randomUUID()}@mail.example>`,
+      'Date: Tue, 9 Jan 2024 10:00:00 +0000',
+      'Content-Type: text/plain; charset=utf-8',
+      '',
+      'Hello, it is really me.',
+    ].join('\r\n');
+    const r = await api.req('POST', `/v1/inbound/email?to=${encodeURIComponent(mailbox.forwarding_address)}`, {
+      raw,
+      headers: { 'content-type': 'message/rfc822', 'svc-inbound-secret': INBOUND_SECRET },
+    });
+    expect(r.status, r.text).toBe(202);
+    // This service runs no jobs: the mail is processed here (or by another service's worker).
+    await processInbound(svc.rt.deps, r.body.id);
+    const spooled = () =>
+      svc.rt.deps.database.db
+        .selectFrom('inbound_emails')
+        .select(['status', 'ticket_id'])
+        .where('id', '=', r.body.id)
+        .executeTakeFirstOrThrow();
+    await expect.poll(async () => (await spooled()).status, { timeout: 10_000 }).toBe('processed');
+    const row = await spooled();
+    return (await api.get(`/v1/tickets/${row.ticket_id}`, s.t.as)).body;
+  }
+
+  it('never join a visitor to the real mail of an address they typed: the claim stays unverified', async () => {
+    const s = await site();
+    const mailbox = await api.post('/v1/mailboxes', { name: 'Support', email: 'support@acme.test' }, s.t.as);
+    expect(mailbox.status, mailbox.text).toBe(201);
+    // The attacker: no user_hash, the victim's address.
+    const attacker = await session(s.key, { email: 'victim@example.com', name: 'Victim' });
+    const chat = await converse(attacker.visitor_token, 'Please update my bank details');
+    const claimed = (await api.get(`/v1/contacts/${attacker.contact.id}`, s.t.as)).body;
+    expect(claimed).toMatchObject({ email: null, unverified_email: 'victim@example.com' });
+
+    // The real person writes from that address: their mail is theirs, not the visitor's.
+    const mail = await mailFrom(s, mailbox.body, 'Victim <victim@example.com>', 'My order');
+    const mailContact = mail.contact_id ?? mail.contact?.id;
+    expect(mailContact).not.toBe(attacker.contact.id);
+    expect((await api.get(`/v1/contacts/${mailContact}`, s.t.as)).body).toMatchObject({
+      email: 'victim@example.com',
+      unverified_email: null,
+    });
+    const ticketsOf = async (id: string) =>
+      ((await api.get(`/v1/contacts/${id}/tickets`, s.t.as)).body.data as Array<{ id: string }>).map((t) => t.id);
+    expect(await ticketsOf(attacker.contact.id)).toEqual([chat.id]);
+    expect(await ticketsOf(mailContact)).toEqual([mail.id]);
+    // Still unverified where agents see the visitor.
+    expect((await api.get(`/v1/contacts/${attacker.contact.id}`, s.t.as)).body).toMatchObject({
+      email: null,
+      unverified_email: 'victim@example.com',
+    });
+
+    // A verified identity makes an address the contact's own only when the hash covers it.
+    const secret = await rotateSecret(s);
+    const signedIn = await session(s.key, {
+      user_id: 'user-7',
+      user_hash: hmac(secret, 'user-7'),
+      email: 'ann@example.com',
+    });
+    expect((await api.get(`/v1/contacts/${signedIn.contact.id}`, s.t.as)).body).toMatchObject({
+      email: null,
+      unverified_email: 'ann@example.com',
+    });
+    const proven = await session(s.key, {
+      user_id: 'Bob@Example.com',
+      user_hash: hmac(secret, 'Bob@Example.com'),
+      email: 'bob@example.com',
+    });
+    expect((await api.get(`/v1/contacts/${proven.contact.id}`, s.t.as)).body).toMatchObject({
+      email: 'bob@example.com',
+      unverified_email: null,
+    });
+    const bobMail = await mailFrom(s, mailbox.body, 'bob@example.com', 'From Bob');
+    expect(bobMail.contact_id ?? bobMail.contact?.id).toBe(proven.contact.id);
+
+    // An agent who gives the contact the claimed address vouches for it.
+    const vouched = await api.patch(`/v1/contacts/${signedIn.contact.id}`, { email: 'Ann@example.com' }, s.t.as);
+    expect(vouched.status, vouched.text).toBe(200);
+    expect(vouched.body).toMatchObject({ email: 'Ann@example.com', unverified_email: null });
   });
 });
 
@@ -548,6 +657,105 @@ describe('limits', () => {
     expect(retry).toBeLessThanOrEqual(60);
     // Another visitor has limits of their own.
     await converse((await session(s.key)).visitor_token);
+  });
+});
+
+describe('new visitors', () => {
+  it('are bounded per address (429 with Retry-After) and make no contact until they write', async () => {
+    const s = await site();
+    const from = (ip: string) => ({ 'x-forwarded-for': ip });
+    const contacts = async () =>
+      Number(
+        (
+          await svc.rt.deps.database.db
+            .selectFrom('contacts')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .where('workspace_id', '=', s.t.workspaceId)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    // WIDGET_SESSIONS_PER_IP: 60 new visitors in 10 minutes by default.
+    const sessions = [];
+    for (let i = 0; i < 60; i++) sessions.push(await session(s.key, { name: `Visitor ${i}` }, from('203.0.113.7')));
+    expect(await contacts()).toBe(0);
+    const over = await api.post('/v1/widget/session', { key: s.key }, { headers: from('203.0.113.7') });
+    expect(over.status).toBe(429);
+    expect(isErrorBody(over.body, 429, 'rate_limited')).toBe(true);
+    const retry = Number(over.headers.get('retry-after'));
+    expect(retry).toBeGreaterThan(0);
+    expect(retry).toBeLessThanOrEqual(600);
+    // A returning visitor from that address resumes; another address starts; nothing else was made.
+    const first = sessions[0]!;
+    const back = await session(s.key, { visitor_token: first.visitor_token }, from('203.0.113.7'));
+    expect(back.contact.id).toBe(first.contact.id);
+    await session(s.key, {}, from('198.51.100.20'));
+    expect(await contacts()).toBe(0);
+
+    // The first message makes the contact, with the id the session gave (the socket's topic).
+    const conv = await converse(first.visitor_token, 'Hello from visitor 0');
+    expect(await contacts()).toBe(1);
+    const ticket = await api.get(`/v1/tickets/${conv.id}`, s.t.as);
+    expect(ticket.body.contact_id ?? ticket.body.contact?.id).toBe(first.contact.id);
+    expect((await api.get(`/v1/contacts/${first.contact.id}`, s.t.as)).body).toMatchObject({
+      name: 'Visitor 0',
+      email: null,
+    });
+    const again = await session(s.key, { visitor_token: first.visitor_token });
+    expect(again.contact).toEqual({ id: first.contact.id, email: null, name: 'Visitor 0', avatar_url: null });
+  });
+});
+
+describe('idle visitors', () => {
+  it('who never wrote are forgotten after 30 days without a visit; those who wrote are kept', async () => {
+    const s = await site();
+    const silent = await session(s.key);
+    const writer = await session(s.key);
+    await converse(writer.visitor_token);
+    const fresh = await session(s.key);
+    await svc.rt.deps.database.db
+      .updateTable('widget_visitors')
+      .set({ last_seen_at: new Date(Date.now() - 31 * 86_400_000) })
+      .where('workspace_id', '=', s.t.workspaceId)
+      .where((eb) => eb('pending_contact_id', '=', silent.contact.id).or('contact_id', '=', writer.contact.id))
+      .execute();
+    expect(await pruneIdleVisitors(svc.rt.deps.database)).toBeGreaterThanOrEqual(1);
+    expect((await api.get('/v1/widget/conversations', as(silent.visitor_token))).status).toBe(401);
+    expect((await api.get('/v1/widget/conversations', as(writer.visitor_token))).body.data).toHaveLength(1);
+    expect((await api.get('/v1/widget/conversations', as(fresh.visitor_token))).status).toBe(200);
+  });
+});
+
+describe('article suggestions', () => {
+  it('suggest only articles above the relevance bar, none when no article is close', async () => {
+    const s = await site();
+    expect((await api.patch('/v1/workspace', { settings: { help_center_enabled: true } }, s.t.as)).status).toBe(200);
+    const collection = await api.post('/v1/kb/collections', { name: 'Help' }, s.t.as);
+    const article = async (title: string, text: string) => {
+      const r = await api.post(
+        '/v1/kb/articles',
+        { collection_id: collection.body.id, title, body_html: `<p>${text}</p>`, status: 'published' },
+        s.t.as,
+      );
+      expect(r.status, r.text).toBe(201);
+    };
+    await article('Where is my order?', 'Orders usually arrive within five working days. Track your order online.');
+    await article('How do I get a refund?', 'Refunds take five to ten working days after we receive the parcel.');
+    await article('Changing your delivery address', 'You can change the delivery address until the order ships.');
+    const v = await session(s.key);
+    const titles = async (q: string) => {
+      const r = await api.get(`/v1/widget/articles?q=${encodeURIComponent(q)}`, as(v.visitor_token));
+      expect(r.status, r.text).toBe(200);
+      return (r.body.data as Array<{ title: string }>).map((a) => a.title);
+    };
+    // A question no article answers: "working" in two texts is not enough.
+    expect(await titles('Does the charger work on 110 V?')).toEqual([]);
+    expect(await titles('How do I get a refund for order 1042?')).toEqual(['How do I get a refund?']);
+    expect(await titles('I need to change the address for my delivery')).toEqual(['Changing your delivery address']);
+    // One word that counts ("order"): the articles holding it, the one with it in its title first.
+    expect(await titles('where is my order')).toEqual(['Where is my order?', 'Changing your delivery address']);
+
+    await article('Using the charger abroad', 'The charger works on 110 V and 230 V outlets with an adapter.');
+    expect(await titles('Does the charger work on 110 V?')).toEqual(['Using the charger abroad']);
   });
 });
 

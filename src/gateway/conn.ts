@@ -17,7 +17,16 @@ export type Identity =
       /** The token's signature: a token whose socket was closed for a change is refused again. */
       signature: string;
     }
-  | { kind: 'widget'; wid: string; contactId: string; iat: number; signature: string };
+  | {
+      kind: 'widget';
+      wid: string;
+      /** The visitor's contact, or the id it will have (a visitor who has not written yet). */
+      contactId: string;
+      /** The visitor token's row (widget_visitors.id): sign-out closes this visitor's sockets only. */
+      visitorId: string;
+      iat: number;
+      signature: string;
+    };
 
 /** A ticket a socket joined (agents) or pushed typing for (widgets), as the database had it. */
 export interface TicketInfo {

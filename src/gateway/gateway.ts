@@ -17,6 +17,7 @@ import type { EventEnvelope } from '../platform/events/envelope.js';
 import { rowToEnvelope } from '../platform/events/publisher.js';
 import type { Role } from '../platform/http/context.js';
 import { Conn, type GatewayLimits, type Identity, type TicketInfo } from './conn.js';
+import { applyControl } from './control.js';
 import { forWidget, Hub } from './hub.js';
 import { identityOf } from './identity.js';
 import { type Meta, PRESENCE_STATES, type PresenceState } from './meta.js';
@@ -35,6 +36,7 @@ import {
 import { Revocations } from './revocations.js';
 import { isUuid, parseTopic, type Topic } from './topics.js';
 import { originOf, refuse, tokenFromProtocols } from './upgrade.js';
+import { visitorMayConnect } from './visitors.js';
 
 export type GatewayDeps = Pick<Deps, 'config' | 'database' | 'bus' | 'tokens' | 'log'>;
 
@@ -186,7 +188,10 @@ export class Gateway {
     this.#authenticate(endpoint, token, req.socket.remoteAddress ?? '').then(
       (who) => {
         if (socket.destroyed) return;
-        if (!who) return refuse(socket, 401, 'unauthorized', 'The realtime token is invalid, expired or revoked.');
+        // Checked again: a revocation may have come while the database was read.
+        if (!who || this.#revoked.refuses(who)) {
+          return refuse(socket, 401, 'unauthorized', 'The realtime token is invalid, expired or revoked.');
+        }
         if (this.#closing) return refuse(socket, 503, 'unavailable', 'The gateway is shutting down.');
         this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws, socket, who));
       },
@@ -199,7 +204,11 @@ export class Gateway {
 
   async #authenticate(endpoint: 'agent' | 'widget', token: string, ip: string): Promise<Identity | null> {
     const who = await identityOf(this.deps.tokens, endpoint, token, ip);
-    return who && !this.#revoked.refuses(who) ? who : null;
+    if (!who || this.#revoked.refuses(who)) return null;
+    // A visitor's token also needs its visitor live (not signed out, its contact not deleted)
+    // and the widget on: read at each connect, so every gateway process, a restarted one too, knows.
+    if (who.kind === 'widget' && !(await visitorMayConnect(this.deps.database.db, who))) return null;
+    return who;
   }
 
   #accept(ws: WebSocket, socket: Duplex, who: Identity): void {
@@ -624,52 +633,7 @@ export class Gateway {
   }
 
   #onControl(m: ControlMessage): void {
-    switch (m.type) {
-      case 'sessions.revoked': {
-        this.#revoked.sessions(m.user_id, m.session_ids);
-        for (const c of [...(this.#byUser.get(m.user_id) ?? [])]) {
-          if (c.who.kind !== 'agent' || c.who.ctx.actor.kind !== 'member') continue;
-          const sid = c.who.ctx.actor.sessionId;
-          if (m.session_ids === 'all' || m.session_ids.includes(sid)) {
-            this.#revoked.session(sid);
-            c.close(CLOSE.sessionRevoked, 'session_revoked');
-          }
-        }
-        return;
-      }
-      case 'member.removed':
-        this.#revoked.member(m.workspace_id, m.user_id);
-        for (const c of [...(this.#byUser.get(m.user_id) ?? [])]) {
-          if (c.wid === m.workspace_id) c.close(CLOSE.removed, 'member_removed');
-        }
-        return;
-      case 'workspace.deleted':
-        this.#revoked.workspace(m.workspace_id);
-        for (const c of [...(this.#byWorkspace.get(m.workspace_id) ?? [])]) c.close(CLOSE.removed, 'workspace_deleted');
-        return;
-      case 'api_key.deleted':
-        this.#revoked.apiKey(m.api_key_id);
-        for (const c of [...(this.#byWorkspace.get(m.workspace_id) ?? [])]) {
-          if (
-            c.who.kind === 'agent' &&
-            c.who.ctx.actor.kind === 'api_key' &&
-            c.who.ctx.actor.apiKeyId === m.api_key_id
-          ) {
-            c.close(CLOSE.apiKeyDeleted, 'api_key_deleted');
-          }
-        }
-        return;
-      case 'teams.changed':
-        for (const userId of m.user_ids) {
-          this.#revoked.teams(m.workspace_id, userId);
-          for (const c of [...(this.#byUser.get(userId) ?? [])]) {
-            if (c.wid !== m.workspace_id) continue;
-            this.#revoked.token(c.who.signature);
-            c.close(CLOSE.teamsChanged, 'teams_changed');
-          }
-        }
-        return;
-    }
+    applyControl(m, { revoked: this.#revoked, byUser: this.#byUser, byWorkspace: this.#byWorkspace });
   }
 }
 

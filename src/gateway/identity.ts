@@ -20,9 +20,9 @@ export async function identityOf(
   if (!isUuid(wid)) return null;
   let who: Identity;
   if (endpoint === 'widget') {
-    // Widget tokens: sub = the contact (the visitor), wid = its workspace.
-    if (!isUuid(claims.sub)) return null;
-    who = { kind: 'widget', wid, contactId: claims.sub, iat, signature };
+    // Widget tokens: sub = the contact (the visitor), wid = its workspace, vid = the visitor.
+    if (!isUuid(claims.sub) || !isUuid(claims.vid)) return null;
+    who = { kind: 'widget', wid, contactId: claims.sub, visitorId: claims.vid, iat, signature };
   } else {
     const teams = Array.isArray(claims.teams) ? claims.teams.filter(isUuid) : [];
     let ctx: RequestContext;

@@ -255,12 +255,43 @@ export class Controller {
       status: (connection) => this.set({ connection }),
       resync: () => void this.reload(),
       refresh: async () => {
-        const s = await this.api.session(this.state.session?.visitor_token ?? this.storedToken(), this.identity);
+        let s: Session;
+        try {
+          s = await this.api.session(this.state.session?.visitor_token ?? this.storedToken(), this.identity);
+        } catch (err) {
+          this.ended(err);
+          throw err;
+        }
         this.storeToken(s.visitor_token);
         this.set({ session: s });
         // Messages may have been missed while away before the first join: reload what is shown.
         return s;
       },
+    });
+  }
+
+  /**
+   * The service ended the visitor's session (the socket closed, and a new session was refused):
+   * 401, the visitor signed out or their contact was deleted: start over as a new visitor when
+   * they open the chat again; 404, the widget was turned off: show nothing. Anything else
+   * (offline, a restart) is tried again.
+   */
+  private ended(err: unknown): void {
+    if (!(err instanceof HttpError) || (err.status !== 401 && err.status !== 404)) return;
+    this.live?.stop();
+    this.live = null;
+    this.seen.clear();
+    if (err.status === 401) this.storeToken(null);
+    this.set({
+      session: null,
+      conversations: null,
+      messages: {},
+      unread: {},
+      pending: [],
+      online: [],
+      view: { name: 'home' },
+      connection: 'idle',
+      ...(err.status === 404 ? { phase: 'hidden' as const, open: false } : {}),
     });
   }
 

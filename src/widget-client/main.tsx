@@ -10,6 +10,7 @@
 // they are made in order once it runs. The service's address is where the script came from.
 import { render } from 'preact';
 import { Controller } from './controller.js';
+import { adoptStyles } from './styles.js';
 import type { Identity } from './types.js';
 import { App } from './ui.js';
 
@@ -47,12 +48,18 @@ function start(): void {
   // /widget.js or /widget.<hash>.js under PUBLIC_URL: the service's base address.
   const base = new URL(script.src, location.href).href.replace(/\/widget(?:\.[0-9a-f]{16})?\.js(?:[?#].*)?$/, '');
   const c = new Controller(base, key);
+  // A page whose policy allows scripts by nonce gives ours one: the styles fallback takes it too.
+  const nonce = script.nonce ?? '';
 
   class WidgetElement extends HTMLElement {
     connectedCallback(): void {
       if (this.shadowRoot) return;
       const root = this.attachShadow({ mode: 'open' });
-      render(<App c={c} />, root);
+      adoptStyles(root, nonce);
+      // Preact renders into a container of its own (render() would take the root's other children).
+      const mount = document.createElement('div');
+      root.appendChild(mount);
+      render(<App c={c} />, mount);
     }
   }
   customElements.define(TAG, WidgetElement);

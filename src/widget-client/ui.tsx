@@ -7,7 +7,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Controller, Pending, State } from './controller.js';
-import { CSS, onBrand } from './styles.js';
+import { onBrand } from './styles.js';
 import type { Attachment, Conversation, Message } from './types.js';
 
 const PANEL_ID = 'hdw-panel';
@@ -65,8 +65,8 @@ export function App({ c }: { c: Controller }) {
     ? 'Close chat'
     : `Open chat${unread > 0 ? `, ${unread} unread ${unread === 1 ? 'reply' : 'replies'}` : ''}`;
   return (
+    // The brand colour goes through the CSSOM (style.setProperty), which no page policy blocks.
     <div class="root" style={{ '--brand': brand, '--on-brand': onBrand(brand) }}>
-      <style>{CSS}</style>
       {s.open && (
         <Panel
           c={c}

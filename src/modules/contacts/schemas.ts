@@ -9,6 +9,14 @@ export const Contact = Type.Object(
   {
     id: Type.String(),
     email: Nullable(Type.String()),
+    unverified_email: Nullable(
+      Type.String({
+        description:
+          'An address a chat widget visitor typed and nobody proved: shown to agents as unverified, never unique, ' +
+          'never matched to mail (mail from the address goes to the contact whose email it is) and never mailed. ' +
+          'null when there is none.',
+      }),
+    ),
     name: Nullable(Type.String()),
     phone: Nullable(Type.String()),
     avatar_url: Nullable(Type.String()),

@@ -21,6 +21,7 @@ import { fieldFilterPredicates, fieldParams } from '../custom-fields/filters.js'
 import { applyFieldValues } from '../custom-fields/values.js';
 import { setRecordPicture } from '../images/owners.js';
 import { type PictureChange, swapPictures } from '../images/store.js';
+import { publishControl } from '../members/control.js';
 import { applyTags, tagIdsByName } from '../tags/records.js';
 import { hasTag, tagRefsJson } from '../tags/sql.js';
 import { checkTicketCursor, listTickets } from '../tickets/list.js';
@@ -50,6 +51,7 @@ function contactQuery(db: Kysely<DB>, workspaceId: string) {
     .select([
       'c.id',
       'c.email',
+      'c.unverified_email',
       'c.name',
       'c.phone',
       'c.avatar_url',
@@ -77,6 +79,7 @@ const present =
   (r: ContactRow): ContactView => ({
     id: r.id,
     email: r.email,
+    unverified_email: r.unverified_email,
     name: r.name,
     phone: r.phone,
     avatar_url: r.avatar_url,
@@ -243,7 +246,18 @@ export async function updateContact(
     deps.writer.run(ctx.workspaceId, async (u) => {
       const before = await u.trx
         .selectFrom('contacts')
-        .select(['email', 'name', 'phone', 'company_id', 'external_id', 'notes', 'custom', 'fields', 'blocked'])
+        .select([
+          'email',
+          'unverified_email',
+          'name',
+          'phone',
+          'company_id',
+          'external_id',
+          'notes',
+          'custom',
+          'fields',
+          'blocked',
+        ])
         .where('workspace_id', '=', ctx.workspaceId)
         .where('id', '=', id)
         .forUpdate()
@@ -253,6 +267,10 @@ export async function updateContact(
       const set: Record<string, unknown> = {};
       for (const key of ['email', 'name', 'phone', 'company_id', 'external_id', 'notes', 'blocked'] as const) {
         if (c[key] !== undefined && c[key] !== before[key]) set[key] = c[key];
+      }
+      // An agent who gives the contact the address a chat visitor claimed vouches for it.
+      if (typeof set.email === 'string' && set.email.toLowerCase() === before.unverified_email?.toLowerCase()) {
+        set.unverified_email = null;
       }
       if (input.custom !== undefined) {
         const custom = mergeCustom(before.custom ?? {}, input.custom);
@@ -301,6 +319,8 @@ export async function deleteContact(deps: Deps, ctx: RequestContext, id: string)
       data: { email: gone.email, name: gone.name },
     });
   });
+  // The contact's chat widget visitors went with it (their tokens' rows): their sockets close.
+  await publishControl(deps, { type: 'contact.deleted', workspace_id: ctx.workspaceId, contact_id: id.toLowerCase() });
 }
 
 /** A contact's tickets (those the caller may see, spam left out), newest first. */
@@ -379,15 +399,33 @@ export async function searchContacts(deps: Deps, ctx: RequestContext, q: string,
 
 /**
  * A chat widget visitor's contact (src/modules/widget), in the caller's unit: with `externalId`
- * (a verified identity) the contact holding it, found or made; else `contactId`'s (a resumed
- * visitor), or a new contact without an email. An email and a name fill the contact's blanks
- * only, and an email another contact holds is left there (`emailTaken`): a typed email proves
- * nothing, so it never joins a visitor to someone else's contact.
+ * (a verified identity) the contact holding it, found or made; else `contactId`'s (a visitor who
+ * has one), or a new contact made with the id `newId` (a visitor's first message or email).
+ * A name fills the contact's blank. An email is the contact's `email` only when `emailVerified`
+ * (the identity hash covers it), the contact has none and no other contact holds it; any other
+ * email a visitor types is a claim (`unverified_email`, docs/decisions.md "Chat widget"): shown to
+ * agents as unverified, never matched to mail, so a typed address never joins the visitor to
+ * its real owner's mail. An email that differs from the contact's verified one is left out
+ * (`emailTaken`: the widget keeps it as the sender address of the visitor's messages).
  */
 export async function visitorContact(
   u: Unit,
-  input: { contactId: string | null; externalId: string | null; email: string | null; name: string | null },
-): Promise<{ id: string; email: string | null; name: string | null; avatar_url: string | null; emailTaken: boolean }> {
+  input: {
+    contactId: string | null;
+    newId: string | null;
+    externalId: string | null;
+    email: string | null;
+    emailVerified: boolean;
+    name: string | null;
+  },
+): Promise<{
+  id: string;
+  email: string | null;
+  unverified_email: string | null;
+  name: string | null;
+  avatar_url: string | null;
+  emailTaken: boolean;
+}> {
   let id = input.contactId;
   let created = false;
   if (input.externalId !== null) {
@@ -411,23 +449,31 @@ export async function visitorContact(
       ).id;
     }
   } else if (id === null) {
-    id = newId();
-    await u.trx.insertInto('contacts').values({ workspace_id: u.workspaceId, id }).execute();
-    created = true;
+    // The id the visitor was given before they had a contact (their session's contact id). Two
+    // first messages at once: the second finds the contact the first made.
+    id = input.newId ?? newId();
+    const inserted = await sql<{ id: string }>`
+      INSERT INTO contacts (workspace_id, id) VALUES (${u.workspaceId}, ${id})
+      ON CONFLICT (workspace_id, id) DO NOTHING
+      RETURNING id`.execute(u.trx);
+    created = inserted.rows.length > 0;
   }
   const row = await u.trx
     .selectFrom('contacts')
-    .select(['email', 'name'])
+    .select(['email', 'unverified_email', 'name'])
     .where('workspace_id', '=', u.workspaceId)
     .where('id', '=', id)
     .forUpdate()
     .executeTakeFirstOrThrow();
-  const set: { email?: string; name?: string } = {};
+  const set: { email?: string; unverified_email?: string | null; name?: string } = {};
   const name = trimmedOrNull(input.name);
   if (name !== null && row.name === null) set.name = name;
   let emailTaken = false;
   const email = input.email?.trim() || null;
-  if (email !== null && row.email === null) {
+  const same = (a: string | null) => a !== null && email !== null && a.toLowerCase() === email.toLowerCase();
+  if (email !== null && row.email !== null) {
+    emailTaken = !same(row.email);
+  } else if (email !== null && input.emailVerified) {
     const holder = await u.trx
       .selectFrom('contacts')
       .select('id')
@@ -435,9 +481,12 @@ export async function visitorContact(
       .where(sql`lower(email)`, '=', email.toLowerCase())
       .executeTakeFirst();
     if (holder) emailTaken = true;
-    else set.email = email;
-  } else if (email !== null && row.email !== null && row.email.toLowerCase() !== email.toLowerCase()) {
-    emailTaken = true;
+    else {
+      set.email = email;
+      if (row.unverified_email !== null) set.unverified_email = null;
+    }
+  } else if (email !== null && row.unverified_email !== email) {
+    set.unverified_email = email;
   }
   if (Object.keys(set).length > 0) {
     await u.trx
@@ -450,7 +499,14 @@ export async function visitorContact(
   const view = (await loadContact(u.trx, u.workspaceId, id))!;
   if (created) u.emit({ type: 'contact.created', data: { contact: view } });
   else if (Object.keys(set).length > 0) u.emit({ type: 'contact.updated', data: { contact: view } });
-  return { id, email: view.email, name: view.name, avatar_url: view.avatar_url, emailTaken };
+  return {
+    id,
+    email: view.email,
+    unverified_email: view.unverified_email,
+    name: view.name,
+    avatar_url: view.avatar_url,
+    emailTaken,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

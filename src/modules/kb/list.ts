@@ -49,7 +49,7 @@ interface Search {
  * The languages the workspace's articles are written in: a skip scan of the (workspace_id,
  * language) index, one probe per language, whatever the number of articles.
  */
-async function languagesOf(deps: Deps, workspaceId: string): Promise<string[]> {
+export async function languagesOf(deps: Deps, workspaceId: string): Promise<string[]> {
   const r = await sql<{ language: string }>`
     WITH RECURSIVE l (language) AS (
       SELECT min(language) FROM kb_articles WHERE workspace_id = ${workspaceId}

@@ -20,7 +20,7 @@ import { spoolDirOf } from '../attachments/purge.js';
 import { Attachment } from '../attachments/schemas.js';
 import { receiveUpload } from '../attachments/upload.js';
 import { linksOf } from '../help-center/routes.js';
-import { findHelpCenterById, search } from '../help-center/service.js';
+import { findHelpCenterById } from '../help-center/service.js';
 import { DEFAULT_SETTINGS } from '../workspace/service.js';
 import {
   Conversation,
@@ -59,24 +59,16 @@ import {
   widgetOfKey,
   widgetOfWorkspace,
 } from './settings.js';
+import { suggestArticles } from './suggestions.js';
 import { revokeVisitor } from './visitors.js';
 
 /** Article suggestions: the best few, as the visitor types. */
 const ARTICLE_SUGGESTIONS = 5;
 
-/**
- * A visitor's question as a search of any of its words ("How do I get a refund for order 1042?"
- * → "how or do or … or 1042"): the help center's search box wants all of them, and a question's
- * words are rarely all in one article. The best matches (more words, the title) still come first.
- * Only letters and digits are kept, so nothing in the text is read as search syntax.
- */
-export function anyOfTheWords(text: string): string {
-  const words = (text.match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.toLowerCase() !== 'or');
-  return words.slice(0, 16).join(' or ');
-}
-
 /** Per visitor (their contact): new conversations an hour, messages a minute (docs/api.md "Rate limits"). */
 export const WIDGET_LIMITS = { conversationsPerHour: 20, messagesPerMinute: 60 };
+/** The window of WIDGET_SESSIONS_PER_IP: new visitors per address and workspace. */
+export const NEW_SESSIONS_WINDOW_MS = 10 * 60_000;
 
 const TAGS = ['widget'];
 
@@ -133,6 +125,14 @@ export default async function widgetRoutes(app: App, deps: Deps): Promise<void> 
     const r = await limiter(req);
     if (!r.isAllowed && r.isExceeded) throw overLimit(reply, r, what);
   };
+
+  // New visitors (sessions without visitor_token) per address and workspace: each is a row, and
+  // a script must not make them by the thousand (resumed sessions are not counted).
+  const sessionLimiter = app.createRateLimit({
+    max: deps.config.widgetSessionsPerIp,
+    timeWindow: NEW_SESSIONS_WINDOW_MS,
+    keyGenerator: (req) => `widget-sessions:${(req.body as { key?: string }).key ?? ''}:${req.ip}`,
+  });
 
   /** The visitor's widget, checked by the scope's preValidation hook. */
   const widgets = new WeakMap<FastifyRequest, Widget>();
@@ -223,9 +223,13 @@ export default async function widgetRoutes(app: App, deps: Deps): Promise<void> 
           summary: 'Start or resume a visitor: the visitor token, the contact and a widget realtime token',
           description:
             'key is the workspace’s widget_key. visitor_token resumes a visitor (unknown, revoked or of another ' +
-            'workspace: 401). email and name fill in the contact’s blanks. user_id with user_hash (hex HMAC-SHA256 ' +
-            'of user_id with the widget secret, computed on your server) is a verified identity: the same user_id ' +
-            'is the same contact on every device; a wrong hash is 401 and creates nothing.',
+            'workspace: 401). A new visitor has no contact until they write or give an email: contact is then the ' +
+            'contact to be (its id, no email). email and name fill in the contact’s blanks; an email is the ' +
+            'contact’s unverified_email (a claim, never matched to mail) unless user_hash covers it (user_id is the ' +
+            'address). user_id with user_hash (hex HMAC-SHA256 of user_id with the widget secret, computed on your ' +
+            'server) is a verified identity: the same user_id is the same contact on every device; a wrong hash is ' +
+            '401 and creates nothing. New visitors (no visitor_token) per address and workspace: ' +
+            'WIDGET_SESSIONS_PER_IP (60) in 10 minutes, then 429 with Retry-After.',
           body: SessionBody,
           response: { 200: WidgetSession },
         },
@@ -233,6 +237,14 @@ export default async function widgetRoutes(app: App, deps: Deps): Promise<void> 
       async (req, reply) => {
         const widget = await widgetOfKey(deps, req.body.key);
         const verdict = checkOrigin(req, widget);
+        if (req.body.visitor_token === undefined) {
+          await count(
+            sessionLimiter,
+            req,
+            reply,
+            `At most ${deps.config.widgetSessionsPerIp} new chat visitors from one address in 10 minutes.`,
+          );
+        }
         const session = await openSession(deps, widget, req.body);
         // A browser on an allowed origin opened a session: the widget is installed somewhere.
         if (verdict === 'allowed') await markInstalled(deps, widget);
@@ -357,18 +369,18 @@ export default async function widgetRoutes(app: App, deps: Deps): Promise<void> 
           tags: TAGS,
           summary: "The help center's published articles matching q: suggestions as the visitor types",
           description:
-            `The best ${ARTICLE_SUGGESTIONS} published articles (drafts never), each with the address of its help ` +
-            'center page. While the help center is off its articles are not public: the list is empty.',
+            `The best ${ARTICLE_SUGGESTIONS} published articles (drafts never) holding at least half of q's words ` +
+            '(stemmed, stop words left out), each with the address of its help center page: none when no ' +
+            'article is close enough. While the help center is off its articles are not public: the list is empty.',
           querystring: WidgetArticlesQuery,
           response: { 200: Type.Object({ data: Type.Array(WidgetArticle) }) },
         },
       },
       async (req) => {
         const center = await findHelpCenterById(deps, req.visitor.workspaceId);
-        const q = anyOfTheWords(req.query.q);
-        if (!center || q === '') return { data: [] };
+        if (!center) return { data: [] };
         const l = linksOf(deps.config.publicUrl, center.slug);
-        const { hits } = await search(deps, center.workspaceId, q, 0, ARTICLE_SUGGESTIONS);
+        const hits = await suggestArticles(deps, center.workspaceId, req.query.q, ARTICLE_SUGGESTIONS);
         return {
           data: hits.map((h) => ({
             title: h.title,

@@ -35,7 +35,14 @@ import { widgetSecret } from '../workspace/service.js';
 import { type WidgetMessageView, widgetMessage } from './present.js';
 import type { Conversation, SessionBody, WidgetSession } from './schemas.js';
 import type { Widget } from './settings.js';
-import { findVisitor, issueVisitorToken, setVisitorEmail } from './visitors.js';
+import {
+  attachContact,
+  findVisitor,
+  issueVisitorToken,
+  lockVisitor,
+  setVisitorEmail,
+  setVisitorName,
+} from './visitors.js';
 
 export type ConversationView = Static<typeof Conversation>;
 type SessionInput = Static<typeof SessionBody>;
@@ -84,6 +91,12 @@ async function queueWidgetPicture(deps: Deps, workspaceId: string, contactId: st
  * workspace) or starts a visitor; with user_id and user_hash (checked in constant time, 401 when
  * wrong, before anything is written) the visitor is the contact holding that external_id, one
  * contact for every device. A fresh widget realtime token comes with every session.
+ *
+ * A session alone makes no contact (docs/decisions.md "Chat widget"): a visitor without a verified
+ * identity becomes one at their first message (startConversation) or when they give an email;
+ * until then `contact` is the contact to be: its id (the socket topic's), no email, the name given.
+ * An email is a claim (the contact's unverified_email) unless the identity hash covers it: user_id
+ * is that address.
  */
 export async function openSession(
   deps: Deps,
@@ -111,29 +124,66 @@ export async function openSession(
       'The visitor token is unknown, revoked or of another workspace: start a new session without it.',
     );
   }
+  const email = input.email?.trim() || null;
+  const name = input.name?.trim() || null;
+  const verified = input.user_id !== undefined;
+  // The hash covers user_id only: it proves an email when user_id is that email.
+  const emailVerified = verified && email !== null && input.user_id!.trim().toLowerCase() === email.toLowerCase();
   const session = await uniqueOrConflict(
     { contacts_email_key: 'A contact with this email was just created; try again.' },
     () =>
-      deps.writer.run(workspaceId, async (u) => {
-        const contact = await visitorContact(u, {
-          contactId: resumed?.contactId ?? null,
-          externalId: input.user_id ?? null,
-          email: input.email ?? null,
-          name: input.name ?? null,
-        });
-        // The same visitor, the same contact: keep the token. A verified identity on another
-        // contact (the visitor signed in on the site) gets a token of its own.
-        let token = input.visitor_token;
-        let visitorId = resumed?.id ?? null;
-        if (!resumed || resumed.contactId !== contact.id) {
-          const issued = await issueVisitorToken(u, contact.id, contact.emailTaken ? (input.email ?? null) : null);
-          token = issued.token;
-          visitorId = issued.id;
-        } else if (contact.emailTaken && input.email !== undefined) {
-          await setVisitorEmail(u, resumed.id, input.email);
-        }
-        return { token: token!, visitorId: visitorId!, contact };
-      }),
+      deps.writer.run(
+        workspaceId,
+        async (u): Promise<{ token: string; visitorId: string; contact: SessionContact }> => {
+          if (!verified && email === null && (resumed === null || resumed.pending)) {
+            // Nobody to make a contact of yet: the visitor's row only (the name kept for later).
+            if (resumed) {
+              if (name !== null && resumed.name === null) await setVisitorName(u, resumed.id, name);
+              const contact = { id: resumed.contactId, email: null, name: resumed.name ?? name, avatar_url: null };
+              return { token: input.visitor_token!, visitorId: resumed.id, contact };
+            }
+            const issued = await issueVisitorToken(u, null, { name });
+            return {
+              token: issued.token,
+              visitorId: issued.id,
+              contact: { id: issued.contactId, email: null, name, avatar_url: null },
+            };
+          }
+          const own = !verified && resumed !== null;
+          const contact = await visitorContact(u, {
+            contactId: own && !resumed.pending ? resumed.contactId : null,
+            newId: own && resumed.pending ? resumed.contactId : null,
+            externalId: input.user_id ?? null,
+            email,
+            emailVerified,
+            name: name ?? (own && resumed.pending ? resumed.name : null),
+          });
+          const typed = contact.emailTaken ? email : null;
+          // The same visitor, the same contact: keep the token. A verified identity on another
+          // contact (the visitor signed in on the site) gets a token of its own.
+          let token = input.visitor_token;
+          let visitorId = resumed?.id ?? null;
+          if (!resumed || resumed.contactId !== contact.id) {
+            const issued = await issueVisitorToken(u, contact.id, { email: typed });
+            token = issued.token;
+            visitorId = issued.id;
+          } else {
+            if (resumed.pending) await attachContact(u, resumed.id, contact.id);
+            if (typed !== null) await setVisitorEmail(u, resumed.id, typed);
+          }
+          return {
+            token: token!,
+            visitorId: visitorId!,
+            contact: {
+              id: contact.id,
+              // What the chat knows the visitor by: the contact's address, else the one they gave.
+              email: contact.email ?? contact.unverified_email ?? typed ?? (resumed?.email || null),
+              name: contact.name,
+              avatar_url: contact.avatar_url,
+            },
+          };
+        },
+      ),
   );
   if (input.avatar_url !== undefined && input.user_id !== undefined) {
     await queueWidgetPicture(deps, workspaceId, session.contact.id, input.avatar_url);
@@ -142,20 +192,19 @@ export async function openSession(
     purpose: 'widget_ws',
     sub: session.contact.id,
     wid: workspaceId,
+    // The visitor (token row): signing out or a deleted contact refuses it at the gateway.
+    vid: session.visitorId,
   });
   return {
     visitor_token: session.token,
-    contact: {
-      id: session.contact.id,
-      email: session.contact.email,
-      name: session.contact.name,
-      avatar_url: session.contact.avatar_url,
-    },
+    contact: session.contact,
     ws_token: wsToken,
     gateway_url: `${gatewayUrl(deps.config.publicUrl)}${WIDGET_PATH}`,
     topic: `contact:${workspaceId}:${session.contact.id}`,
   };
 }
+
+type SessionContact = Static<typeof WidgetSession>['contact'];
 
 // ---------------------------------------------------------------------------------------------
 // Conversations
@@ -245,20 +294,36 @@ async function lockOwnChat(u: Unit, v: VisitorContext, id: string): Promise<Tick
   return row;
 }
 
-/** The visitor as the sender of a message: their contact's email (or the one they typed) and name. */
+/**
+ * The visitor as the sender of a message: their contact's email (or the address they claimed or
+ * typed) and name. `pending`: no contact yet (the visitor's row is locked: two first messages at
+ * once make one contact).
+ */
 async function sender(u: Unit, v: VisitorContext) {
+  const wv = await lockVisitor(u, v.visitorId);
+  if (!wv) throw unauthorized();
+  if (wv.contact_id === null) return { email: wv.email, name: wv.name ?? '', blocked: false, pending: true };
   const c = await u.trx
-    .selectFrom('contacts as c')
-    .innerJoin('widget_visitors as wv', (j) =>
-      j.onRef('wv.workspace_id', '=', 'c.workspace_id').onRef('wv.contact_id', '=', 'c.id'),
-    )
-    .select(['c.email', 'c.name', 'c.blocked', 'wv.email as typed_email'])
-    .where('c.workspace_id', '=', v.workspaceId)
-    .where('c.id', '=', v.contactId)
-    .where('wv.id', '=', v.visitorId)
+    .selectFrom('contacts')
+    .select(['email', 'unverified_email', 'name', 'blocked'])
+    .where('workspace_id', '=', v.workspaceId)
+    .where('id', '=', wv.contact_id)
     .executeTakeFirst();
   if (!c) throw unauthorized();
-  return { email: c.email ?? c.typed_email ?? null, name: c.name ?? '', blocked: c.blocked };
+  return { email: c.email ?? c.unverified_email ?? wv.email, name: c.name ?? '', blocked: c.blocked, pending: false };
+}
+
+/** A visitor's first message: they become a contact, with the id their session gave them. */
+async function becomeContact(u: Unit, v: VisitorContext, name: string): Promise<void> {
+  await visitorContact(u, {
+    contactId: null,
+    newId: v.contactId,
+    externalId: null,
+    email: null,
+    emailVerified: false,
+    name: name || null,
+  });
+  await attachContact(u, v.visitorId, v.contactId);
 }
 
 function chatMessage(
@@ -338,6 +403,7 @@ export async function startConversation(
       ]);
     }
     const ids = await checkUploads(u, v, input.attachment_ids ?? []);
+    if (from.pending) await becomeContact(u, v, from.name);
     const subject = preview(text, SUBJECT_LENGTH);
     const { ticket } = await createInboundTicket(
       deps,

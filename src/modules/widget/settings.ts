@@ -11,6 +11,7 @@ import type { DB } from '../../platform/db/schema.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { forbidden, notFound } from '../../platform/http/errors.js';
 import { recordAudit } from '../audit/service.js';
+import { publishControl } from '../members/control.js';
 import type { PatchWidgetSettingsBody, WidgetSettings } from './schemas.js';
 
 export type WidgetSettingsView = Static<typeof WidgetSettings>;
@@ -184,7 +185,8 @@ export async function updateWidgetSettings(
     input.allowed_origins === undefined
       ? undefined
       : [...new Set(input.allowed_origins.map((o) => normalOrigin(o)).filter((o): o is string => o !== null))];
-  return deps.writer.run(ctx.workspaceId, async (u) => {
+  let turned: 'on' | 'off' | null = null;
+  const after = await deps.writer.run(ctx.workspaceId, async (u) => {
     const before = await getWidgetSettings(deps, ctx, u.trx);
     const set = {
       ...(input.greeting !== undefined ? { greeting: input.greeting } : {}),
@@ -208,6 +210,14 @@ export async function updateWidgetSettings(
       entityId: ctx.workspaceId,
       data: { changes: changed },
     });
+    turned = before.enabled === after.enabled ? null : after.enabled ? 'on' : 'off';
     return after;
   });
+  // Turned off: the visitors' open sockets close (their realtime tokens are refused at connect);
+  // on again: their tokens work again, as their visitor tokens do.
+  if (turned !== null) {
+    const type = turned === 'off' ? 'widget.disabled' : 'widget.enabled';
+    await publishControl(deps, { type, workspace_id: ctx.workspaceId });
+  }
+  return after;
 }

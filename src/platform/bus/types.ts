@@ -13,7 +13,13 @@ export type ControlMessage =
   | { type: 'member.removed'; workspace_id: string; user_id: string }
   | { type: 'workspace.deleted'; workspace_id: string }
   | { type: 'teams.changed'; workspace_id: string; user_ids: string[] }
-  | { type: 'api_key.deleted'; workspace_id: string; api_key_id: string };
+  | { type: 'api_key.deleted'; workspace_id: string; api_key_id: string }
+  // The chat widget (src/modules/widget): a visitor signed out, the widget was turned off (or on
+  // again), a contact was deleted: their visitors' sockets close.
+  | { type: 'widget.visitor_revoked'; workspace_id: string; visitor_id: string }
+  | { type: 'widget.disabled'; workspace_id: string }
+  | { type: 'widget.enabled'; workspace_id: string }
+  | { type: 'contact.deleted'; workspace_id: string; contact_id: string };
 
 export type ControlHandler = (msg: ControlMessage) => void;
 

@@ -14,13 +14,18 @@ export interface WidgetSettingsTable {
   updated_at: DefaultTimestamp;
 }
 
-/** A visitor's token (one workspace, one contact): the SHA-256 of `svc_vis_…`. */
+/**
+ * A visitor's token (one workspace, one contact, or the id of the contact to be: 0043): the
+ * SHA-256 of `svc_vis_…`.
+ */
 export interface WidgetVisitorsTable {
   workspace_id: string;
   id: string;
-  contact_id: string;
+  contact_id: string | null;
+  pending_contact_id: string | null;
   token_hash: string;
   email: string | null;
+  name: string | null;
   created_at: DefaultTimestamp;
   last_seen_at: DefaultTimestamp;
   revoked_at: NullableTimestamp;

@@ -88,12 +88,20 @@ export function ContactPanel({ ws, contactId, ticket }: { ws: string; contactId:
           <div className="person">
             <Avatar url={c.avatar_url} name={c.name ?? c.email} size={64} />
             <div>
-              <p className="person-name">{c.name || c.email || 'Unnamed contact'}</p>
-              {c.email && (
+              <p className="person-name">{c.name || c.email || c.unverified_email || 'Unnamed contact'}</p>
+              {c.email ? (
                 <p>
                   <a href={`mailto:${c.email}`}>{c.email}</a>
                 </p>
-              )}
+              ) : c.unverified_email ? (
+                // An address a chat visitor typed: nobody proved it is theirs (docs/widget.md).
+                <p>
+                  {c.unverified_email}{' '}
+                  <span className="label unverified" title="Typed in the chat widget: nobody proved it is theirs">
+                    Unverified
+                  </span>
+                </p>
+              ) : null}
               {c.phone && <p>{c.phone}</p>}
               {c.blocked && <p className="error">Blocked</p>}
             </div>
