@@ -21,7 +21,7 @@ export interface ContactsTable {
   workspace_id: string;
   id: string;
   email: string | null;
-  /** An address a chat visitor typed (0043): never unique, never matched to mail. */
+  /** An address a chat visitor typed (0042): never unique, never matched to mail. */
   unverified_email: string | null;
   name: string | null;
   phone: string | null;
