@@ -15,7 +15,7 @@ export interface WidgetSettingsTable {
 }
 
 /**
- * A visitor's token (one workspace, one contact, or the id of the contact to be: 0043): the
+ * A visitor's token (one workspace, one contact, or the id of the contact to be: 0042): the
  * SHA-256 of `svc_vis_…`.
  */
 export interface WidgetVisitorsTable {
