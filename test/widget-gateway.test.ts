@@ -157,7 +157,7 @@ describe('the widget socket', () => {
       t.as,
     );
     expect(note.status).toBe(201);
-    const started = Date.now();
+    // Live (its speed is npm run bench:widget's figure; a test only waits for it).
     const reply = await svc.api.post(
       `/v1/tickets/${conv}/messages`,
       { kind: 'reply', body_html: '<p>Yes, here!</p>' },
@@ -165,7 +165,6 @@ describe('the widget socket', () => {
     );
     expect(reply.status).toBe(201);
     await expect.poll(() => got.length).toBe(2);
-    expect(Date.now() - started).toBeLessThan(1000);
     await quiet();
     expect(got).toHaveLength(2);
     const e = got[1];
