@@ -413,52 +413,57 @@ function Preview({ editor, title }: { editor: Editor; title: string }) {
 const TOOLS: FormatTool[] = [
   {
     label: 'Bold',
-    face: <strong>Bold</strong>,
+    icon: 'bold',
     keys: 'Ctrl+B',
     active: (e) => e.isActive('bold'),
     run: (e) => e.chain().focus().toggleBold().run(),
   },
   {
     label: 'Italic',
-    face: <em>Italic</em>,
+    icon: 'italic',
     keys: 'Ctrl+I',
     active: (e) => e.isActive('italic'),
     run: (e) => e.chain().focus().toggleItalic().run(),
   },
   {
-    label: 'Heading',
+    // The title is the article's h1 (here and on the help center): the body's headings start at h2.
+    label: 'Subheading',
+    icon: 'heading2',
     keys: 'Ctrl+Alt+2',
     active: (e) => e.isActive('heading', { level: 2 }),
     run: (e) => e.chain().focus().toggleHeading({ level: 2 }).run(),
   },
   {
-    label: 'Subheading',
+    label: 'Minor heading',
+    icon: 'heading3',
     keys: 'Ctrl+Alt+3',
     active: (e) => e.isActive('heading', { level: 3 }),
     run: (e) => e.chain().focus().toggleHeading({ level: 3 }).run(),
   },
   {
     label: 'Bulleted list',
+    icon: 'bulletedList',
     keys: 'Ctrl+Shift+8',
     active: (e) => e.isActive('bulletList'),
     run: (e) => e.chain().focus().toggleBulletList().run(),
   },
   {
     label: 'Numbered list',
+    icon: 'numberedList',
     keys: 'Ctrl+Shift+7',
     active: (e) => e.isActive('orderedList'),
     run: (e) => e.chain().focus().toggleOrderedList().run(),
   },
   {
     label: 'Code',
-    face: <span className="format-tool-mono">Code</span>,
+    icon: 'code',
     keys: 'Ctrl+E',
     active: (e) => e.isActive('code'),
     run: (e) => e.chain().focus().toggleCode().run(),
   },
   {
     label: 'Code block',
-    face: <span className="format-tool-mono">Code block</span>,
+    icon: 'codeBlock',
     keys: 'Ctrl+Alt+C',
     active: (e) => e.isActive('codeBlock'),
     run: (e) => e.chain().focus().toggleCodeBlock().run(),
@@ -467,7 +472,7 @@ const TOOLS: FormatTool[] = [
 
 /**
  * The formatting buttons (ui/format-toolbar.tsx): one tab stop, the arrow keys move along them,
- * each named by its visible word and pressed when the selection has it; the link last.
+ * each an icon named by its word (its tooltip too) and pressed when the selection has it; the link last.
  */
 function Toolbar({ editor }: { editor: Editor }) {
   return <FormatToolbar editor={editor} tools={[...TOOLS, { key: 'link', node: <LinkTool editor={editor} /> }]} />;
