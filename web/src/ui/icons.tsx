@@ -4,7 +4,6 @@
 // its aria-label), so screen readers and tests find it as before. Sized by CSS (.icon: 1.1em).
 import type { LucideIcon, LucideProps } from 'lucide-react';
 import {
-  ArrowLeft,
   AtSign,
   BarChart3,
   Bell,
@@ -41,7 +40,6 @@ import {
 } from 'lucide-react';
 
 export const ICONS = {
-  back: ArrowLeft,
   bold: Bold,
   chats: MessagesSquare,
   close: X,

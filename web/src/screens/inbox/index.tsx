@@ -18,6 +18,7 @@ import { useShortcuts } from '../../lib/keys';
 import { keys, type TicketPage } from '../../lib/queries';
 import { DEFAULT_VIEW, filterCount, type InboxSearch, VIEWS } from '../../lib/views';
 import { Avatar } from '../../ui/avatar';
+import { Icon } from '../../ui/icons';
 import { contactName } from '../../ui/words';
 import { isUnread, useSeen } from '../seen';
 import { BulkBar } from './bulk';
@@ -255,10 +256,11 @@ export function Inbox() {
           aria-controls="inbox-filters"
           onClick={() => setFiltersOpen((o) => !o)}
         >
+          <Icon name="filters" />
           Filters{active > 0 ? ` (${active})` : ''}
         </button>
         <button type="button" className="icon-button" onClick={showShortcuts} aria-label="Keyboard shortcuts">
-          ?
+          <Icon name="shortcuts" />
         </button>
       </header>
       {filtersOpen && <Filters id="inbox-filters" search={search} />}
