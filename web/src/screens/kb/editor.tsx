@@ -68,6 +68,21 @@ const LANGUAGE_OPTIONS: Array<[string, string]> = [
   ['other', 'Another language (words matched as written)'],
 ];
 
+/** The notice of a publication while the help center is off (the default): it says so, with the way. */
+const HC_OFF = 'published-help-center-off';
+
+function HelpCenterOff({ children }: { children: string }) {
+  return (
+    <>
+      {children}: turn it on in{' '}
+      <Link to="/settings/$" params={{ _splat: 'help-center' }}>
+        Settings → Help center
+      </Link>
+      .
+    </>
+  );
+}
+
 /** Said once on the page an action led to (a new article's first save opens its own address). */
 let noticeAfterNavigation: string | null = null;
 
@@ -181,7 +196,9 @@ function ArticleForm({ article, collectionId }: { article: Article | null; colle
       void queryClient.invalidateQueries({ queryKey: kbKeys.collections(ws) });
       const said =
         status === 'published' && !published
-          ? 'Published: it is on the help center.'
+          ? wsData?.settings.help_center_enabled === false
+            ? HC_OFF
+            : 'Published: it is on the help center.'
           : status === 'draft' && published
             ? 'Unpublished: it is a draft again, off the help center.'
             : saved.status === 'draft'
@@ -321,7 +338,8 @@ function ArticleForm({ article, collectionId }: { article: Article | null; colle
         </fieldset>
         {error && !slugError && !titleError ? <ErrorNote error={error} what="Could not save the article" /> : null}
         <p className="sent" role="status">
-          {notice ?? (dirty && writer ? 'Unsaved changes.' : '')}
+          {notice === HC_OFF ? <HelpCenterOff>Published, but the help center is off</HelpCenterOff> : null}
+          {notice !== HC_OFF ? (notice ?? (dirty && writer ? 'Unsaved changes.' : '')) : null}
         </p>
         <div className="kb-actions">
           {writer && !published && (
@@ -371,13 +389,9 @@ function ArticleForm({ article, collectionId }: { article: Article | null; colle
             </ConfirmButton>
           )}
         </div>
-        {published && wsData && !wsData.settings.help_center_enabled && (
+        {published && notice !== HC_OFF && wsData && !wsData.settings.help_center_enabled && (
           <p className="hint">
-            The help center is off, so readers cannot see it yet:{' '}
-            <Link to="/settings/$" params={{ _splat: 'help-center' }}>
-              turn it on in the help center settings
-            </Link>
-            .
+            <HelpCenterOff>The help center is off, so readers cannot see it yet</HelpCenterOff>
           </p>
         )}
       </form>
