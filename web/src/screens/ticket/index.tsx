@@ -156,9 +156,11 @@ export function TicketPage() {
       </header>
       <div className={details ? 'ticket-body' : 'ticket-body ticket-body-wide'}>
         <div className="ticket-main">
-          <div className="thread-scroll">
+          {/* Scrolls on its own on wide screens: focusable, so the keyboard scrolls it too. */}
+          {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take the focus (axe: scrollable-region-focusable) */}
+          <section className="thread-scroll" tabIndex={0} aria-label="Conversation">
             <Thread ws={ws} ticket={t} />
-          </div>
+          </section>
           {readOnly ? (
             <p className="hint read-only">You can read this ticket; only agents and admins can reply or change it.</p>
           ) : (
