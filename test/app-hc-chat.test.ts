@@ -180,7 +180,7 @@ describe.runIf(run)('the knowledge base, help center, widget settings and chats 
     const row = page.getByRole('row', { name: /How refunds work/ });
     await row.waitFor();
     expect(await row.getByText('Published').count()).toBe(1);
-  });
+  }, 120_000);
 
   it('changes the help center title in its settings, and the public help center shows it', async () => {
     await page.goto(`${h.svc.url}/settings/help-center`);
