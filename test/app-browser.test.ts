@@ -6,7 +6,9 @@
 // solve it (e). A lost socket shows "Reconnecting…" and what happened meanwhile arrives once it is
 // back (seq-gap replay). Sign out, then sign in again through the two-factor step. axe-core finds
 // no serious or critical problem on the sign-in, inbox and ticket screens; nothing overflows
-// 360 px, where every navigation entry is reachable in the menu's drawer (light and dark). SCREENSHOTS=1 writes app-inbox and app-ticket into docs/screenshots/.
+// 360 px, where every navigation entry is reachable in the menu's drawer (light and dark).
+// SCREENSHOTS=1 writes app-inbox, app-ticket and app-menu-phone (the drawer at 360 px) into
+// docs/screenshots/.
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -314,6 +316,8 @@ describe.runIf(run)('the agent web app in a browser', () => {
       for (const name of ['Unassigned', 'Mine', 'Open', 'Pending', 'On hold', 'Solved', 'Spam']) {
         await drawer.getByRole('link', { name: new RegExp(`^${name}\\b`) }).click({ trial: true, timeout: 5000 });
       }
+      // One solved ticket: its count says so in the singular ("1 tickets" before).
+      await drawer.getByRole('link', { name: 'Solved 1 ticket', exact: true }).waitFor();
       for (const name of ['Chats', 'Knowledge base', 'Reports', 'Settings']) {
         await drawer.getByRole('link', { name, exact: true }).click({ trial: true, timeout: 5000 });
       }
@@ -322,6 +326,7 @@ describe.runIf(run)('the agent web app in a browser', () => {
       await drawer.getByRole('button', { name: /Workspace: Acme Support/ }).click({ trial: true, timeout: 5000 });
       expect(await overflow()).toBeLessThanOrEqual(0);
       await noSeriousViolations('menu, 360 px');
+      await docsScreenshot(page, 'app-menu-phone');
       await page.emulateMedia({ colorScheme: 'dark' });
       await noSeriousViolations('menu, 360 px, dark');
       await page.emulateMedia({ colorScheme: 'light' });
