@@ -27,6 +27,7 @@ import { Icon, type IconName } from '../ui/icons';
 import { noun } from '../ui/words';
 import { NotificationsBell } from './notifications-bell';
 import { OnboardingSlot } from './onboarding-slot';
+import './shell.css';
 
 type SignedIn = Extract<Session, { status: 'signed_in' }>;
 
