@@ -6,7 +6,9 @@
 // solve it (e). A lost socket shows "Reconnecting…" and what happened meanwhile arrives once it is
 // back (seq-gap replay). Sign out, then sign in again through the two-factor step. axe-core finds
 // no serious or critical problem on the sign-in, inbox and ticket screens; nothing overflows
-// 360 px. SCREENSHOTS=1 writes app-inbox and app-ticket into docs/screenshots/.
+// 360 px, where every navigation entry is reachable in the menu's drawer (light and dark).
+// SCREENSHOTS=1 writes app-inbox, app-ticket and app-menu-phone (the drawer at 360 px) into
+// docs/screenshots/.
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -298,7 +300,7 @@ describe.runIf(run)('the agent web app in a browser', () => {
     }
   });
 
-  it('fits 360 px: nothing overflows sideways on the inbox and the ticket', async () => {
+  it('fits 360 px: nothing overflows sideways on the inbox and the ticket; every navigation entry is in the menu', async () => {
     await page.setViewportSize({ width: 360, height: 740 });
     try {
       const overflow = () => page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
@@ -306,6 +308,36 @@ describe.runIf(run)('the agent web app in a browser', () => {
       await page.keyboard.press('Escape'); // back to the inbox
       await page.getByRole('heading', { name: 'Open', level: 1 }).waitFor();
       expect(await overflow()).toBeLessThanOrEqual(0);
+      // The live state stays in the top bar; the sidebar is a drawer behind Menu.
+      await page.getByRole('status').filter({ hasText: 'Live' }).waitFor();
+      await page.getByRole('button', { name: 'Menu' }).click();
+      const drawer = page.getByRole('dialog', { name: 'Menu' });
+      // Reachable: Playwright's trial click scrolls each into view and checks nothing covers it.
+      for (const name of ['Unassigned', 'Mine', 'Open', 'Pending', 'On hold', 'Solved', 'Spam']) {
+        await drawer.getByRole('link', { name: new RegExp(`^${name}\\b`) }).click({ trial: true, timeout: 5000 });
+      }
+      // One solved ticket: its count says so in the singular ("1 tickets" before).
+      await drawer.getByRole('link', { name: 'Solved 1 ticket', exact: true }).waitFor();
+      for (const name of ['Chats', 'Knowledge base', 'Reports', 'Settings']) {
+        await drawer.getByRole('link', { name, exact: true }).click({ trial: true, timeout: 5000 });
+      }
+      await drawer.getByRole('button', { name: /^Notifications/ }).click({ trial: true, timeout: 5000 });
+      await drawer.getByRole('button', { name: /^Get started/ }).click({ trial: true, timeout: 5000 });
+      await drawer.getByRole('button', { name: /Workspace: Acme Support/ }).click({ trial: true, timeout: 5000 });
+      expect(await overflow()).toBeLessThanOrEqual(0);
+      await noSeriousViolations('menu, 360 px');
+      await docsScreenshot(page, 'app-menu-phone');
+      await page.emulateMedia({ colorScheme: 'dark' });
+      await noSeriousViolations('menu, 360 px, dark');
+      await page.emulateMedia({ colorScheme: 'light' });
+      // Following an entry closes the menu.
+      await drawer.getByRole('link', { name: 'Reports', exact: true }).click();
+      await page.getByRole('heading', { name: 'Reports', level: 1 }).waitFor();
+      await drawer.waitFor({ state: 'detached' });
+      expect(await overflow()).toBeLessThanOrEqual(0);
+      await page.goto(`${svc.url}/inbox`);
+      await page.getByRole('heading', { name: 'Open', level: 1 }).waitFor();
+      await noSeriousViolations('inbox, 360 px');
     } finally {
       await page.setViewportSize({ width: 1280, height: 800 });
     }

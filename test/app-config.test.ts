@@ -15,8 +15,13 @@ describe.runIf(browserAvailable())('settings: labels, fields, views, saved repli
   let h: AppHarness;
   let page: Page;
   const as = () => h.tenant.as;
-  /** Opens a settings section the way a person does: Settings in the sidebar, then the section. */
+  /**
+   * Opens a settings section the way a person does: Settings in the sidebar (on a phone, behind
+   * the Menu button), then the section.
+   */
   const open = async (section: string, heading: string) => {
+    const narrow = await page.evaluate<boolean>("matchMedia('(max-width: 720px)').matches");
+    if (narrow) await page.getByRole('button', { name: 'Menu' }).click();
     await page.getByRole('navigation', { name: 'Workspace tools' }).getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('navigation', { name: 'Settings' }).getByRole('link', { name: section, exact: true }).click();
     await page.getByRole('heading', { name: heading, level: 1 }).waitFor();

@@ -50,7 +50,8 @@ describe.runIf(run)('the knowledge base, help center, widget settings and chats 
     h = await startAppHarness('app_hc_chat');
     const ws = await h.svc.api.patch(
       '/v1/workspace',
-      { settings: { help_center_enabled: true, csat_enabled: true } },
+      // The help center stays off (the default) until the article is published: the editor says so.
+      { settings: { csat_enabled: true } },
       h.tenant.as,
     );
     expect(ws.status, ws.text).toBe(200);
@@ -97,7 +98,20 @@ describe.runIf(run)('the knowledge base, help center, widget settings and chats 
     // The toolbar is one tab stop; the arrow keys move along it.
     await bold.focus();
     await page.keyboard.press('ArrowRight');
-    expect(await page.evaluate<string | null>('document.activeElement?.textContent ?? null')).toBe('Italic');
+    expect(await page.evaluate<string | null>("document.activeElement?.getAttribute('aria-label') ?? null")).toBe(
+      'Italic',
+    );
+    // Under the title (the page's h1), the first heading of the body is an h2: the Subheading.
+    await body.click();
+    await page.keyboard.press('End');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('Who pays the postage');
+    await page.getByRole('button', { name: 'Subheading', exact: true }).click();
+    expect(await body.locator('h2').textContent()).toBe('Who pays the postage');
+    await page.getByRole('button', { name: 'Minor heading', exact: true }).click();
+    expect(await body.locator('h3').textContent()).toBe('Who pays the postage');
+    await page.getByRole('button', { name: 'Subheading', exact: true }).click();
+    expect(await body.locator('h2').textContent()).toBe('Who pays the postage');
 
     await page.getByRole('button', { name: 'Save draft' }).click();
     await page.getByText('Draft saved.').waitFor();
@@ -129,8 +143,21 @@ describe.runIf(run)('the knowledge base, help center, widget settings and chats 
     await docsScreenshot(page, 'app-kb-editor');
 
     await page.getByRole('button', { name: 'Publish' }).click();
-    await page.getByText('Published: it is on the help center.').waitFor();
+    const said = page.getByRole('status').filter({ hasText: 'Published, but the help center is off' });
+    await said.waitFor();
+    expect(await said.textContent()).toBe(
+      'Published, but the help center is off: turn it on in Settings → Help center.',
+    );
     expect((await h.svc.api.get(`/v1/kb/articles/${articleId}`, h.tenant.as)).body.status).toBe('published');
+    expect(await page.getByText('it is on the help center').count()).toBe(0);
+    // Its link leads to the switch.
+    await said.getByRole('link', { name: 'Settings → Help center' }).click();
+    await page.getByRole('heading', { name: 'Help center', level: 1 }).waitFor();
+    await page.getByLabel('Help center on').check();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByText(/^Saved\./).waitFor();
+    expect((await h.svc.api.get('/v1/workspace', h.tenant.as)).body.settings.help_center_enabled).toBe(true);
+    await page.goto(`${h.svc.url}/knowledge-base/articles/${articleId}`);
     const view = page.getByRole('link', { name: /View on the help center/ });
     const href = await view.getAttribute('href');
     expect(href).toBe(`${h.svc.url}/hc/${slug}/articles/refunds`);
@@ -153,7 +180,7 @@ describe.runIf(run)('the knowledge base, help center, widget settings and chats 
     const row = page.getByRole('row', { name: /How refunds work/ });
     await row.waitFor();
     expect(await row.getByText('Published').count()).toBe(1);
-  });
+  }, 120_000);
 
   it('changes the help center title in its settings, and the public help center shows it', async () => {
     await page.goto(`${h.svc.url}/settings/help-center`);
@@ -253,7 +280,20 @@ describe.runIf(run)('the knowledge base, help center, widget settings and chats 
       body: JSON.stringify({ score: 5, comment: 'Quick and kind' }),
     });
     expect(rated.status).toBeLessThan(300);
-    await page.getByText('Rated 5 out of 5: “Quick and kind”').waitFor({ timeout: 5000 });
+    await page.getByText('Rated 5 out of 5 (Very happy): “Quick and kind”').waitFor({ timeout: 5000 });
+
+    // The full ticket says the rating in the same words, and names the visitor as Chats does.
+    await page.goto(`${h.svc.url}/tickets/${number}`);
+    const details = page.getByRole('complementary', { name: 'Ticket details' });
+    await details.getByText('Customer rating: 5 out of 5 (Very happy): “Quick and kind”').waitFor();
+    await page.getByText('The customer rated the support 5 out of 5 (Very happy)', { exact: false }).waitFor();
+    await details.locator('.person-name', { hasText: /^Visitor$/ }).waitFor();
+    await page
+      .locator('.message-inbound header strong', { hasText: /^Visitor$/ })
+      .first()
+      .waitFor();
+    await page.goto(`${h.svc.url}/inbox?view=solved`);
+    expect(await page.locator('li[data-ticket-id] .who').first().textContent()).toBe('Visitor');
     // The sign-in screen's refresh without a session (401) and the slug taken on purpose (409) are expected.
     expect(h.errors.filter((e) => !/401 \(Unauthorized\)|409 \(Conflict\)/.test(e))).toEqual([]);
   });

@@ -5,8 +5,11 @@
 // filled; an image attached in the composer and shown as a thumbnail with the sent reply; an
 // @mention notifying the colleague; send-and-next; a merge; a reply formatted in the rich-text
 // composer (bold by keyboard, a link and italic from the toolbar) and a saved reply keeping its
-// bold and list, both sent so; pictures (avatars) on rows and in the customer panel; axe-core on
-// both screens (filters open, the composer's toolbar, dark mode) and 360 px on the ticket page.
+// bold and list, both sent so; pictures (avatars) on rows and in the customer panel; rows of two
+// lines with an unread mark, the assignee's picture and the status only in a view of several; a
+// chat visitor named "Visitor"; a long conversation opened at its newest message with the
+// composer in view, the details folded away; icons from one set; axe-core on both screens
+// (filters open, the composer's toolbar, dark mode) and 360 px on the ticket page and the inbox.
 // Every change is checked through the API as well as on screen.
 import { deflateSync } from 'node:zlib';
 import type { Page } from 'playwright-core';
@@ -447,6 +450,145 @@ describe.runIf(browserAvailable())('the ticket page and the inbox', () => {
       .locator('.follow-up', { hasText: 'Follow-up of' })
       .getByRole('link', { name: `#${closed}` })
       .waitFor();
+  });
+
+  it('lists tickets in rows of two lines: unread, the assignee’s picture, the status only where the view mixes them', async () => {
+    // A chat visitor who gives neither a name nor an address writes: the customer wrote last.
+    const key = (await api().get('/v1/workspace', as)).body.widget_key as string;
+    const widget = (path: string, body: unknown, token?: string) =>
+      fetch(`${h.svc.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(token ? { authorization: `Visitor ${token}` } : {}) },
+        body: JSON.stringify(body),
+      });
+    const session = await widget('/v1/widget/session', { key });
+    expect(session.status).toBe(200);
+    const { visitor_token } = (await session.json()) as { visitor_token: string };
+    const started = await widget('/v1/widget/conversations', { body: 'Is the shop open on Sunday?' }, visitor_token);
+    expect(started.status, await started.clone().text()).toBe(201);
+    const chat = (await api().get('/v1/tickets?channel=chat', as)).body.data[0] as { number: number; subject: string };
+    await newTicket('Label printer offline', {
+      contact: { email: 'jo@customer.test', name: 'Jo' },
+      assignee_id: bob.userId,
+    });
+
+    await page.goto(`${h.svc.url}/inbox`); // the Open view
+    const row = page.locator('li[data-ticket-id]', { hasText: `#${chat.number} ` });
+    await row.waitFor();
+    expect(await row.locator('.who').textContent()).toBe('Visitor');
+    await expect.poll(() => row.locator('.unread-mark').count()).toBe(1);
+    expect(await row.getByRole('link').textContent()).toMatch(/^Unread: Visitor/);
+    // Two lines, not three (78 px before).
+    expect((await row.boundingBox())?.height).toBeLessThan(60);
+    // Every row of the Open view is open: none says so.
+    expect(await page.locator('.ticket-list .status').count()).toBe(0);
+    const assigned = page.locator('li[data-ticket-id]', { hasText: 'Label printer offline' });
+    await assigned.getByRole('img', { name: 'Assigned to Bob Agent' }).waitFor();
+    expect(await h.violations(page)).toBe('[]');
+    await page.setViewportSize({ width: 360, height: 740 });
+    try {
+      await assigned.getByRole('img', { name: 'Assigned to Bob Agent' }).waitFor();
+      expect(await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth')).toBe(0);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
+    // Unassigned mixes open, pending and on hold: each row says its status.
+    await page.goto(`${h.svc.url}/inbox?view=unassigned`);
+    await row.waitFor();
+    expect(await row.locator('.status').textContent()).toBe('Open');
+
+    // Opened, it is read; the page calls the visitor the same.
+    await openTicket(chat.number, chat.subject);
+    await page.locator('.person-name', { hasText: 'Visitor' }).waitFor();
+    await page.locator('.message-inbound header strong', { hasText: 'Visitor' }).waitFor();
+    await page.getByRole('textbox', { name: 'Reply to Visitor' }).waitFor();
+    await page.goto(`${h.svc.url}/inbox`);
+    await row.waitFor();
+    expect(await row.locator('.unread-mark').count()).toBe(0);
+    // The visitor writes again: unread again, live.
+    const conv = (await (
+      await fetch(`${h.svc.url}/v1/widget/conversations`, { headers: { authorization: `Visitor ${visitor_token}` } })
+    ).json()) as { data: Array<{ id: string }> };
+    const again = await widget(
+      `/v1/widget/conversations/${conv.data[0]!.id}/messages`,
+      { body: 'And Monday?' },
+      visitor_token,
+    );
+    expect(again.status, await again.clone().text()).toBeLessThan(300);
+    await expect.poll(() => row.locator('.unread-mark').count()).toBe(1);
+  });
+
+  it('opens a long conversation at its newest message with the composer in view, and folds the details away', async () => {
+    const num = await newTicket('Scanner driver crashes', { contact: { email: 'kim@customer.test', name: 'Kim' } });
+    for (let i = 1; i <= 8; i++) {
+      const r = await api().post(
+        `/v1/tickets/${num}/messages`,
+        {
+          kind: i % 3 ? 'reply' : 'note',
+          body_html: `<p>Update ${i}: ${'the driver still crashes at start. '.repeat(8)}</p>`,
+        },
+        as,
+      );
+      expect(r.status, r.text).toBe(201);
+    }
+    await openTicket(num, 'Scanner driver crashes');
+    const inView = async (selector: string) => {
+      const b = await page.locator(selector).last().boundingBox();
+      return !!b && b.y >= 0 && b.y + b.height <= 800;
+    };
+    await page.locator('.message', { hasText: 'Update 8:' }).waitFor();
+    await expect.poll(() => inView('.message')).toBe(true);
+    expect(await inView('#composer-text')).toBe(true);
+    expect(await inView('.composer button[type=submit]')).toBe(true);
+    expect(await inView('.message >> nth=0')).toBe(false); // the thread scrolls, not the page
+    expect(await page.evaluate<number>('document.documentElement.scrollHeight - window.innerHeight')).toBe(0);
+
+    const details = page.getByRole('button', { name: 'Details', exact: true });
+    expect(await details.getAttribute('aria-expanded')).toBe('true');
+    const thread = page.getByRole('list', { name: 'Conversation' });
+    const narrow = (await thread.boundingBox())?.width ?? 0;
+    await details.click();
+    await page.getByRole('complementary', { name: 'Ticket details' }).waitFor({ state: 'detached' });
+    expect(await details.getAttribute('aria-expanded')).toBe('false');
+    expect((await thread.boundingBox())?.width).toBeGreaterThan(narrow + 200);
+    // Kept for the next ticket opened in this browser.
+    await page.reload();
+    await page.getByRole('heading', { name: `#${num} Scanner driver crashes` }).waitFor();
+    await expect.poll(() => inView('.message')).toBe(true);
+    expect(await page.getByRole('complementary', { name: 'Ticket details' }).count()).toBe(0);
+    expect(await h.violations(page)).toBe('[]');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    try {
+      expect(await h.violations(page)).toBe('[]');
+    } finally {
+      await page.emulateMedia({ colorScheme: 'light' });
+    }
+    await details.click();
+    await page.getByRole('complementary', { name: 'Ticket details' }).waitFor();
+  });
+
+  it('draws icons from one set, decorative, beside unchanged names', async () => {
+    const icons = async (name: string) =>
+      page.getByRole('button', { name, exact: true }).locator('svg.lucide[aria-hidden="true"]').count();
+    expect(await icons('Send')).toBe(1);
+    expect(await icons('Attach files')).toBe(0); // a label, not a button: its icon is checked below
+    expect(await page.locator('label.attach svg.lucide[aria-hidden="true"]').count()).toBe(1);
+    expect(await icons('Keyboard shortcuts')).toBe(1);
+    const tools = page.getByRole('toolbar', { name: 'Formatting' });
+    for (const name of ['Bold', 'Italic', 'Link', 'Bulleted list', 'Numbered list', 'Quote']) {
+      expect(await tools.getByRole('button', { name, exact: true }).locator('svg.lucide').count(), name).toBe(1);
+    }
+    const nav = page.getByRole('navigation', { name: 'Workspace tools' });
+    for (const name of ['Chats', 'Knowledge base', 'Reports', 'Settings']) {
+      expect(await nav.getByRole('link', { name, exact: true }).locator('svg.lucide').count(), name).toBe(1);
+    }
+    expect(
+      await page
+        .getByRole('link', { name: /^Open\b/ })
+        .first()
+        .locator('svg.lucide')
+        .count(),
+    ).toBe(1);
   });
 
   it('logged no error in the pages', () => {

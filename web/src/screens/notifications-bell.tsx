@@ -8,6 +8,7 @@ import { lazy, Suspense, useRef } from 'react';
 import { api, ok } from '../lib/api';
 import { useWorkspace } from '../lib/context';
 import { useLiveEvents } from '../lib/events';
+import { Icon } from '../ui/icons';
 import './notifications-bell.css';
 
 const NotificationsPopover = lazy(() => import('./settings/notifications-popover'));
@@ -27,7 +28,10 @@ export function NotificationsBell() {
   const plain = useRef<HTMLButtonElement>(null);
   const fallback = (
     <button ref={plain} type="button" className="bell">
-      <span>Notifications</span>
+      <span className="view-name">
+        <Icon name="notifications" />
+        Notifications
+      </span>
       {count > 0 && (
         <span className="bell-count">
           {count}

@@ -9,6 +9,7 @@ import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
 import { api, ok } from '../lib/api';
 import { useWorkspace } from '../lib/context';
+import { Icon } from '../ui/icons';
 import { ErrorNote } from '../ui/page';
 import { useAction } from '../ui/people';
 import { sectionById } from './settings/sections';
@@ -44,7 +45,10 @@ export default function Checklist({ data }: { data: Onboarding }) {
       }}
     >
       <Popover.Trigger className="onboarding-trigger view-link">
-        <span>Get started</span>
+        <span className="view-name">
+          <Icon name="getStarted" />
+          Get started
+        </span>
         <span className="count">
           {data.done_count}/{data.total}
           <span className="visually-hidden"> steps done</span>

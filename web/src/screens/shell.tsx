@@ -1,11 +1,13 @@
 // The signed-in frame: the sidebar (workspace switcher, the built-in views and saved views with
 // their counts, settings, the account menu), the live connection and its state, the notice to
-// admins while outgoing mail is not set up (mail-notice.tsx), and the list of keyboard shortcuts (?).
+// admins while outgoing mail is not set up (mail-notice.tsx), and the list of keyboard shortcuts
+// (?). Below 720 px the sidebar is a drawer (a Radix dialog) opened by the top bar's Menu button,
+// so every entry stays reachable on a phone; the top bar keeps the live state.
 import * as Dialog from '@radix-ui/react-dialog';
 import * as Menu from '@radix-ui/react-dropdown-menu';
 import { useQuery } from '@tanstack/react-query';
 import { Link, Outlet, useLocation, useNavigate } from '@tanstack/react-router';
-import { useRef, useState } from 'react';
+import { useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import { api, ok, type TicketCounts } from '../lib/api';
 import { LiveContext, ShortcutsContext, WorkspaceContext } from '../lib/context';
 import { useShortcuts } from '../lib/keys';
@@ -24,10 +26,12 @@ import {
 import { useLive } from '../lib/use-live';
 import { DEFAULT_VIEW, VIEWS } from '../lib/views';
 import { TicketCount } from '../ui/count';
+import { Icon, type IconName } from '../ui/icons';
 import { LiveState } from '../ui/live-state';
 import { MailNotice } from './mail-notice';
 import { NotificationsBell } from './notifications-bell';
 import { OnboardingSlot } from './onboarding-slot';
+import './shell.css';
 
 type SignedIn = Extract<Session, { status: 'signed_in' }>;
 
@@ -56,7 +60,7 @@ function WorkspaceShell({ session, ws }: { session: SignedIn; ws: string }) {
             <a className="skip" href="#main">
               Skip to content
             </a>
-            <Sidebar session={session} ws={ws} live={live} />
+            <Navigation session={session} ws={ws} live={live} />
             <main id="main" tabIndex={-1}>
               <MailNotice />
               <Outlet />
@@ -70,13 +74,73 @@ function WorkspaceShell({ session, ws }: { session: SignedIn; ws: string }) {
 }
 
 const TOOLS = [
-  ['/chats', 'Chats'],
-  ['/knowledge-base', 'Knowledge base'],
-  ['/reports', 'Reports'],
-  ['/settings', 'Settings'],
-] as const;
+  ['/chats', 'Chats', 'chats'],
+  ['/knowledge-base', 'Knowledge base', 'kb'],
+  ['/reports', 'Reports', 'reports'],
+  ['/settings', 'Settings', 'settings'],
+] as const satisfies ReadonlyArray<readonly [string, string, IconName]>;
 
-function Sidebar({ session, ws, live }: { session: SignedIn; ws: string; live: LiveStatus }) {
+/** The narrow layout's breakpoint (styles.css has the same width). */
+const NARROW = '(max-width: 720px)';
+
+function useNarrow(): boolean {
+  return useSyncExternalStore(
+    (on) => {
+      const mq = matchMedia(NARROW);
+      mq.addEventListener('change', on);
+      return () => mq.removeEventListener('change', on);
+    },
+    () => matchMedia(NARROW).matches,
+  );
+}
+
+/**
+ * The sidebar, or on a narrow screen a top bar (Menu, the workspace, the live state) whose Menu
+ * opens the same sidebar as a drawer; following a link in it closes it.
+ */
+function Navigation({ session, ws, live }: { session: SignedIn; ws: string; live: LiveStatus }) {
+  const narrow = useNarrow();
+  const [open, setOpen] = useState(false);
+  const href = useLocation({ select: (l) => l.href });
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new address (a link followed) is the trigger
+  useEffect(() => setOpen(false), [href]);
+  if (!narrow) return <Sidebar session={session} ws={ws} live={live} />;
+  const name = session.me?.workspaces.find((w) => w.id === ws)?.name ?? 'Workspace';
+  return (
+    <header className="topbar">
+      <Dialog.Root open={open} onOpenChange={setOpen}>
+        <Dialog.Trigger className="icon-button menu-button" aria-label="Menu">
+          <Icon name="menu" />
+        </Dialog.Trigger>
+        <Dialog.Portal>
+          <Dialog.Overlay className="overlay drawer-overlay" />
+          <Dialog.Content className="drawer" aria-describedby={undefined}>
+            <Dialog.Title className="visually-hidden">Menu</Dialog.Title>
+            <Dialog.Close className="icon-button drawer-close" aria-label="Close the menu">
+              <Icon name="close" />
+            </Dialog.Close>
+            <Sidebar session={session} ws={ws} live={live} inDrawer />
+          </Dialog.Content>
+        </Dialog.Portal>
+      </Dialog.Root>
+      <span className="topbar-name">{name}</span>
+      <LiveState status={live} />
+    </header>
+  );
+}
+
+function Sidebar({
+  session,
+  ws,
+  live,
+  inDrawer = false,
+}: {
+  session: SignedIn;
+  ws: string;
+  live: LiveStatus;
+  /** In the narrow layout's drawer: the top bar shows the live state. */
+  inDrawer?: boolean;
+}) {
   const counts = useQuery({ queryKey: keys.counts(ws), queryFn: () => ok(api.GET('/v1/tickets/counts')) });
   const views = useQuery({ queryKey: keys.views(ws), queryFn: () => ok(api.GET('/v1/views')) });
   const count = (k: keyof Omit<TicketCounts, 'views'>) => counts.data?.[k];
@@ -96,7 +160,10 @@ function Sidebar({ session, ws, live }: { session: SignedIn; ws: string; live: L
                 className="view-link"
                 aria-current={shown === id ? 'page' : undefined}
               >
-                <span>{v.label}</span>
+                <span className="view-name">
+                  <Icon name={id as IconName} />
+                  {v.label}
+                </span>
                 <TicketCount n={count(v.count)} />
               </Link>
             </li>
@@ -114,7 +181,10 @@ function Sidebar({ session, ws, live }: { session: SignedIn; ws: string; live: L
                     className="view-link"
                     aria-current={shown === `view:${v.id}` ? 'page' : undefined}
                   >
-                    <span>{v.name}</span>
+                    <span className="view-name">
+                      <Icon name="savedView" />
+                      {v.name}
+                    </span>
                     <TicketCount n={counts.data?.views[v.id]} />
                   </Link>
                 </li>
@@ -130,17 +200,20 @@ function Sidebar({ session, ws, live }: { session: SignedIn; ws: string; live: L
       )}
       <nav aria-label="Workspace tools" className="sidebar-foot">
         <ul className="views">
-          {TOOLS.map(([to, label]) => (
+          {TOOLS.map(([to, label, icon]) => (
             <li key={to}>
               <Link to={to} className="view-link" activeProps={{ 'aria-current': 'page' }}>
-                {label}
+                <span className="view-name">
+                  <Icon name={icon} />
+                  {label}
+                </span>
               </Link>
             </li>
           ))}
         </ul>
         <NotificationsBell />
         <OnboardingSlot />
-        <LiveState status={live} />
+        {!inDrawer && <LiveState status={live} />}
       </nav>
     </aside>
   );

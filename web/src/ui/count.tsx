@@ -1,5 +1,7 @@
 // A view's ticket count in the sidebar; while it is not known (not loaded yet, or the request
 // failed) a dash, named "count unknown" for screen readers: never a 0 that is not one.
+import { noun } from './words';
+
 export function TicketCount({ n }: { n: number | undefined }) {
   if (n === undefined) {
     return (
@@ -14,7 +16,7 @@ export function TicketCount({ n }: { n: number | undefined }) {
   return (
     <span className="count">
       {n}
-      <span className="visually-hidden"> tickets</span>
+      <span className="visually-hidden"> {noun(n, 'ticket')}</span>
     </span>
   );
 }

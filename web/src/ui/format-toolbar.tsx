@@ -1,18 +1,20 @@
 // The formatting toolbar of the app's TipTap editors (the reply composer, the knowledge base's
 // article editor, saved replies): Radix's Toolbar, so one tab stop with the arrow keys, Home and
-// End moving along it. Each editor gives its own tools; each button is named (aria-label), shows
-// its keys in its title and is pressed (aria-pressed) when the selection has its format, read
+// End moving along it. Each editor gives its own tools; each button shows its icon, is named
+// (aria-label), shows its name and keys in its title (the tooltip) and is pressed (aria-pressed) when the selection has its format, read
 // through TipTap's useEditorState. A press keeps the text's selection (mousedown does not move
 // the focus); the tool's command focuses the editor again.
 import * as Toolbar from '@radix-ui/react-toolbar';
 import { type Editor, useEditorState } from '@tiptap/react';
 import { type ComponentPropsWithRef, Fragment, type ReactNode } from 'react';
+import { Icon, type IconName } from './icons';
 import './format-toolbar.css';
 
 export interface FormatTool {
   /** Its name (the button's aria-label), and what it shows unless `face` is given. */
   label: string;
-  /** What the button shows: its name, shortened or styled; hidden from screen readers. */
+  /** What the button shows: its icon (ui/icons.tsx), else `face`, else its name; hidden from screen readers. */
+  icon?: IconName;
   face?: ReactNode;
   /** Its keyboard shortcut in the text box, shown in the title. */
   keys?: string;
@@ -48,7 +50,7 @@ export function FormatToolbar({
             disabled={!editor}
             onClick={() => editor && t.run(editor)}
           >
-            {t.face ?? t.label}
+            {t.icon ? <Icon name={t.icon} /> : (t.face ?? t.label)}
           </ToolButton>
         ) : (
           <Fragment key={t.key}>{t.node}</Fragment>

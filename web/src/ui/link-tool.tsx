@@ -6,6 +6,7 @@ import * as Popover from '@radix-ui/react-popover';
 import { type Editor, useEditorState } from '@tiptap/react';
 import { type FormEvent, useId, useState } from 'react';
 import { ToolButton } from './format-toolbar';
+import { Icon } from './icons';
 
 /** An address as typed, made one the API keeps: http(s), mailto:, tel: or #fragment. */
 export function linkAddress(typed: string): string {
@@ -60,7 +61,7 @@ export function LinkTool({
     <Popover.Root open={open} onOpenChange={onOpen}>
       <Popover.Trigger asChild>
         <ToolButton label="Link" keys="Ctrl+K" pressed={active}>
-          Link
+          <Icon name="link" />
         </ToolButton>
       </Popover.Trigger>
       <Popover.Portal>

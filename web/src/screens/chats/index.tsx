@@ -17,6 +17,8 @@ import { keys, type TicketPage } from '../../lib/queries';
 import { canWrite, useRole } from '../../lib/role';
 import { useSession } from '../../lib/session';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
+import { contactName, ratingText } from '../../ui/words';
+import { isUnread, markSeen, useSeen } from '../seen';
 import './chats.css';
 
 type ListQuery = NonNullable<paths['/v1/tickets']['get']['parameters']['query']>;
@@ -27,30 +29,8 @@ const QUERIES: Record<Filter, ListQuery> = {
   all: { channel: 'chat', sort: 'last_message_at', order: 'desc', limit: 50 },
 };
 
-// --- Unread: kept in this browser (the API has no read state): a chat is unread when its visitor
-// wrote last, after I last had it open.
-const seenKey = (ws: string) => `helpdesk.chats.seen.${ws}`;
-function readSeen(ws: string): Record<string, string> {
-  try {
-    return JSON.parse(localStorage.getItem(seenKey(ws)) ?? '{}') as Record<string, string>;
-  } catch {
-    return {};
-  }
-}
-function markSeen(ws: string, id: string): void {
-  const seen = readSeen(ws);
-  seen[id] = new Date().toISOString();
-  const entries = Object.entries(seen)
-    .sort((a, b) => b[1].localeCompare(a[1]))
-    .slice(0, 500);
-  localStorage.setItem(seenKey(ws), JSON.stringify(Object.fromEntries(entries)));
-}
-const isUnread = (t: Ticket, seen: Record<string, string>): boolean =>
-  !!t.last_customer_message_at &&
-  t.last_customer_message_at >= t.last_message_at &&
-  (!seen[t.id] || seen[t.id]! < t.last_customer_message_at);
-
-export const visitorName = (t: Ticket): string => t.contact?.name || t.contact?.email || 'Visitor';
+// Unread: a chat whose visitor wrote last, not opened since in this browser (../seen.ts).
+export const visitorName = (t: Ticket): string => contactName(t.contact);
 
 export function Chats() {
   const ws = useWorkspace();
@@ -58,7 +38,7 @@ export function Chats() {
   const open = Number((params._splat ?? '').split('/')[0]);
   const selected = Number.isSafeInteger(open) && open > 0 ? open : null;
   const [filter, setFilter] = useState<Filter>('active');
-  const [seen, setSeen] = useState(() => readSeen(ws));
+  const seen = useSeen(ws);
   const queryClient = useQueryClient();
   const query = QUERIES[filter];
   const listKey = [...keys.tickets(ws), query] as const;
@@ -139,14 +119,7 @@ export function Chats() {
       </div>
       <div className="chat-pane">
         {selected ? (
-          <Conversation
-            key={selected}
-            number={selected}
-            onSeen={(id) => {
-              markSeen(ws, id);
-              setSeen(readSeen(ws));
-            }}
-          />
+          <Conversation key={selected} number={selected} onSeen={(t) => markSeen(ws, t)} />
         ) : (
           <p className="chat-none hint">Open a conversation from the list.</p>
         )}
@@ -195,7 +168,7 @@ function useChatLive(ticket: Ticket | undefined) {
   return { visitorTyping, agentTyping, handle, stopVisitorTyping: () => setVisitorTyping(false) };
 }
 
-function Conversation({ number, onSeen }: { number: number; onSeen(id: string): void }) {
+function Conversation({ number, onSeen }: { number: number; onSeen(t: Ticket): void }) {
   const ws = useWorkspace();
   const queryClient = useQueryClient();
   const writer = canWrite(useRole());
@@ -218,7 +191,7 @@ function Conversation({ number, onSeen }: { number: number; onSeen(id: string): 
   // Open means read: now, and whenever a new message lands while it is open.
   // biome-ignore lint/correctness/useExhaustiveDependencies: onSeen is a new closure each render; the message count is the trigger
   useEffect(() => {
-    if (t?.id) onSeen(t.id);
+    if (t) onSeen(t);
   }, [t?.id, t?.last_message_at, count]);
 
   // A new message from the visitor ends their typing.
@@ -279,7 +252,8 @@ function Conversation({ number, onSeen }: { number: number; onSeen(id: string): 
         {handoff && <p className="chat-handoff">The visitor asked for a person ({ago(handoff)}).</p>}
         {t.csat && (
           <p className="chat-csat">
-            Rated {t.csat.score} out of 5{t.csat.comment ? `: “${t.csat.comment}”` : ''}
+            Rated {ratingText(t.csat.score)}
+            {t.csat.comment ? `: “${t.csat.comment}”` : ''}
           </p>
         )}
         {writer && (
@@ -335,7 +309,7 @@ function ChatLog({ messages, error }: { messages: Message[] | undefined; error: 
               {m.kind === 'note'
                 ? `Internal note by ${m.author.user?.name ?? 'an agent'}`
                 : m.direction === 'inbound'
-                  ? (m.author.contact?.name ?? m.author.contact?.email ?? 'Visitor')
+                  ? contactName(m.author.contact)
                   : (m.author.user?.name ?? (m.author.type === 'system' ? 'Automatic answer' : 'Agent'))}
               {' · '}
               <time dateTime={m.created_at} title={when(m.created_at)}>

@@ -8,6 +8,7 @@ import { api, errorText, ok, type Ticket } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { STATUS_LABEL } from '../../lib/format';
 import { keys, useMembers, useTags } from '../../lib/queries';
+import { count } from '../../ui/words';
 
 type Patch = NonNullable<paths['/v1/tickets/bulk']['post']['requestBody']>['content']['application/json']['patch'];
 
@@ -42,7 +43,7 @@ export function BulkBar({
   const tags = (useTags(ws).data ?? []).filter((t) => t.applies_to.includes('tickets'));
   const [busy, setBusy] = useState(false);
   const n = tickets.length;
-  const noun = (k: number) => (k === 1 ? '1 ticket' : `${k} tickets`);
+  const noun = (k: number) => count(k, 'ticket');
 
   const apply = async (what: string, patch: Patch) => {
     setBusy(true);

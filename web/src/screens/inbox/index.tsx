@@ -1,11 +1,13 @@
 // The inbox: the selected view's tickets (GET /v1/tickets), narrowed by filters (status, priority,
 // severity, assignee, team, label, custom fields) and sorted, all kept in the address so a reload
 // keeps them; searched with q, paged by cursor as the list scrolls, kept current by live events
-// (lib/queries.ts) in rows of a fixed height (nothing jumps when one changes). Rows can be selected
-// (a click, Shift+click for a range, or all loaded) for bulk changes (POST /v1/tickets/bulk).
+// (lib/queries.ts) in rows of a fixed height (nothing jumps when one changes): two lines (the
+// customer and subject, then the preview), an unread mark (../seen.ts), the assignee's picture,
+// and the status only where the view mixes statuses. Rows can be selected (a click, Shift+click
+// for a range, or all loaded) for bulk changes (POST /v1/tickets/bulk).
 // Keyboard: j/k move the focus through the list, Enter opens, e solves the focused ticket, x
 // selects it, / searches.
-import { useInfiniteQuery, useQueryClient } from '@tanstack/react-query';
+import { useInfiniteQuery, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { type FormEvent, type MouseEvent, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { paths } from '../../api.gen';
@@ -16,6 +18,9 @@ import { useShortcuts } from '../../lib/keys';
 import { keys, type TicketPage } from '../../lib/queries';
 import { DEFAULT_VIEW, filterCount, type InboxSearch, VIEWS } from '../../lib/views';
 import { Avatar } from '../../ui/avatar';
+import { Icon } from '../../ui/icons';
+import { contactName } from '../../ui/words';
+import { isUnread, useSeen } from '../seen';
 import { BulkBar } from './bulk';
 import { Filters } from './filters';
 import './inbox.css';
@@ -58,6 +63,22 @@ export function queryOf(s: InboxSearch): ListQuery {
   return q as ListQuery;
 }
 
+/**
+ * Whether the list can hold tickets of several statuses (then each row says its status): not when
+ * the address or the view asks for one status (the Open view), or a saved view's filters do.
+ */
+function mixesStatuses(
+  q: ListQuery,
+  saved: Array<{ id: string; filters: { status?: string[] } }> | undefined,
+): boolean {
+  if (q.status) return String(q.status).split(',').length > 1;
+  if (q.view_id) {
+    const statuses = saved?.find((v) => v.id === q.view_id)?.filters.status;
+    return !statuses || statuses.length > 1;
+  }
+  return true;
+}
+
 export function Inbox() {
   const ws = useWorkspace();
   const search = useSearch({ from: '/app/inbox' });
@@ -80,6 +101,9 @@ export function Inbox() {
   });
   const tickets = useMemo(() => list.data?.pages.flatMap((p) => p.data) ?? [], [list.data]);
   useRenderTiming(tickets);
+  const seen = useSeen(ws);
+  const savedViews = useQuery({ queryKey: keys.views(ws), queryFn: () => ok(api.GET('/v1/views')) });
+  const mixed = mixesStatuses(query, savedViews.data?.data);
   const title = view.startsWith('view:') ? 'Saved view' : (VIEWS[view]?.label ?? 'Inbox');
 
   useEffect(() => {
@@ -232,10 +256,11 @@ export function Inbox() {
           aria-controls="inbox-filters"
           onClick={() => setFiltersOpen((o) => !o)}
         >
+          <Icon name="filters" />
           Filters{active > 0 ? ` (${active})` : ''}
         </button>
         <button type="button" className="icon-button" onClick={showShortcuts} aria-label="Keyboard shortcuts">
-          ?
+          <Icon name="shortcuts" />
         </button>
       </header>
       {filtersOpen && <Filters id="inbox-filters" search={search} />}
@@ -289,7 +314,14 @@ export function Inbox() {
       ) : (
         <ol className="ticket-list" ref={listRef} aria-label={`${title}: tickets`}>
           {tickets.map((t, i) => (
-            <TicketRow key={t.id} t={t} selected={selected.has(t.id)} onToggle={(e) => toggle(i, e.shiftKey)} />
+            <TicketRow
+              key={t.id}
+              t={t}
+              selected={selected.has(t.id)}
+              unread={isUnread(t, seen)}
+              showStatus={mixed}
+              onToggle={(e) => toggle(i, e.shiftKey)}
+            />
           ))}
         </ol>
       )}
@@ -303,15 +335,21 @@ export function Inbox() {
 function TicketRow({
   t,
   selected,
+  unread,
+  showStatus,
   onToggle,
 }: {
   t: Ticket;
   selected: boolean;
+  unread: boolean;
+  /** Only where the list mixes statuses: in the Open view every row would say "Open". */
+  showStatus: boolean;
   onToggle(e: MouseEvent<HTMLInputElement>): void;
 }) {
-  const who = t.contact?.name ?? t.contact?.email ?? 'Unknown sender';
+  const who = contactName(t.contact);
+  const classes = [selected ? 'row-selected' : '', unread ? 'row-unread' : ''].filter(Boolean).join(' ');
   return (
-    <li data-ticket-id={t.id} className={selected ? 'row-selected' : undefined}>
+    <li data-ticket-id={t.id} className={classes || undefined}>
       <input
         type="checkbox"
         className="row-check"
@@ -324,11 +362,16 @@ function TicketRow({
       <Avatar url={t.contact?.avatar_url} name={who} size={32} />
       <Link to="/tickets/$number" params={{ number: String(t.number) }} className="ticket-row">
         <span className="row-top">
+          {unread && (
+            <span className="unread-mark" title="Unread: the customer wrote since you last opened it">
+              <span className="visually-hidden">Unread: </span>
+            </span>
+          )}
           <span className="who">{who}</span>
+          <span className="subject">
+            <span className="number">#{t.number}</span> {t.subject}
+          </span>
           <time dateTime={t.last_message_at ?? t.created_at}>{ago(t.last_message_at ?? t.created_at)}</time>
-        </span>
-        <span className="subject">
-          <span className="number">#{t.number}</span> {t.subject}
         </span>
         <span className="row-bottom">
           <span className="preview">{t.last_message_preview}</span>
@@ -345,7 +388,7 @@ function TicketRow({
           {t.priority === 'urgent' || t.priority === 'high' ? (
             <span className={`priority priority-${t.priority}`}>{t.priority === 'urgent' ? 'Urgent' : 'High'}</span>
           ) : null}
-          <span className={`status status-${t.status}`}>{STATUS_LABEL[t.status]}</span>
+          {showStatus && <span className={`status status-${t.status}`}>{STATUS_LABEL[t.status]}</span>}
         </span>
       </Link>
       <span className="row-assignee">

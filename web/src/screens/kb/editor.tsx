@@ -68,6 +68,21 @@ const LANGUAGE_OPTIONS: Array<[string, string]> = [
   ['other', 'Another language (words matched as written)'],
 ];
 
+/** The notice of a publication while the help center is off (the default): it says so, with the way. */
+const HC_OFF = 'published-help-center-off';
+
+function HelpCenterOff({ children }: { children: string }) {
+  return (
+    <>
+      {children}: turn it on in{' '}
+      <Link to="/settings/$" params={{ _splat: 'help-center' }}>
+        Settings → Help center
+      </Link>
+      .
+    </>
+  );
+}
+
 /** Said once on the page an action led to (a new article's first save opens its own address). */
 let noticeAfterNavigation: string | null = null;
 
@@ -181,7 +196,9 @@ function ArticleForm({ article, collectionId }: { article: Article | null; colle
       void queryClient.invalidateQueries({ queryKey: kbKeys.collections(ws) });
       const said =
         status === 'published' && !published
-          ? 'Published: it is on the help center.'
+          ? wsData?.settings.help_center_enabled === false
+            ? HC_OFF
+            : 'Published: it is on the help center.'
           : status === 'draft' && published
             ? 'Unpublished: it is a draft again, off the help center.'
             : saved.status === 'draft'
@@ -321,7 +338,8 @@ function ArticleForm({ article, collectionId }: { article: Article | null; colle
         </fieldset>
         {error && !slugError && !titleError ? <ErrorNote error={error} what="Could not save the article" /> : null}
         <p className="sent" role="status">
-          {notice ?? (dirty && writer ? 'Unsaved changes.' : '')}
+          {notice === HC_OFF ? <HelpCenterOff>Published, but the help center is off</HelpCenterOff> : null}
+          {notice !== HC_OFF ? (notice ?? (dirty && writer ? 'Unsaved changes.' : '')) : null}
         </p>
         <div className="kb-actions">
           {writer && !published && (
@@ -371,13 +389,9 @@ function ArticleForm({ article, collectionId }: { article: Article | null; colle
             </ConfirmButton>
           )}
         </div>
-        {published && wsData && !wsData.settings.help_center_enabled && (
+        {published && notice !== HC_OFF && wsData && !wsData.settings.help_center_enabled && (
           <p className="hint">
-            The help center is off, so readers cannot see it yet:{' '}
-            <Link to="/settings/$" params={{ _splat: 'help-center' }}>
-              turn it on in the help center settings
-            </Link>
-            .
+            <HelpCenterOff>The help center is off, so readers cannot see it yet</HelpCenterOff>
           </p>
         )}
       </form>
@@ -413,52 +427,57 @@ function Preview({ editor, title }: { editor: Editor; title: string }) {
 const TOOLS: FormatTool[] = [
   {
     label: 'Bold',
-    face: <strong>Bold</strong>,
+    icon: 'bold',
     keys: 'Ctrl+B',
     active: (e) => e.isActive('bold'),
     run: (e) => e.chain().focus().toggleBold().run(),
   },
   {
     label: 'Italic',
-    face: <em>Italic</em>,
+    icon: 'italic',
     keys: 'Ctrl+I',
     active: (e) => e.isActive('italic'),
     run: (e) => e.chain().focus().toggleItalic().run(),
   },
   {
-    label: 'Heading',
+    // The title is the article's h1 (here and on the help center): the body's headings start at h2.
+    label: 'Subheading',
+    icon: 'heading2',
     keys: 'Ctrl+Alt+2',
     active: (e) => e.isActive('heading', { level: 2 }),
     run: (e) => e.chain().focus().toggleHeading({ level: 2 }).run(),
   },
   {
-    label: 'Subheading',
+    label: 'Minor heading',
+    icon: 'heading3',
     keys: 'Ctrl+Alt+3',
     active: (e) => e.isActive('heading', { level: 3 }),
     run: (e) => e.chain().focus().toggleHeading({ level: 3 }).run(),
   },
   {
     label: 'Bulleted list',
+    icon: 'bulletedList',
     keys: 'Ctrl+Shift+8',
     active: (e) => e.isActive('bulletList'),
     run: (e) => e.chain().focus().toggleBulletList().run(),
   },
   {
     label: 'Numbered list',
+    icon: 'numberedList',
     keys: 'Ctrl+Shift+7',
     active: (e) => e.isActive('orderedList'),
     run: (e) => e.chain().focus().toggleOrderedList().run(),
   },
   {
     label: 'Code',
-    face: <span className="format-tool-mono">Code</span>,
+    icon: 'code',
     keys: 'Ctrl+E',
     active: (e) => e.isActive('code'),
     run: (e) => e.chain().focus().toggleCode().run(),
   },
   {
     label: 'Code block',
-    face: <span className="format-tool-mono">Code block</span>,
+    icon: 'codeBlock',
     keys: 'Ctrl+Alt+C',
     active: (e) => e.isActive('codeBlock'),
     run: (e) => e.chain().focus().toggleCodeBlock().run(),
@@ -467,7 +486,7 @@ const TOOLS: FormatTool[] = [
 
 /**
  * The formatting buttons (ui/format-toolbar.tsx): one tab stop, the arrow keys move along them,
- * each named by its visible word and pressed when the selection has it; the link last.
+ * each an icon named by its word (its tooltip too) and pressed when the selection has it; the link last.
  */
 function Toolbar({ editor }: { editor: Editor }) {
   return <FormatToolbar editor={editor} tools={[...TOOLS, { key: 'link', node: <LinkTool editor={editor} /> }]} />;

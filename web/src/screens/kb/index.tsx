@@ -14,6 +14,7 @@ import { ago } from '../../lib/format';
 import { canWrite, useRole } from '../../lib/role';
 import { ConfirmButton, fieldError, SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
+import { count } from '../../ui/words';
 import { type Collection, kbKeys, useCollections } from './data';
 import { ArticleEditor } from './editor';
 import './kb.css';
@@ -168,7 +169,7 @@ function Collections({ selected, writer }: { selected: string | null; writer: bo
                   title={`Delete the collection ${c.name}?`}
                   description={
                     c.article_count > 0
-                      ? `Its ${c.article_count} article(s) are not deleted: they stay in the knowledge base, in no collection.`
+                      ? `Its ${count(c.article_count, 'article')} ${c.article_count === 1 ? 'is' : 'are'} not deleted: ${c.article_count === 1 ? 'it stays' : 'they stay'} in the knowledge base, in no collection.`
                       : 'It has no articles.'
                   }
                   confirm="Delete collection"

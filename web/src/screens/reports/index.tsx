@@ -23,6 +23,7 @@ import { useRole } from '../../lib/role';
 import { Avatar } from '../../ui/avatar';
 import { SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
+import { count } from '../../ui/words';
 import './reports.css';
 
 type Overview = Awaited<ReturnType<typeof load>>;
@@ -53,6 +54,23 @@ export function duration(min: number | null | undefined): string {
   if (min < 60) return `${Math.round(min)} min`;
   if (min < 48 * 60) return `${(min / 60).toFixed(min < 600 ? 1 : 0)} h`;
   return `${(min / 1440).toFixed(1)} d`;
+}
+
+/**
+ * A time axis in readable steps: the unit the largest value reads best in (minutes, hours or
+ * days), ticks at whole numbers of it (1, 2, 5 times a power of ten apart), so no two ticks say
+ * the same ("0 min, 0 min, 1 min" was Recharts' own ticks between 0 and 1.5 minutes, rounded).
+ */
+export function timeAxis(maxMinutes: number): { ticks: number[]; label(v: number): string } {
+  const max = Number.isFinite(maxMinutes) && maxMinutes > 0 ? maxMinutes : 1;
+  const [size, unit] = max >= 2 * 1440 ? [1440, 'd'] : max >= 120 ? [60, 'h'] : [1, 'min'];
+  const top = max / size;
+  const rough = top / 4;
+  const power = 10 ** Math.floor(Math.log10(Math.max(rough, 1)));
+  const step = Math.max(1, [1, 2, 5, 10].map((m) => m * power).find((s) => s >= rough) ?? 10 * power);
+  const ticks: number[] = [];
+  for (let v = 0; v < top + step; v += step) ticks.push(v * size);
+  return { ticks, label: (v: number) => `${Math.round(v / size)} ${unit}` };
 }
 
 const dayLabel = (iso: string) =>
@@ -154,6 +172,9 @@ function nextDay(iso: string): string {
 function Report({ r, busy }: { r: Overview; busy: boolean }) {
   const colors = useColors();
   const days = r.by_day.map((d) => ({ ...d, label: dayLabel(d.date) }));
+  const times = timeAxis(
+    Math.max(0, ...r.by_day.flatMap((d) => [d.first_response_p50_minutes ?? 0, d.resolution_p50_minutes ?? 0])),
+  );
   const axis = { stroke: colors.text, fontSize: 12 };
   const tip = { contentStyle: { background: colors.bg, borderColor: colors.grid, color: colors.fg } };
   return (
@@ -171,7 +192,7 @@ function Report({ r, busy }: { r: Overview; busy: boolean }) {
         <Kpi
           label="CSAT (average of 5)"
           value={r.csat_avg === null ? '–' : r.csat_avg.toFixed(2)}
-          note={`${r.csat_count} rating${r.csat_count === 1 ? '' : 's'}`}
+          note={count(r.csat_count, 'rating')}
         />
         <Kpi label="SLA breached" value={String(r.sla_breached)} />
       </dl>
@@ -214,7 +235,14 @@ function Report({ r, busy }: { r: Overview; busy: boolean }) {
         <LineChart data={days} accessibilityLayer={false}>
           <CartesianGrid stroke={colors.grid} vertical={false} />
           <XAxis dataKey="label" {...axis} minTickGap={16} />
-          <YAxis {...axis} width={56} tickFormatter={(v: number) => duration(v)} />
+          <YAxis
+            {...axis}
+            width={56}
+            ticks={times.ticks}
+            domain={[0, times.ticks.at(-1) ?? 'auto']}
+            interval={0}
+            tickFormatter={times.label}
+          />
           <Tooltip {...tip} formatter={(v) => duration(Number(v))} />
           <Legend />
           <Line

@@ -11,6 +11,7 @@ import { useLiveEvents } from '../../lib/events';
 import { every } from '../../lib/every';
 import { fieldError } from '../../ui/form';
 import { ErrorNote } from '../../ui/page';
+import { count } from '../../ui/words';
 import './config.css';
 
 export type LabelColor = Schemas['Tag']['color'];
@@ -231,6 +232,6 @@ export function duration(minutes: number): string {
   const d = Math.floor(minutes / 1440);
   const h = Math.floor((minutes % 1440) / 60);
   const m = minutes % 60;
-  const parts = [d ? `${d} ${d === 1 ? 'day' : 'days'}` : '', h ? `${h} h` : '', m ? `${m} min` : ''].filter(Boolean);
+  const parts = [d ? count(d, 'day') : '', h ? `${h} h` : '', m ? `${m} min` : ''].filter(Boolean);
   return parts.join(' ') || '0 min';
 }

@@ -9,6 +9,7 @@ import { useWorkspace } from '../../lib/context';
 import { useIsAdmin } from '../../lib/role';
 import { CheckboxField, ConfirmButton, DeleteButton, SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
+import { count } from '../../ui/words';
 import { Chip, ColorField, check, FormDialog, type LabelColor, problem, Swatch, useLiveRefetch } from './config-kit';
 import type { SectionProps } from './sections';
 
@@ -22,7 +23,7 @@ const KINDS: Array<[Kind, string]> = [
 ];
 const NAME_RULE = /^[\p{L}\p{M}\p{N} \-_./:&+#]+$/u;
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+const plural = count;
 
 export default function Labels(_: SectionProps) {
   const ws = useWorkspace();

@@ -6,6 +6,7 @@ import { Link } from '@tanstack/react-router';
 import { useEffect, useRef, useState } from 'react';
 import { api, errorText, ok } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
+import { Icon } from '../../ui/icons';
 import { type Notification, NotificationItem } from './notifications-text';
 import './notifications-popover.css';
 
@@ -19,7 +20,10 @@ export default function NotificationsPopover({ count, autoFocus }: { count: numb
   return (
     <Popover.Root open={open} onOpenChange={setOpen}>
       <Popover.Trigger ref={trigger} className="bell">
-        <span>Notifications</span>
+        <span className="view-name">
+          <Icon name="notifications" />
+          Notifications
+        </span>
         {count > 0 && (
           <span className="bell-count">
             {count}

@@ -15,6 +15,7 @@ import { ConfirmButton, fieldError, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
 import { Done, fileBody, pictureErrorText, useAction } from '../../ui/people';
 import { QrCode } from '../../ui/qr-code';
+import { count } from '../../ui/words';
 import type { SectionProps } from './sections';
 import './people.css';
 
@@ -420,7 +421,7 @@ function Sessions({ userId }: { userId: string }) {
             confirm="Sign out everywhere else"
             onConfirm={async () => {
               const r = await ok(api.POST('/v1/me/sessions/revoke-others'));
-              setDone(`Signed out everywhere else (${r.revoked} ${r.revoked === 1 ? 'session' : 'sessions'}).`);
+              setDone(`Signed out everywhere else (${count(r.revoked, 'session')}).`);
               await reload();
             }}
           >

@@ -13,6 +13,7 @@ import { keys } from '../../lib/queries';
 import { useIsAdmin } from '../../lib/role';
 import { CheckboxField, DeleteButton, SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
+import { count } from '../../ui/words';
 import { check, FormDialog, problem, useLiveRefetch } from './config-kit';
 import type { SectionProps } from './sections';
 import { FieldConditions, type FieldFilter, fieldsSummary } from './views-filters';
@@ -100,7 +101,7 @@ export default function Views(_: SectionProps) {
                 <Link to="/inbox" search={{ view: `view:${v.id}` }}>
                   <strong>{v.name}</strong>
                 </Link>{' '}
-                {n !== undefined && <span className="badge">{n === 1 ? '1 ticket' : `${n} tickets`}</span>}
+                {n !== undefined && <span className="badge">{count(n, 'ticket')}</span>}
                 <p className="hint">{summary(v.filters, lists)}</p>
               </div>
               {mayChange && (

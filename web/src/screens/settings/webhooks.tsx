@@ -16,6 +16,7 @@ import { useIsAdmin } from '../../lib/role';
 import { CopyField } from '../../ui/copy';
 import { CheckboxField, ConfirmButton, fieldError, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
+import { count } from '../../ui/words';
 import type { SectionProps } from './sections';
 
 type Webhook = Schemas['Webhook'];
@@ -572,7 +573,7 @@ function DeliveryRow({ hook, d, onRetry }: { hook: string; d: Delivery; onRetry(
         <td>
           <span className={`state ${cls}`}>{text}</span>
           <p className="hint">
-            {d.attempts} attempt{d.attempts === 1 ? '' : 's'}
+            {count(d.attempts, 'attempt')}
             {d.status === 'pending' && d.next_attempt_at ? `, next ${ago(d.next_attempt_at)}` : ''}
           </p>
         </td>

@@ -33,6 +33,8 @@ import { fillPlaceholders } from '../../lib/placeholders';
 import { keys, useMembers } from '../../lib/queries';
 import { useSession } from '../../lib/session';
 import { Avatar } from '../../ui/avatar';
+import { Icon } from '../../ui/icons';
+import { contactName } from '../../ui/words';
 import { ComposerToolbar } from './composer-toolbar';
 import { type Attachment, messagesQuery, sameOrigin } from './thread';
 import '../../ui/prosemirror.css';
@@ -390,7 +392,7 @@ export function Composer({
         <SavedReplies ws={ws} onPick={insertSaved} />
       </div>
       <span id={labelId} className="visually-hidden">
-        {kind === 'note' ? 'Internal note (only agents see it)' : `Reply to ${ticket.contact?.name ?? 'the customer'}`}
+        {kind === 'note' ? 'Internal note (only agents see it)' : `Reply to ${contactName(ticket.contact)}`}
       </span>
       <div className="composer-box">
         {editor && <ComposerToolbar editor={editor} linkOpen={linkOpen} onLinkOpen={setLinkOpen} />}
@@ -447,6 +449,7 @@ export function Composer({
       )}
       <div className="composer-foot">
         <label className="attach button">
+          <Icon name="attach" />
           Attach files
           <input type="file" multiple className="visually-hidden" onChange={(e) => void upload(e)} />
         </label>
@@ -469,6 +472,7 @@ export function Composer({
           Then open the next ticket
         </label>
         <button type="submit" className="primary" disabled={busy || empty || uploading.length > 0}>
+          <Icon name="send" />
           {busy ? 'Sending…' : kind === 'note' ? 'Add note' : 'Send'}
         </button>
       </div>
@@ -476,7 +480,7 @@ export function Composer({
         Ctrl+Enter sends the {noun}; Ctrl+Shift+Enter sends it and opens the next ticket.
       </p>
       <p className="typing" role="status">
-        {typing ? `${typing} is typing…` : customerTyping ? `${ticket.contact?.name ?? 'The customer'} is typing…` : ''}
+        {typing ? `${typing} is typing…` : customerTyping ? `${contactName(ticket.contact)} is typing…` : ''}
       </p>
       <p className="error" role="alert" hidden={!error}>
         {error}
@@ -512,7 +516,10 @@ function SavedReplies({ ws, onPick }: { ws: string; onPick(html: string): void }
   const picked = useRef(false);
   return (
     <Popover.Root open={open} onOpenChange={setOpen}>
-      <Popover.Trigger className="button saved-replies-trigger">Saved replies</Popover.Trigger>
+      <Popover.Trigger className="button saved-replies-trigger">
+        <Icon name="savedReplies" />
+        Saved replies
+      </Popover.Trigger>
       <Popover.Portal>
         <Popover.Content
           className="menu saved-replies"

@@ -9,6 +9,7 @@ import { useWorkspace } from '../../lib/context';
 import { STATUS_LABEL } from '../../lib/format';
 import { keys, useCustomFields, useMembers } from '../../lib/queries';
 import { Avatar } from '../../ui/avatar';
+import { contactName } from '../../ui/words';
 
 type Field = Schemas['CustomField'];
 
@@ -88,7 +89,8 @@ export function ContactPanel({ ws, contactId, ticket }: { ws: string; contactId:
           <div className="person">
             <Avatar url={c.avatar_url} name={c.name ?? c.email} size={64} />
             <div>
-              <p className="person-name">{c.name || c.email || c.unverified_email || 'Unnamed contact'}</p>
+              {/* A claimed address is not a name: it shows below, marked Unverified. */}
+              <p className="person-name">{contactName(c)}</p>
               {c.email ? (
                 <p>
                   <a href={`mailto:${c.email}`}>{c.email}</a>

@@ -3,6 +3,9 @@
 // merge and follow-up links) and the customer (contact.tsx: contact, company, their other
 // tickets). Other agents' presence and typing come through the ticket's topic. Keyboard: r reply,
 // n note, Ctrl+Enter send, e solve, Escape leaves the text box, then back to the inbox.
+// Above 1000 px the page is the window's height: the thread scrolls on its own and opens at its
+// newest message, the composer stays below it, and the details beside them can be hidden (the
+// choice kept in this browser). Opening a ticket marks it read here (../seen.ts).
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from '@tanstack/react-router';
 import { useEffect, useRef, useState } from 'react';
@@ -14,6 +17,9 @@ import type { TicketLive, Viewer } from '../../lib/live';
 import { keys, useMembers } from '../../lib/queries';
 import { useSession } from '../../lib/session';
 import { Avatar } from '../../ui/avatar';
+import { Icon } from '../../ui/icons';
+import { contactName } from '../../ui/words';
+import { markSeen } from '../seen';
 import { Composer, type ComposerHandle } from './composer';
 import { ContactPanel } from './contact';
 import { RepliesNotLeaving } from './mail-state';
@@ -38,6 +44,10 @@ export function TicketPage() {
   const setStatus = useStatusChange(ws, t, setStatusError);
   const presence = useTicketPresence(t);
   const readOnly = useReadOnly(ws);
+  const [details, setDetails] = useDetailsShown();
+  useEffect(() => {
+    if (t) markSeen(ws, t);
+  }, [ws, t]);
 
   useEffect(() => {
     document.title = t ? `#${t.number} ${t.subject} · Help desk` : 'Ticket · Help desk';
@@ -88,7 +98,13 @@ export function TicketPage() {
         </h1>
         <div className="ticket-meta">
           <span className={`status status-${t.status}`}>{STATUS_LABEL[t.status]}</span>
-          <span>{t.contact ? `${t.contact.name ?? ''} ${t.contact.email ? `<${t.contact.email}>` : ''}` : ''}</span>
+          <span>
+            {t.contact
+              ? t.contact.name?.trim() && t.contact.email
+                ? `${t.contact.name} <${t.contact.email}>`
+                : contactName(t.contact)
+              : ''}
+          </span>
           <span>{t.assignee ? `Assigned to ${t.assignee.name}` : 'Unassigned'}</span>
           {t.tags.length > 0 && (
             <ul className="labels" aria-label="Labels">
@@ -120,10 +136,21 @@ export function TicketPage() {
             onClick={() => void setStatus('solved')}
             disabled={t.status === 'solved' || readOnly}
           >
+            <Icon name="solve" />
             Solve <kbd>e</kbd>
           </button>
+          <button
+            type="button"
+            className="button details-toggle"
+            aria-expanded={details}
+            aria-controls="ticket-details"
+            onClick={() => setDetails(!details)}
+          >
+            <Icon name={details ? 'hideDetails' : 'showDetails'} />
+            Details
+          </button>
           <button type="button" className="icon-button" onClick={showShortcuts} aria-label="Keyboard shortcuts">
-            ?
+            <Icon name="shortcuts" />
           </button>
         </div>
         {statusError && (
@@ -133,9 +160,13 @@ export function TicketPage() {
         )}
         <Viewers ws={ws} viewers={presence.viewers} />
       </header>
-      <div className="ticket-body">
+      <div className={details ? 'ticket-body' : 'ticket-body ticket-body-wide'}>
         <div className="ticket-main">
-          <Thread ws={ws} ticket={t} />
+          {/* Scrolls on its own on wide screens: focusable, so the keyboard scrolls it too. */}
+          {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take the focus (axe: scrollable-region-focusable) */}
+          <section className="thread-scroll" tabIndex={0} aria-label="Conversation">
+            <Thread ws={ws} ticket={t} />
+          </section>
           <RepliesNotLeaving ws={ws} ticket={t} />
           {readOnly ? (
             <p className="hint read-only">You can read this ticket; only agents and admins can reply or change it.</p>
@@ -150,13 +181,37 @@ export function TicketPage() {
             />
           )}
         </div>
-        <aside className="ticket-side" aria-label="Ticket details">
-          <Properties ws={ws} ticket={t} readOnly={readOnly} />
-          {t.contact && <ContactPanel ws={ws} contactId={t.contact.id} ticket={t} />}
-        </aside>
+        {details && (
+          <aside className="ticket-side" id="ticket-details" aria-label="Ticket details">
+            <Properties ws={ws} ticket={t} readOnly={readOnly} />
+            {t.contact && <ContactPanel ws={ws} contactId={t.contact.id} ticket={t} />}
+          </aside>
+        )}
       </div>
     </article>
   );
+}
+
+const DETAILS_KEY = 'helpdesk.ticket.details';
+
+/** Whether the details panel is shown: yes unless hidden in this browser (kept across tickets). */
+function useDetailsShown(): [boolean, (shown: boolean) => void] {
+  const [shown, setShown] = useState(() => {
+    try {
+      return localStorage.getItem(DETAILS_KEY) !== 'hidden';
+    } catch {
+      return true;
+    }
+  });
+  const set = (v: boolean) => {
+    setShown(v);
+    try {
+      localStorage.setItem(DETAILS_KEY, v ? 'shown' : 'hidden');
+    } catch {
+      // storage refused: the choice holds for this page only
+    }
+  };
+  return [shown, set];
 }
 
 /** Viewers (role viewer) read tickets but change nothing: the page says so instead of a 403. */

@@ -12,6 +12,7 @@ import type { paths } from '../../api.gen';
 import { api, errorText, ok, type Schemas, type Ticket } from '../../lib/api';
 import { keys, useCustomFields, useMembers, useTagGroups, useTags, useTeams } from '../../lib/queries';
 import { fieldError } from '../../ui/form';
+import { ratingText } from '../../ui/words';
 
 type Patch = NonNullable<paths['/v1/tickets/{id}']['patch']['requestBody']>['content']['application/json'];
 type Field = Schemas['CustomField'];
@@ -161,8 +162,8 @@ export function Properties({ ws, ticket: t, readOnly }: { ws: string; ticket: Ti
       <SlaClocks t={t} />
       {t.csat && (
         <p className="csat">
-          Customer rating: <strong>{t.csat.score} of 5</strong>
-          {t.csat.comment ? <q>{t.csat.comment}</q> : null}
+          Customer rating: <strong>{ratingText(t.csat.score)}</strong>
+          {t.csat.comment ? `: “${t.csat.comment}”` : ''}
         </p>
       )}
       <FollowUp ws={ws} t={t} />

@@ -6,13 +6,14 @@
 import * as Dialog from '@radix-ui/react-dialog';
 import { useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
-import { useState } from 'react';
+import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { servicePath } from '../../lib/address';
 import { type Activity, api, errorText, type Message, ok, type Ticket, type TicketStatus } from '../../lib/api';
 import { bytes, STATUS_LABEL, when } from '../../lib/format';
 import { deliveryText } from '../../lib/mail';
 import { keys } from '../../lib/queries';
 import { Avatar } from '../../ui/avatar';
+import { contactName, ratingText } from '../../ui/words';
 import { SendAgain } from './mail-state';
 
 export type Attachment = Message['attachments'][number];
@@ -32,6 +33,8 @@ export function Thread({ ws, ticket }: { ws: string; ticket: Ticket }) {
     queryFn: async () =>
       (await ok(api.GET('/v1/tickets/{id}/activities', { params: { path: { id: ticket.id } } }))).data,
   });
+  const entryCount = (messages.data?.length ?? 0) + (activities.data?.length ?? 0);
+  const listRef = useAtNewest(entryCount, !!messages.data);
   if (messages.error) {
     return (
       <p className="error" role="alert">
@@ -48,7 +51,7 @@ export function Thread({ ws, ticket }: { ws: string; ticket: Ticket }) {
     ...(activities.data ?? []).map((a) => ({ at: a.created_at, activity: a })),
   ].sort((a, b) => a.at.localeCompare(b.at));
   return (
-    <ol className="thread" aria-label="Conversation">
+    <ol className="thread" aria-label="Conversation" ref={listRef}>
       {entries.map((e) =>
         'message' in e ? (
           <MessageItem key={e.message.id} m={e.message} ws={ws} ticket={ticket} />
@@ -60,9 +63,47 @@ export function Thread({ ws, ticket }: { ws: string; ticket: Ticket }) {
   );
 }
 
+/**
+ * The thread opens at its newest entry: the first time the messages are in, the last entry is
+ * scrolled into view (its scroller, .thread-scroll, when the page is the window's height; else
+ * the window). Later entries (a new message, the activities arriving) keep it at the newest while
+ * the person had not scrolled up.
+ */
+function useAtNewest(count: number, loaded: boolean) {
+  const listRef = useRef<HTMLOListElement>(null);
+  const opened = useRef(false);
+  const atEnd = useRef(true);
+  const scroller = () => listRef.current?.closest<HTMLElement>('.thread-scroll') ?? null;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the list is in once loaded; scroller reads it
+  useEffect(() => {
+    const el = scroller();
+    if (!loaded || !el) return;
+    const on = () => {
+      atEnd.current = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
+    };
+    el.addEventListener('scroll', on, { passive: true });
+    return () => el.removeEventListener('scroll', on);
+  }, [loaded]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new entry (the count) is the trigger
+  useLayoutEffect(() => {
+    const last = listRef.current?.lastElementChild;
+    if (!loaded || !last) return;
+    if (!opened.current) {
+      opened.current = true;
+      last.scrollIntoView({ block: 'end' });
+      return;
+    }
+    const el = scroller();
+    if (atEnd.current && el && el.scrollHeight > el.clientHeight) el.scrollTop = el.scrollHeight;
+  }, [count, loaded]);
+  return listRef;
+}
+
 function authorOf(m: Message): string {
   const a = m.author;
-  return a.user?.name ?? a.contact?.name ?? a.contact?.email ?? (m.from_name || m.from_email || a.type);
+  if (a.user) return a.user.name;
+  if (a.contact) return contactName(a.contact);
+  return m.from_name || m.from_email || (a.type === 'contact' ? contactName(null) : a.type);
 }
 
 /** An attachment's address when it is this service's (loaded from this origin: the CSP loads images from here only). */
@@ -188,7 +229,9 @@ function activityText(a: Activity): string {
     case 'sla_breached':
       return `The ${d.kind === 'first_response' ? 'first response' : String(d.kind ?? '').replaceAll('_', ' ')} target was missed`;
     case 'csat_received':
-      return `The customer rated the support ${String(d.score)}`;
+      return typeof d.score === 'number'
+        ? `The customer rated the support ${ratingText(d.score)}`
+        : 'The customer rated the support';
     case 'field_changed':
       return `${by} changed ${String(d.key ?? d.field ?? 'a field')}`;
     default:
