@@ -6,6 +6,14 @@
 const meta = (name: string): string | null =>
   globalThis.document?.querySelector<HTMLMetaElement>(`meta[name="${name}"]`)?.content.trim() || null;
 
+/**
+ * The service's public address (PUBLIC_URL, without a trailing slash), what other sites and mails
+ * must name: the widget's snippet, links to share. The page's own origin when the page does not say.
+ */
+export function publicAddress(): string {
+  return (meta('svc-public-url') ?? location.origin).replace(/\/+$/, '');
+}
+
 /** Whether the gateway accepts a socket from this page's origin (true when the page does not say). */
 export function socketAllowedHere(): boolean {
   const origins = meta('svc-socket-origins');

@@ -7,6 +7,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { type FormEvent, useId, useState } from 'react';
 import type { paths } from '../../api.gen';
+import { publicAddress } from '../../lib/address';
 import { api, ok } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { isAdmin, useRole } from '../../lib/role';
@@ -51,7 +52,12 @@ export default function WidgetSection() {
 }
 
 function InstallSnippet({ widgetKey }: { widgetKey: string }) {
-  const snippet = `<script src="${location.origin}/widget.js" data-key="${widgetKey}" async></script>`;
+  // PUBLIC_URL, not this page's address: the widget's socket is at PUBLIC_URL (the session's
+  // gateway_url), so a site's policy names one address for both (the app may be open at another
+  // spelling, such as 127.0.0.1 for localhost).
+  const base = publicAddress();
+  const socket = base.replace(/^http/, 'ws');
+  const snippet = `<script src="${base}/widget.js" data-key="${widgetKey}" async></script>`;
   return (
     <section className="channel-box" aria-labelledby="widget-install-title">
       <h2 id="widget-install-title">Install</h2>
@@ -64,7 +70,7 @@ function InstallSnippet({ widgetKey }: { widgetKey: string }) {
       <CopyButton text={snippet} label="Copy the snippet" />
       <p className="hint">
         The key ({widgetKey}) is public: it only names this workspace. A page with a Content-Security-Policy must allow{' '}
-        {location.origin} in script-src, connect-src (with ws: or wss:) and img-src.
+        {base} in script-src and img-src, and {base} {socket} in connect-src.
       </p>
     </section>
   );
