@@ -14,6 +14,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
 import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
+import { declareBodyLimit } from '../../platform/http/drain.js';
 import { ApiError, tooLarge } from '../../platform/http/errors.js';
 import { toErrorBody } from '../../platform/http/setup.js';
 import { spoolDirOf } from '../attachments/purge.js';
@@ -159,6 +160,8 @@ export default async function portalRoutes(app: App, deps: Deps): Promise<void> 
 
   /** The declared body is larger than any form we take: refused before it is read (413 page). */
   const refuseHuge = (req: FastifyRequest) => {
+    // What is left of a refused body is drained after the answer (platform/http/drain.ts).
+    declareBodyLimit(req, MAX_FILES * maxFileBytes + 1024 * 1024);
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > MAX_FILES * maxFileBytes + 1024 * 1024) {
       throw tooLarge(`The form is larger than ${MAX_FILES} files of ${maxMb} MB.`);
