@@ -3,6 +3,7 @@
 // activity, ticket.updated and the reports' figures. Bad tokens are 404, bad scores 422.
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rate } from '../src/modules/csat/service.js';
 import { browserAvailable, docsScreenshot, launchBrowser, seriousViolations } from './browser.js';
 import { makeTicket } from './builders.js';
 import { eventsAfterOf, latestSeqOf, newTenant, type Service, startService, type Tenant } from './helpers.js';
@@ -144,6 +145,28 @@ describe('CSAT', () => {
     expect((await svc.api.get(`/v1/tickets/${ticket.id}`, t.as)).body.csat).toBeNull();
   });
 
+  it('the rating service itself refuses a score off the scale, whoever calls it, and stores nothing', async () => {
+    const t = await newTenant(svc.api);
+    await csatOn(t);
+    const ticket = await solvedTicket(t, 'direct@example.com');
+    const token = await tokenMailedTo('direct@example.com');
+    for (const score of [0, 6, -1, 2.5, Number.NaN]) {
+      await expect(rate(svc.rt.deps, token, { score }), String(score)).rejects.toMatchObject({
+        status: 422,
+        code: 'validation_failed',
+        errors: [{ location: 'body.score' }],
+      });
+    }
+    await expect(rate(svc.rt.deps, token, { score: 3, comment: '😀'.repeat(2001) })).rejects.toMatchObject({
+      code: 'validation_failed',
+      errors: [{ location: 'body.comment' }],
+    });
+    expect((await svc.api.get(`/v1/tickets/${ticket.id}`, t.as)).body.csat).toBeNull();
+    // 2,000 characters of emoji are 4,000 UTF-16 units: still within the limit, as the API counts.
+    const saved = await rate(svc.rt.deps, token, { score: 1, comment: '😀'.repeat(2000) });
+    expect(saved.score).toBe(1);
+  });
+
   it('answers 404 for a tampered, expired or other-purpose token, and for a deleted ticket', async () => {
     const t = await newTenant(svc.api);
     await csatOn(t);
@@ -201,6 +224,16 @@ describe('the rating page (/csat/{token})', () => {
     expect(none.status).toBe(422);
     expect(none.text).toContain('role="alert"');
     expect(none.text).toContain('no score');
+    // What the form's fields let through but the scale does not: the same error state.
+    for (const score of ['0', '6', '-1', '10', '3.5', 'five']) {
+      const off = await form(token, { score, comment: 'off the scale' });
+      expect(off.status, score).toBe(422);
+      expect(off.text, score).toContain('Please choose one of the five ratings.');
+      expect(off.text).toContain('off the scale');
+    }
+    const long = await form(token, { score: '3', comment: 'x'.repeat(2001) });
+    expect(long.status).toBe(422);
+    expect(long.text).toContain('The comment is too long');
     expect((await svc.api.get(`/v1/tickets/${ticket.id}`, t.as)).body.csat).toBeNull();
 
     const saved = await form(token, { score: '2', comment: 'Took <i>long</i>' });
