@@ -556,6 +556,57 @@ describe('search', () => {
     expect((await page(`${c.base}/search?q=`)).text).toContain('Type a question');
   });
 
+  it('finds an article by words of its excerpt and of its collection’s name, renamed or moved', async () => {
+    const c = await newCenter();
+    const found = async (q: string) => {
+      const r = await page(`${c.base}/search?q=${encodeURIComponent(q)}`);
+      expect(r.status).toBe(200);
+      return [...r.text.matchAll(/href="[^"]*\/articles\/([a-z0-9-]+)"/g)].map((m) => m[1]).sort();
+    };
+    const shipping = await post(c.t.as, '/v1/kb/collections', { name: 'Shipping and deliveries' });
+    const returns = await post(c.t.as, '/v1/kb/collections', { name: 'Returns' });
+    const parcel = await post(c.t.as, '/v1/kb/articles', {
+      collection_id: shipping.id,
+      title: 'Where is my parcel?',
+      excerpt: 'Tracking numbers arrive by courier notification.',
+      body_html: '<p>Open your orders page and press Track.</p>',
+      status: 'published',
+    });
+    await post(c.t.as, '/v1/kb/articles', {
+      collection_id: returns.id,
+      title: 'Send something back',
+      body_html: '<p>Print the label and drop it off.</p>',
+      status: 'published',
+    });
+    // A draft of the collection stays out of public results.
+    await post(c.t.as, '/v1/kb/articles', { collection_id: shipping.id, title: 'Draft rates' });
+
+    // Only the excerpt says "courier"; only the collection's name says "deliveries" (stemmed).
+    expect(await found('courier')).toEqual([parcel.slug]);
+    expect(await found('delivery')).toEqual([parcel.slug]);
+    expect(await found('returns')).toEqual(['send-something-back']);
+    // The API's search is the same engine: it finds them too (drafts included for agents).
+    const api = await svc.api.get('/v1/kb/articles?q=deliveries', c.t.as);
+    expect(api.body.data.map((a: any) => a.title).sort()).toEqual(['Draft rates', 'Where is my parcel?']);
+
+    // The collection renamed: its new name finds the article, the old one no longer does.
+    const renamed = await svc.api.patch(`/v1/kb/collections/${shipping.id}`, { name: 'Orders in transit' }, c.t.as);
+    expect(renamed.status).toBe(200);
+    expect(await found('transit')).toEqual([parcel.slug]);
+    expect(await found('deliveries')).toEqual([]);
+    // The article moved to another collection, then out of any: it follows.
+    const moved = await svc.api.patch(`/v1/kb/articles/${parcel.id}`, { collection_id: returns.id }, c.t.as);
+    expect(moved.status).toBe(200);
+    expect(await found('transit')).toEqual([]);
+    expect(await found('returns')).toEqual([parcel.slug, 'send-something-back'].sort());
+    await svc.api.patch(`/v1/kb/articles/${parcel.id}`, { collection_id: null }, c.t.as);
+    expect(await found('returns')).toEqual(['send-something-back']);
+    // A new excerpt replaces the old one's words.
+    await svc.api.patch(`/v1/kb/articles/${parcel.id}`, { excerpt: 'Follow the van on a map.' }, c.t.as);
+    expect(await found('courier')).toEqual([]);
+    expect(await found('van')).toEqual([parcel.slug]);
+  });
+
   it('pages of ten results, best first, every match reachable; a page past the end or an odd page number', async () => {
     const c = await newCenter();
     // 23 matches: the one with the word in its title ranks first; one draft never shows.
