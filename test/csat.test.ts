@@ -4,7 +4,8 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rate } from '../src/modules/csat/service.js';
-import { browserAvailable, docsScreenshot, launchBrowser, seriousViolations } from './browser.js';
+import { contrast } from '../src/modules/help-center/look.js';
+import { browserAvailable, coloursOf, docsScreenshot, launchBrowser, seriousViolations } from './browser.js';
 import { makeTicket } from './builders.js';
 import { eventsAfterOf, latestSeqOf, newTenant, type Service, startService, type Tenant } from './helpers.js';
 import { type CaughtMail, type MailCatcher, startMailCatcher } from './mail-catcher.js';
@@ -268,6 +269,24 @@ describe('the rating page (/csat/{token})', () => {
       await page.goto(`${svc.url}/csat/${token}`);
       expect(await page.locator('h1').textContent()).toBe('How did we do?');
       expect(await seriousViolations(page)).toEqual([]);
+      // A customer whose system is set to dark gets the dark variant, as readable.
+      const dark = await browser.newContext({ viewport: { width: 800, height: 800 }, colorScheme: 'dark' });
+      const night = await dark.newPage();
+      await night.goto(`${svc.url}/csat/${token}`);
+      await night.getByLabel('Very happy').check();
+      const look = await coloursOf(night, {
+        background: ['body', 'backgroundColor'],
+        text: ['body', 'color'],
+        field: ['textarea', 'backgroundColor'],
+        button: ['button', 'backgroundColor'],
+        buttonText: ['button', 'color'],
+      });
+      expect(contrast(look.background, '#000000')).toBeLessThan(2);
+      expect(contrast(look.text, look.background)).toBeGreaterThanOrEqual(7);
+      expect(contrast(look.field, '#000000')).toBeLessThan(2);
+      expect(contrast(look.buttonText, look.button)).toBeGreaterThanOrEqual(4.5);
+      expect(await seriousViolations(night)).toEqual([]);
+      await dark.close();
       await page.getByLabel('Happy', { exact: true }).check();
       await page.getByLabel('Comment (optional)').fill('Fixed within the hour.');
       await docsScreenshot(page, 'csat-page');

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { DomUtils, parseDocument } from 'htmlparser2';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { contrast, paletteOf } from '../src/modules/help-center/look.js';
+import { contrast, DARK_SURFACES, LIGHT_SURFACES, paletteOf } from '../src/modules/help-center/look.js';
 import { PageCache } from '../src/modules/help-center/page-cache.js';
 import { pruneArticleViews } from '../src/modules/help-center/views.js';
 import { newTenant, type ReqOpts, type Service, startService, type Tenant } from './helpers.js';
@@ -267,6 +267,11 @@ describe('pages of published articles', () => {
     const link = /--link:(#[0-9a-f]{6})/.exec(css.text)![1]!;
     expect(contrast(link, '#ffffff')).toBeGreaterThanOrEqual(4.5);
     expect(css.text).toContain(':focus-visible');
+    // The reader's colour scheme: a dark variant, with links of their own (checked in Chromium:
+    // test/help-center-browser.test.ts).
+    expect(css.text).toContain('@media (prefers-color-scheme: dark)');
+    expect(/--link-dark:(#[0-9a-f]{6})/.exec(css.text)![1]).toBe('#fde047');
+    expect(metaOf(r.text, 'color-scheme')).toBe('light dark');
   });
 
   it('sitemap.xml lists home, collections with published articles and published articles with lastmod; robots.txt points at it', async () => {
@@ -668,12 +673,17 @@ describe('search', () => {
 });
 
 describe('look', () => {
-  it('picks white or black text on the brand colour by contrast, and links that reach 4.5:1', () => {
-    for (const brand of ['#2563eb', '#fde047', '#777777', '#ffffff', '#000000', '#10b981', '#ef4444']) {
+  it('picks white or black text on the brand colour by contrast, and links that reach 4.5:1 in both schemes', () => {
+    for (const brand of ['#2563eb', '#fde047', '#777777', '#ffffff', '#000000', '#10b981', '#ef4444', '#111827']) {
       const p = paletteOf(brand);
       expect(contrast(p.brand, p.onBrand), brand).toBeGreaterThanOrEqual(4.5);
-      expect(contrast(p.link, '#ffffff'), brand).toBeGreaterThanOrEqual(4.5);
+      // Links on the light page and its raised surface (a customer's own message), and on the dark ones.
+      for (const bg of LIGHT_SURFACES) expect(contrast(p.link, bg), `${brand} on ${bg}`).toBeGreaterThanOrEqual(4.5);
+      for (const bg of DARK_SURFACES) expect(contrast(p.linkDark, bg), `${brand} on ${bg}`).toBeGreaterThanOrEqual(4.5);
     }
+    // A colour already readable is kept as it is.
+    expect(paletteOf('#fde047').linkDark).toBe('#fde047');
+    expect(paletteOf('#1d4ed8').link).toBe('#1d4ed8');
     expect(paletteOf('#2563eb').onBrand).toBe('#ffffff');
     expect(paletteOf('#fde047').onBrand).toBe('#000000');
   });
