@@ -245,6 +245,9 @@ describe('the rating page (/csat/{token})', () => {
       comment: 'Took <i>long</i>',
     });
 
+    // A link's score off the scale preselects nothing of its own: the saved rating shows.
+    expect(await (await fetch(`${svc.url}/csat/${token}?score=9`)).text()).toMatch(/value="2" checked/);
+
     const bad = await fetch(`${svc.url}/csat/${token.slice(0, -3)}abc`);
     expect(bad.status).toBe(404);
     expect(await bad.text()).toContain('This rating link is not valid');

@@ -13,13 +13,18 @@ import { toErrorBody } from '../../platform/http/setup.js';
 import { stylesheetOf } from '../help-center/look.js';
 import { baseStylesheet, pageCsp, plainPage, renderPage } from '../help-center/render.js';
 import { CsatTokenParams } from './schemas.js';
-import { rate, ratingOf } from './service.js';
+import { CSAT_SCALE, rate, ratingOf } from './service.js';
 
 const HTML = 'text/html; charset=utf-8';
 const DEFAULT_COLOR = '#1d4ed8';
 const LABELS = ['', 'Very unhappy', 'Unhappy', 'Neutral', 'Happy', 'Very happy'];
 /** The score a link or a form names, as a number: whether it is on the scale is rate()'s rule. */
 const scoreOf = (v: unknown): number | null => (typeof v === 'string' && /^-?\d{1,6}$/.test(v) ? Number(v) : null);
+/** A link's `?score=` preselects a choice only when it names one. */
+const choiceOf = (v: unknown): number | null => {
+  const n = scoreOf(v);
+  return n !== null && n >= CSAT_SCALE.min && n <= CSAT_SCALE.max ? n : null;
+};
 
 export default async function csatPageRoutes(app: App, deps: Deps): Promise<void> {
   const csp = pageCsp(deps.config.publicUrl);
@@ -120,7 +125,7 @@ export default async function csatPageRoutes(app: App, deps: Deps): Promise<void
           throw err;
         }
         const { rating, workspace } = found;
-        const score = scoreOf((req.query as { score?: string }).score) ?? rating.score;
+        const score = choiceOf((req.query as { score?: string }).score) ?? rating.score;
         const token = (req.params as { token: string }).token;
         return send(reply, 200, form(token, workspace, rating, { score, comment: rating.comment }));
       },
