@@ -54,6 +54,7 @@ import { registerOpenApi } from './openapi.js';
 import type { App, RouteEntry } from './platform/http/app-type.js';
 import { registerAuth } from './platform/http/auth.js';
 import type { Access } from './platform/http/context.js';
+import { Drains } from './platform/http/drain.js';
 import { installIdempotency } from './platform/http/idempotency.js';
 import { installRateLimit } from './platform/http/rate-limit.js';
 import { installResponseCheck, type ResponseViolationSink } from './platform/http/response-check.js';
@@ -170,14 +171,19 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
   installNotFound(app);
   installRequestLog(app);
   if (opts.checkResponses) installResponseCheck(app, opts.checkResponses);
-  // While shutting down, answers in flight close their connection so the drain can finish.
+  // While shutting down, answers in flight close their connection so the shutdown can finish.
   let closing = false;
+  // An answer before the whole body arrived (a refused upload): the rest is read so the client
+  // can read the answer (platform/http/drain.ts).
+  const drains = new Drains();
   app.decorate('beginShutdown', () => {
     closing = true;
+    drains.cutAll();
   });
   app.addHook('onSend', async (req, reply, payload) => {
     reply.header('x-request-id', req.id);
     if (closing) reply.header('connection', 'close');
+    else drains.start(req, reply);
     return payload;
   });
 

@@ -74,3 +74,27 @@ export async function docsScreenshot(page: Page, name: string): Promise<void> {
   mkdirSync(dir, { recursive: true });
   await page.screenshot({ path: join(dir, `${name}.png`), fullPage: true });
 }
+
+/** A computed colour (`rgb(r, g, b)`) as #rrggbb. */
+export const hexColour = (c: string): string =>
+  `#${(c.match(/\d+/g) ?? [])
+    .slice(0, 3)
+    .map((n) => Number(n).toString(16).padStart(2, '0'))
+    .join('')}`;
+
+/** The computed colour of `property` of the first element matching each selector, as #rrggbb. */
+export async function coloursOf<K extends string>(
+  page: Page,
+  of: Record<K, [selector: string, property: string]>,
+): Promise<Record<K, string>> {
+  const pairs = Object.entries(of) as Array<[string, [string, string]]>;
+  const raw = await page.evaluate((pairs) => {
+    // In the page: this file compiles without the DOM's types.
+    const g = globalThis as any;
+    return pairs.map(([name, [sel, prop]]) => {
+      const el = g.document.querySelector(sel);
+      return [name, el ? (g.getComputedStyle(el)[prop] as string) : ''] as [string, string];
+    });
+  }, pairs);
+  return Object.fromEntries(raw.map(([k, v]) => [k, hexColour(v)])) as Record<K, string>;
+}

@@ -3,7 +3,9 @@
 // activity, ticket.updated and the reports' figures. Bad tokens are 404, bad scores 422.
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserAvailable, docsScreenshot, launchBrowser, seriousViolations } from './browser.js';
+import { rate } from '../src/modules/csat/service.js';
+import { contrast } from '../src/modules/help-center/look.js';
+import { browserAvailable, coloursOf, docsScreenshot, launchBrowser, seriousViolations } from './browser.js';
 import { makeTicket } from './builders.js';
 import { eventsAfterOf, latestSeqOf, newTenant, type Service, startService, type Tenant } from './helpers.js';
 import { type CaughtMail, type MailCatcher, startMailCatcher } from './mail-catcher.js';
@@ -147,6 +149,28 @@ describe('CSAT', () => {
     expect((await svc.api.get(`/v1/tickets/${ticket.id}`, t.as)).body.csat).toBeNull();
   });
 
+  it('the rating service itself refuses a score off the scale, whoever calls it, and stores nothing', async () => {
+    const t = await newTenant(svc.api);
+    await csatOn(t);
+    const ticket = await solvedTicket(t, 'direct@example.com');
+    const token = await tokenMailedTo('direct@example.com');
+    for (const score of [0, 6, -1, 2.5, Number.NaN]) {
+      await expect(rate(svc.rt.deps, token, { score }), String(score)).rejects.toMatchObject({
+        status: 422,
+        code: 'validation_failed',
+        errors: [{ location: 'body.score' }],
+      });
+    }
+    await expect(rate(svc.rt.deps, token, { score: 3, comment: '😀'.repeat(2001) })).rejects.toMatchObject({
+      code: 'validation_failed',
+      errors: [{ location: 'body.comment' }],
+    });
+    expect((await svc.api.get(`/v1/tickets/${ticket.id}`, t.as)).body.csat).toBeNull();
+    // 2,000 characters of emoji are 4,000 UTF-16 units: still within the limit, as the API counts.
+    const saved = await rate(svc.rt.deps, token, { score: 1, comment: '😀'.repeat(2000) });
+    expect(saved.score).toBe(1);
+  });
+
   it('answers 404 for a tampered, expired or other-purpose token, and for a deleted ticket', async () => {
     const t = await newTenant(svc.api);
     await csatOn(t);
@@ -204,6 +228,16 @@ describe('the rating page (/csat/{token})', () => {
     expect(none.status).toBe(422);
     expect(none.text).toContain('role="alert"');
     expect(none.text).toContain('no score');
+    // What the form's fields let through but the scale does not: the same error state.
+    for (const score of ['0', '6', '-1', '10', '3.5', 'five']) {
+      const off = await form(token, { score, comment: 'off the scale' });
+      expect(off.status, score).toBe(422);
+      expect(off.text, score).toContain('Please choose one of the five ratings.');
+      expect(off.text).toContain('off the scale');
+    }
+    const long = await form(token, { score: '3', comment: 'x'.repeat(2001) });
+    expect(long.status).toBe(422);
+    expect(long.text).toContain('The comment is too long');
     expect((await svc.api.get(`/v1/tickets/${ticket.id}`, t.as)).body.csat).toBeNull();
 
     const saved = await form(token, { score: '2', comment: 'Took <i>long</i>' });
@@ -213,6 +247,9 @@ describe('the rating page (/csat/{token})', () => {
       score: 2,
       comment: 'Took <i>long</i>',
     });
+
+    // A link's score off the scale preselects nothing of its own: the saved rating shows.
+    expect(await (await fetch(`${svc.url}/csat/${token}?score=9`)).text()).toMatch(/value="2" checked/);
 
     const bad = await fetch(`${svc.url}/csat/${token.slice(0, -3)}abc`);
     expect(bad.status).toBe(404);
@@ -238,6 +275,24 @@ describe('the rating page (/csat/{token})', () => {
       await page.goto(`${svc.url}/csat/${token}`);
       expect(await page.locator('h1').textContent()).toBe('How did we do?');
       expect(await seriousViolations(page)).toEqual([]);
+      // A customer whose system is set to dark gets the dark variant, as readable.
+      const dark = await browser.newContext({ viewport: { width: 800, height: 800 }, colorScheme: 'dark' });
+      const night = await dark.newPage();
+      await night.goto(`${svc.url}/csat/${token}`);
+      await night.getByLabel('Very happy').check();
+      const look = await coloursOf(night, {
+        background: ['body', 'backgroundColor'],
+        text: ['body', 'color'],
+        field: ['textarea', 'backgroundColor'],
+        button: ['button', 'backgroundColor'],
+        buttonText: ['button', 'color'],
+      });
+      expect(contrast(look.background, '#000000')).toBeLessThan(2);
+      expect(contrast(look.text, look.background)).toBeGreaterThanOrEqual(7);
+      expect(contrast(look.field, '#000000')).toBeLessThan(2);
+      expect(contrast(look.buttonText, look.button)).toBeGreaterThanOrEqual(4.5);
+      expect(await seriousViolations(night)).toEqual([]);
+      await dark.close();
       await page.getByLabel('Happy', { exact: true }).check();
       await page.getByLabel('Comment (optional)').fill('Fixed within the hour.');
       await docsScreenshot(page, 'csat-page');

@@ -1,10 +1,12 @@
 // The help center in a real browser (Debian's Chromium through playwright-core, test/browser.ts):
 // a reader opens the home page, searches, opens an article, on a desktop and on a phone; axe-core
 // finds no serious or critical accessibility problem on any page; nothing an article or a title
-// carries runs as script. SCREENSHOTS=1 writes the pages' pictures into docs/screenshots/.
+// carries runs as script; a reader whose system is set to dark gets the dark variant.
+// SCREENSHOTS=1 writes the pages' pictures into docs/screenshots/.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserAvailable, docsScreenshot, launchBrowser, seriousViolations } from './browser.js';
+import { contrast } from '../src/modules/help-center/look.js';
+import { browserAvailable, coloursOf, docsScreenshot, launchBrowser, seriousViolations } from './browser.js';
 import { newTenant, type Service, startService, type Tenant } from './helpers.js';
 
 const run = browserAvailable();
@@ -130,6 +132,31 @@ describe.runIf(run)('the help center in a browser', () => {
     expect(await page.locator('script').count()).toBe(0);
     expect(scripts).toEqual([]);
     await page.close();
+  });
+
+  it('follows a dark colour scheme: dark page, light text, readable brand and links, no serious problem', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'dark' });
+    const page = await context.newPage();
+    for (const path of ['', '/search?q=refund', '/articles/how-do-i-get-a-refund']) {
+      await page.goto(base + path);
+      const look = await coloursOf(page, {
+        background: ['body', 'backgroundColor'],
+        text: ['body', 'color'],
+        link: ['main a, footer a', 'color'],
+        header: ['header.site', 'backgroundColor'],
+        headerText: ['header.site .brand', 'color'],
+      });
+      // The page is dark and its text light; the header keeps the brand colour with its text.
+      expect(contrast(look.background, '#000000'), path).toBeLessThan(2);
+      expect(contrast(look.text, look.background), path).toBeGreaterThanOrEqual(7);
+      expect(look.header, path).toBe('#1d4ed8');
+      expect(contrast(look.headerText, look.header), path).toBeGreaterThanOrEqual(4.5);
+      // Links are the brand colour made light enough for the dark page.
+      expect(contrast(look.link, look.background), path).toBeGreaterThanOrEqual(4.5);
+      expect(await seriousViolations(page), path).toEqual([]);
+      if (path === '') await docsScreenshot(page, 'help-center-dark');
+    }
+    await context.close();
   });
 
   it('fits a phone: no sideways scrolling, the same checks pass', async () => {

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { DomUtils, parseDocument } from 'htmlparser2';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { contrast, paletteOf } from '../src/modules/help-center/look.js';
+import { contrast, DARK_SURFACES, LIGHT_SURFACES, paletteOf } from '../src/modules/help-center/look.js';
 import { PageCache } from '../src/modules/help-center/page-cache.js';
 import { pruneArticleViews } from '../src/modules/help-center/views.js';
 import { newTenant, type ReqOpts, type Service, startService, type Tenant } from './helpers.js';
@@ -267,6 +267,11 @@ describe('pages of published articles', () => {
     const link = /--link:(#[0-9a-f]{6})/.exec(css.text)![1]!;
     expect(contrast(link, '#ffffff')).toBeGreaterThanOrEqual(4.5);
     expect(css.text).toContain(':focus-visible');
+    // The reader's colour scheme: a dark variant, with links of their own (checked in Chromium:
+    // test/help-center-browser.test.ts).
+    expect(css.text).toContain('@media (prefers-color-scheme: dark)');
+    expect(/--link-dark:(#[0-9a-f]{6})/.exec(css.text)![1]).toBe('#fde047');
+    expect(metaOf(r.text, 'color-scheme')).toBe('light dark');
   });
 
   it('sitemap.xml lists home, collections with published articles and published articles with lastmod; robots.txt points at it', async () => {
@@ -556,6 +561,57 @@ describe('search', () => {
     expect((await page(`${c.base}/search?q=`)).text).toContain('Type a question');
   });
 
+  it('finds an article by words of its excerpt and of its collection’s name, renamed or moved', async () => {
+    const c = await newCenter();
+    const found = async (q: string) => {
+      const r = await page(`${c.base}/search?q=${encodeURIComponent(q)}`);
+      expect(r.status).toBe(200);
+      return [...r.text.matchAll(/href="[^"]*\/articles\/([a-z0-9-]+)"/g)].map((m) => m[1]).sort();
+    };
+    const shipping = await post(c.t.as, '/v1/kb/collections', { name: 'Shipping and deliveries' });
+    const returns = await post(c.t.as, '/v1/kb/collections', { name: 'Returns' });
+    const parcel = await post(c.t.as, '/v1/kb/articles', {
+      collection_id: shipping.id,
+      title: 'Where is my parcel?',
+      excerpt: 'Tracking numbers arrive by courier notification.',
+      body_html: '<p>Open your orders page and press Track.</p>',
+      status: 'published',
+    });
+    await post(c.t.as, '/v1/kb/articles', {
+      collection_id: returns.id,
+      title: 'Send something back',
+      body_html: '<p>Print the label and drop it off.</p>',
+      status: 'published',
+    });
+    // A draft of the collection stays out of public results.
+    await post(c.t.as, '/v1/kb/articles', { collection_id: shipping.id, title: 'Draft rates' });
+
+    // Only the excerpt says "courier"; only the collection's name says "deliveries" (stemmed).
+    expect(await found('courier')).toEqual([parcel.slug]);
+    expect(await found('delivery')).toEqual([parcel.slug]);
+    expect(await found('returns')).toEqual(['send-something-back']);
+    // The API's search is the same engine: it finds them too (drafts included for agents).
+    const api = await svc.api.get('/v1/kb/articles?q=deliveries', c.t.as);
+    expect(api.body.data.map((a: any) => a.title).sort()).toEqual(['Draft rates', 'Where is my parcel?']);
+
+    // The collection renamed: its new name finds the article, the old one no longer does.
+    const renamed = await svc.api.patch(`/v1/kb/collections/${shipping.id}`, { name: 'Orders in transit' }, c.t.as);
+    expect(renamed.status).toBe(200);
+    expect(await found('transit')).toEqual([parcel.slug]);
+    expect(await found('deliveries')).toEqual([]);
+    // The article moved to another collection, then out of any: it follows.
+    const moved = await svc.api.patch(`/v1/kb/articles/${parcel.id}`, { collection_id: returns.id }, c.t.as);
+    expect(moved.status).toBe(200);
+    expect(await found('transit')).toEqual([]);
+    expect(await found('returns')).toEqual([parcel.slug, 'send-something-back'].sort());
+    await svc.api.patch(`/v1/kb/articles/${parcel.id}`, { collection_id: null }, c.t.as);
+    expect(await found('returns')).toEqual(['send-something-back']);
+    // A new excerpt replaces the old one's words.
+    await svc.api.patch(`/v1/kb/articles/${parcel.id}`, { excerpt: 'Follow the van on a map.' }, c.t.as);
+    expect(await found('courier')).toEqual([]);
+    expect(await found('van')).toEqual([parcel.slug]);
+  });
+
   it('pages of ten results, best first, every match reachable; a page past the end or an odd page number', async () => {
     const c = await newCenter();
     // 23 matches: the one with the word in its title ranks first; one draft never shows.
@@ -617,12 +673,17 @@ describe('search', () => {
 });
 
 describe('look', () => {
-  it('picks white or black text on the brand colour by contrast, and links that reach 4.5:1', () => {
-    for (const brand of ['#2563eb', '#fde047', '#777777', '#ffffff', '#000000', '#10b981', '#ef4444']) {
+  it('picks white or black text on the brand colour by contrast, and links that reach 4.5:1 in both schemes', () => {
+    for (const brand of ['#2563eb', '#fde047', '#777777', '#ffffff', '#000000', '#10b981', '#ef4444', '#111827']) {
       const p = paletteOf(brand);
       expect(contrast(p.brand, p.onBrand), brand).toBeGreaterThanOrEqual(4.5);
-      expect(contrast(p.link, '#ffffff'), brand).toBeGreaterThanOrEqual(4.5);
+      // Links on the light page and its raised surface (a customer's own message), and on the dark ones.
+      for (const bg of LIGHT_SURFACES) expect(contrast(p.link, bg), `${brand} on ${bg}`).toBeGreaterThanOrEqual(4.5);
+      for (const bg of DARK_SURFACES) expect(contrast(p.linkDark, bg), `${brand} on ${bg}`).toBeGreaterThanOrEqual(4.5);
     }
+    // A colour already readable is kept as it is.
+    expect(paletteOf('#fde047').linkDark).toBe('#fde047');
+    expect(paletteOf('#1d4ed8').link).toBe('#1d4ed8');
     expect(paletteOf('#2563eb').onBrand).toBe('#ffffff');
     expect(paletteOf('#fde047').onBrand).toBe('#000000');
   });

@@ -214,6 +214,39 @@ describe('uploads', () => {
     expect(performance.now() - started).toBeLessThan(1500);
   });
 
+  it('applies the 4,096 px side limit and the 16-megapixel limit each on its own, up to the limit included', async () => {
+    // A plain colour compresses to a few kilobytes, whatever its size.
+    const plain = (width: number, height: number) =>
+      sharp({ create: { width, height, channels: 3, background: '#3b82f6' } })
+        .png()
+        .toBuffer();
+    const avatarNow = async () => (await svc.api.get('/v1/me', { token: t.owner.token })).body.avatar_url;
+    const before = await avatarNow();
+    for (const [width, height, why] of [
+      // 100,000 pixels: only the side is over.
+      [5000, 20, 'side'],
+      [20, 5000, 'side'],
+      // 4,096 a side at most, 16,388,096 pixels: only the pixel count is over.
+      [4096, 4001, 'megapixels'],
+    ] as const) {
+      const r = await put(svc, '/v1/me/avatar', t.as, await plain(width, height), 'big.png', 'image/png');
+      expect(r.status, `${width} x ${height} (${why})`).toBe(422);
+      expect(isErrorBody(r.body, 422, 'image_too_large')).toBe(true);
+      expect(r.body.detail).toContain(`${width} x ${height}`);
+    }
+    expect(await avatarNow()).toBe(before);
+    // Exactly at each limit: accepted and stored (4,000 x 4,000 is 16,000,000 pixels).
+    for (const [width, height] of [
+      [4096, 20],
+      [4000, 4000],
+    ] as const) {
+      const r = await put(svc, '/v1/me/avatar', t.as, await plain(width, height), 'ok.png', 'image/png');
+      expect(r.status, `${width} x ${height}: ${r.text}`).toBe(200);
+      expect(r.body.avatar_url).toMatch(/\/v1\/images\//);
+      expect(r.body.avatar_url).not.toBe(before);
+    }
+  });
+
   it('refuses a truncated JPEG (422 unsupported_image)', async () => {
     const r = await put(svc, '/v1/me/avatar', t.as, fixture('truncated.jpg'), 'half.jpg', 'image/jpeg');
     expect(r.status, r.text).toBe(422);

@@ -530,6 +530,47 @@ describe('the customer area', () => {
     }
   });
 
+  it("refuses the link's post from another site (login CSRF): 403, no cookie, the link still works", async () => {
+    const c = await newCenter();
+    const email = uniqueEmail('csrf');
+    await postMultipart(c, `${c.base}/new`, contactFields(c, { email }));
+    const before = received.length;
+    await postForm(c, `${c.base}/requests/sign-in`, { email });
+    const link = await linkMailedTo(email, before);
+    const foreigners: Record<string, string>[] = [
+      { origin: 'https://evil.example' },
+      { origin: 'null' },
+      { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
+      // A sibling host of the same site is not this service either.
+      { origin: 'https://www.acme.test', 'sec-fetch-site': 'same-site' },
+      // Sec-Fetch-Site wins over an Origin naming the service.
+      { origin: ORIGIN, 'sec-fetch-site': 'cross-site' },
+    ];
+    for (const foreign of foreigners) {
+      const r = await postForm(c, link, {}, foreign);
+      expect(r.status, JSON.stringify(foreign)).toBe(403);
+      expect(sessionCookie(r), JSON.stringify(foreign)).toBeNull();
+      expect(r.text).toContain('sent from another website');
+      // Its own button, which posts from this site, is still there.
+      expect(r.text).toContain('<button type="submit">Sign in</button>');
+    }
+    // Nothing was spent: the link still opens and signs in from the service's own page.
+    expect((await get(c, link)).status).toBe(200);
+    const own = await postForm(c, link, {}, { origin: ORIGIN, 'sec-fetch-site': 'same-origin' });
+    expect(own.status).toBe(303);
+    expect(sessionCookie(own)).not.toBeNull();
+
+    // Origin alone (a browser without Sec-Fetch-Site): the service's own origin or the host asked.
+    for (const origin of [ORIGIN, new URL(c.svc.url).origin]) {
+      const before2 = received.length;
+      await postForm(c, `${c.base}/requests/sign-in`, { email });
+      const again = await linkMailedTo(email, before2);
+      const r = await postForm(c, again, {}, { origin });
+      expect(r.status, origin).toBe(303);
+      expect(sessionCookie(r)).not.toBeNull();
+    }
+  });
+
   it('an expired link shows so and starts no session', async () => {
     const c = await newCenter();
     const email = uniqueEmail('late');

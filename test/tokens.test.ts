@@ -1,9 +1,10 @@
-// Tokens: each has one purpose that exactly one consumer accepts; realtime tokens.
+// Tokens: each has one purpose that exactly one consumer accepts; realtime tokens; an access token
+// is only as alive as its session.
 import { hkdfSync } from 'node:crypto';
 import { decodeJwt, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenSigner } from '../src/platform/crypto/tokens.js';
-import { newApiKey, newTenant, type Service, startService, TEST_SECRET_KEY } from './helpers.js';
+import { isErrorBody, newApiKey, newTenant, type Service, startService, TEST_SECRET_KEY } from './helpers.js';
 
 let svc: Service;
 beforeAll(async () => {
@@ -87,5 +88,31 @@ describe('forged and misused tokens', () => {
     expect(r.status).toBe(200);
     expect(r.body.id).toBe(a.workspaceId);
     expect((await svc.api.get('/v1/workspace', b.as)).body.name).toBe('Beta');
+  });
+});
+
+describe('access tokens', () => {
+  it('stop working as soon as their session ends, not when their own 15 minutes do', async () => {
+    const db = svc.rt.deps.database.db;
+    for (const ended of [
+      // Past the session's absolute end (60 days after the sign-in).
+      { expires_at: new Date(Date.now() - 1000) },
+      // Unused for longer than the idle limit (30 days).
+      { last_used_at: new Date(Date.now() - 31 * 86_400_000) },
+    ]) {
+      const t = await newTenant(svc.api);
+      const sid = decodeJwt(t.owner.token).sid as string;
+      // Live: the token works, with and without a workspace.
+      expect((await svc.api.get('/v1/me', { token: t.owner.token })).status).toBe(200);
+      expect((await svc.api.get('/v1/workspace', t.as)).status).toBe(200);
+      await db.updateTable('sessions').set(ended).where('id', '=', sid).execute();
+      for (const r of [
+        await svc.api.get('/v1/me', { token: t.owner.token }),
+        await svc.api.get('/v1/workspace', t.as),
+      ]) {
+        expect(r.status, JSON.stringify(ended)).toBe(401);
+        expect(isErrorBody(r.body, 401, 'unauthorized')).toBe(true);
+      }
+    }
   });
 });

@@ -88,14 +88,7 @@ export default async function attachmentRoutes(app: App, deps: Deps) {
         },
       },
       async (req, reply) => {
-        let upload: Awaited<ReturnType<typeof receiveUpload>>;
-        try {
-          upload = await receiveUpload(req, maxBytes, spoolDirOf(deps.config));
-        } catch (err) {
-          // The rest of the body is not read: close the connection after answering.
-          reply.header('connection', 'close');
-          throw err;
-        }
+        const upload = await receiveUpload(req, maxBytes, spoolDirOf(deps.config));
         try {
           const attachment = await createAttachment(deps, req.ctx, upload);
           reply.code(201).header('location', `/v1/attachments/${attachment.id}`);

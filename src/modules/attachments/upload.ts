@@ -1,7 +1,8 @@
 // Reading an upload: a multipart body with exactly one part, a file field named `file`. The
 // bytes are streamed to a spool file under DATA_DIR/tmp/uploads while they are counted, hashed
-// and checked for UTF-8 text; the upload stops at the size limit (413) and whatever was
-// written is removed. The content type comes from the bytes only (file-type, then a text check).
+// and checked for UTF-8 text; the upload stops at the size limit (413), whatever was written is
+// removed, and the rest of the body is read and thrown away after the answer, within bounds, so
+// the client can read the 413 (platform/http/drain.ts). The content type comes from the bytes only (file-type, then a text check).
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, unlink } from 'node:fs/promises';
@@ -10,6 +11,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
+import { declareBodyLimit } from '../../platform/http/drain.js';
 import { ApiError, badRequest, invalid, tooLarge } from '../../platform/http/errors.js';
 
 export interface Spooled {
@@ -195,6 +197,8 @@ export async function receiveUpload(req: FastifyRequest, maxBytes: number, spool
   if (!req.isMultipart()) {
     throw new ApiError('unsupported_media_type', 'Send the file as multipart/form-data with one field named file.');
   }
+  // What is left of a refused body is drained after the answer (platform/http/drain.ts).
+  declareBodyLimit(req, maxBytes + MULTIPART_OVERHEAD);
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes + MULTIPART_OVERHEAD) {
     throw overLimit(maxBytes);

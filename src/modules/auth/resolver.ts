@@ -1,10 +1,12 @@
 // Access token → the signed-in user and, with SVC-Workspace, their membership: role and
-// private teams. One indexed query per request; the session must still be live, so a
-// logout, a password change or a removal takes effect on the next request.
+// private teams. One indexed query per request; the session must still be live (not revoked,
+// not past its end or idle limit), so a logout, a password change, a removal or the session's
+// expiry takes effect on the next request, not when the access token's 15 minutes are over.
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { CredentialResolver } from '../../platform/http/auth.js';
 import type { Role } from '../../platform/http/context.js';
+import { isLive } from './sessions.js';
 
 export function userResolver(deps: Deps): CredentialResolver['accessToken'] {
   return async (token, workspaceId, ip) => {
@@ -18,6 +20,8 @@ export function userResolver(deps: Deps): CredentialResolver['accessToken'] {
             .select([
               'user_id',
               'revoked_at',
+              'expires_at',
+              'last_used_at',
               sql<string | null>`null`.as('role'),
               sql<string[] | null>`null`.as('teams'),
             ])
@@ -31,6 +35,8 @@ export function userResolver(deps: Deps): CredentialResolver['accessToken'] {
             .select([
               's.user_id',
               's.revoked_at',
+              's.expires_at',
+              's.last_used_at',
               'm.role',
               (eb) =>
                 eb
@@ -46,7 +52,7 @@ export function userResolver(deps: Deps): CredentialResolver['accessToken'] {
             ])
             .where('s.id', '=', claims.sid)
             .executeTakeFirst();
-    if (!row || row.revoked_at !== null || row.user_id !== claims.sub) return null;
+    if (!row || !isLive(row) || row.user_id !== claims.sub) return null;
     const user = { userId: row.user_id, sessionId: claims.sid, ip };
     const role = (row.role as Role | null) ?? null;
     return {

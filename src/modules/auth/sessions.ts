@@ -57,7 +57,8 @@ interface SessionRow {
   refresh_hash: string;
 }
 
-const isLive = (s: Pick<SessionRow, 'revoked_at' | 'expires_at' | 'last_used_at'>, now = Date.now()): boolean =>
+/** Not revoked, before its absolute end, and used (refreshed) within the idle limit. */
+export const isLive = (s: Pick<SessionRow, 'revoked_at' | 'expires_at' | 'last_used_at'>, now = Date.now()): boolean =>
   s.revoked_at === null && s.expires_at.getTime() > now && s.last_used_at.getTime() + SESSION_IDLE_MS > now;
 
 /** What a session remembers of the client that signed in or refreshed last. */

@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.js';
 import type { App } from '../../platform/http/app-type.js';
 import { type Access, access } from '../../platform/http/context.js';
 import { IdParams, PageOf } from '../../platform/http/schemas.js';
-import { closingOnError, PICTURE_RULES, pictureBody, withMultipart } from '../images/http.js';
+import { PICTURE_RULES, pictureBody, withMultipart } from '../images/http.js';
 import { pictureFromUpload } from '../images/service.js';
 import { queuePictureLookup } from '../images/sources.js';
 import { Company, CreateCompanyBody, ListCompaniesQuery, PatchCompanyBody } from './schemas.js';
@@ -111,11 +111,11 @@ async function companyPictureRoutes(app: App, deps: Deps, write: Access) {
           response: { 200: Company },
         },
       },
-      async (req, reply) => {
+      async (req) => {
         const { id } = req.params;
-        await closingOnError(reply, () => getCompany(deps, req.ctx, id)); // 404 before the body is read
+        await getCompany(deps, req.ctx, id); // 404 before the body is read
         const owner = { kind: 'company' as const, id, workspaceId: req.ctx.workspaceId };
-        const picture = await pictureFromUpload(deps, req, reply, owner, 'fit');
+        const picture = await pictureFromUpload(deps, req, owner, 'fit');
         return (await setCompanyPicture(deps, req.ctx.workspaceId, req.ctx, id, { picture }))!;
       },
     );

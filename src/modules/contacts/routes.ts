@@ -6,7 +6,7 @@ import type { App } from '../../platform/http/app-type.js';
 import { type Access, access } from '../../platform/http/context.js';
 import { sendJson } from '../../platform/http/json.js';
 import { IdParams, PageOf } from '../../platform/http/schemas.js';
-import { closingOnError, PICTURE_RULES, pictureBody, withMultipart } from '../images/http.js';
+import { PICTURE_RULES, pictureBody, withMultipart } from '../images/http.js';
 import { pictureFromUpload } from '../images/service.js';
 import { queuePictureLookup } from '../images/sources.js';
 import { Ticket } from '../tickets/schemas.js';
@@ -129,11 +129,11 @@ async function contactPictureRoutes(app: App, deps: Deps, write: Access) {
           response: { 200: Contact },
         },
       },
-      async (req, reply) => {
+      async (req) => {
         const { id } = req.params;
-        await closingOnError(reply, () => getContact(deps, req.ctx, id)); // 404 before the body is read
+        await getContact(deps, req.ctx, id); // 404 before the body is read
         const owner = { kind: 'contact' as const, id, workspaceId: req.ctx.workspaceId };
-        const picture = await pictureFromUpload(deps, req, reply, owner, 'crop');
+        const picture = await pictureFromUpload(deps, req, owner, 'crop');
         return (await setContactPicture(deps, req.ctx.workspaceId, req.ctx, id, { picture }))!;
       },
     );

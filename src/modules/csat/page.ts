@@ -13,14 +13,17 @@ import { toErrorBody } from '../../platform/http/setup.js';
 import { stylesheetOf } from '../help-center/look.js';
 import { baseStylesheet, pageCsp, plainPage, renderPage } from '../help-center/render.js';
 import { CsatTokenParams } from './schemas.js';
-import { rate, ratingOf } from './service.js';
+import { CSAT_SCALE, rate, ratingOf } from './service.js';
 
 const HTML = 'text/html; charset=utf-8';
 const DEFAULT_COLOR = '#1d4ed8';
 const LABELS = ['', 'Very unhappy', 'Unhappy', 'Neutral', 'Happy', 'Very happy'];
-const scoreOf = (v: unknown): number | null => {
-  const n = typeof v === 'string' && /^[1-5]$/.test(v) ? Number(v) : null;
-  return n;
+/** The score a link or a form names, as a number: whether it is on the scale is rate()'s rule. */
+const scoreOf = (v: unknown): number | null => (typeof v === 'string' && /^-?\d{1,6}$/.test(v) ? Number(v) : null);
+/** A link's `?score=` preselects a choice only when it names one. */
+const choiceOf = (v: unknown): number | null => {
+  const n = scoreOf(v);
+  return n !== null && n >= CSAT_SCALE.min && n <= CSAT_SCALE.max ? n : null;
 };
 
 export default async function csatPageRoutes(app: App, deps: Deps): Promise<void> {
@@ -122,7 +125,7 @@ export default async function csatPageRoutes(app: App, deps: Deps): Promise<void
           throw err;
         }
         const { rating, workspace } = found;
-        const score = scoreOf((req.query as { score?: string }).score) ?? rating.score;
+        const score = choiceOf((req.query as { score?: string }).score) ?? rating.score;
         const token = (req.params as { token: string }).token;
         return send(reply, 200, form(token, workspace, rating, { score, comment: rating.comment }));
       },
@@ -145,9 +148,8 @@ export default async function csatPageRoutes(app: App, deps: Deps): Promise<void
         const comment = typeof input.comment === 'string' ? input.comment : null;
         const again = (status: number, error: string) =>
           send(reply, status, form(token, found.workspace, found.rating, { score, comment, error }));
-        if (score === null) return again(422, 'Please choose one of the five ratings.');
-        if (comment !== null && comment.length > 2000)
-          return again(422, 'The comment is too long: at most 2,000 characters.');
+        const offScale = 'Please choose one of the five ratings.';
+        if (score === null) return again(422, offScale);
         try {
           const saved = await rate(deps, token, { score, comment });
           return send(
@@ -178,6 +180,13 @@ export default async function csatPageRoutes(app: App, deps: Deps): Promise<void
             );
           }
           if (err instanceof ApiError && err.code === 'not_found') return send(reply, 404, invalid());
+          if (err instanceof ApiError && err.code === 'validation_failed') {
+            const field = err.errors?.[0]?.location;
+            return again(
+              422,
+              field === 'body.comment' ? 'The comment is too long: at most 2,000 characters.' : offScale,
+            );
+          }
           throw err;
         }
       },

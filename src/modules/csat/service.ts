@@ -7,7 +7,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { Deps } from '../../deps.js';
 import { SYSTEM_ACTOR } from '../../platform/http/context.js';
-import { conflict, notFound } from '../../platform/http/errors.js';
+import { conflict, invalid, notFound } from '../../platform/http/errors.js';
 import { addActivity } from '../tickets/activities.js';
 import { emitUpdated } from '../tickets/patch.js';
 import { reload, ticketQuery } from '../tickets/queries.js';
@@ -16,6 +16,9 @@ import type { CsatRating, RateBody } from './schemas.js';
 export type CsatRatingView = Static<typeof CsatRating>;
 
 const REPLACE_MS = 7 * 24 * 3600 * 1000;
+/** The scale of a rating (interface.md: score 1 to 5). */
+export const CSAT_SCALE = { min: 1, max: 5 } as const;
+export const COMMENT_MAX = 2000;
 const NOT_FOUND = 'This rating link is not valid (it may have expired).';
 
 /** What tickets.csat holds (the API shows score and comment). */
@@ -80,6 +83,15 @@ export async function ratingOf(deps: Deps, token: string): Promise<{ rating: Csa
 /** POST /v1/csat/{token}: stores the rating (or replaces it within 7 days of the first). */
 export async function rate(deps: Deps, token: string, input: Static<typeof RateBody>): Promise<CsatRatingView> {
   const { workspaceId, ticketId } = await ticketOfToken(deps, token);
+  // Checked here, not only by the callers' schemas and forms, so that no caller can store a score
+  // off the scale (the rating page's form once let any digit through).
+  if (!Number.isInteger(input.score) || input.score < CSAT_SCALE.min || input.score > CSAT_SCALE.max) {
+    throw invalid('body.score', `must be a whole number from ${CSAT_SCALE.min} to ${CSAT_SCALE.max}`);
+  }
+  // Counted in characters (code points), as the API's schema counts them.
+  if (typeof input.comment === 'string' && [...input.comment].length > COMMENT_MAX) {
+    throw invalid('body.comment', `must be at most ${COMMENT_MAX} characters`);
+  }
   return deps.writer.run(workspaceId, async (u) => {
     const ticket = await ticketQuery(u.trx, workspaceId)
       .select('t.csat')

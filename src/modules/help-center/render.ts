@@ -79,7 +79,8 @@ export function plainPage(status: number): string {
   const [title, text] = PLAIN[status] ?? PLAIN[status >= 500 ? 500 : 400]!;
   return (
     '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">' +
-    '<meta name="viewport" content="width=device-width, initial-scale=1"><meta name="robots" content="noindex">' +
+    '<meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark">' +
+    '<meta name="robots" content="noindex">' +
     `<title>${title}</title></head><body><main><h1>${title}</h1><p>${text}</p></main></body></html>\n`
   );
 }

@@ -3,7 +3,6 @@
 // a scope of their own that accepts multipart bodies (every other route still answers 415 to
 // multipart), the documented body, and the description of the rules.
 import multipart from '@fastify/multipart';
-import type { FastifyReply } from 'fastify';
 import type { App } from '../../platform/http/app-type.js';
 import { documentedFileBody } from '../../platform/http/openapi.js';
 
@@ -29,13 +28,3 @@ export const PICTURE_RULES =
   'a centred square (logos, favicons and the launcher icon are fitted instead), resized to 256 and 64 px and ' +
   'stored as PNG without metadata; avatar_url names it (`?s=64` for the small one). The previous picture ' +
   'stays servable for 7 days, then is removed.';
-
-/** A refused upload leaves the rest of its body unread: the connection closes after the answer. */
-export async function closingOnError<T>(reply: FastifyReply, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    reply.header('connection', 'close');
-    throw err;
-  }
-}

@@ -3,7 +3,7 @@
 // avatar_url, the automatic lookups). Either way the bytes go through process.ts in the pool and
 // only its PNGs are kept (docs/images.md).
 import { readFile, unlink } from 'node:fs/promises';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { ApiError, invalid } from '../../platform/http/errors.js';
 import { type SafeGetResult, safeGet } from '../../platform/net/http.js';
@@ -29,18 +29,10 @@ export async function processOrRefuse(deps: Deps, bytes: Uint8Array, fit: Pictur
 export async function pictureFromUpload(
   deps: Deps,
   req: FastifyRequest,
-  reply: FastifyReply,
   owner: Owner,
   fit: PictureFit,
 ): Promise<StoredPicture> {
-  let path: string;
-  try {
-    ({ path } = await receiveUpload(req, PICTURE_LIMITS.maxBytes, spoolDirOf(deps.config)));
-  } catch (err) {
-    // The rest of the body is not read: close the connection after answering.
-    reply.header('connection', 'close');
-    throw err;
-  }
+  const { path } = await receiveUpload(req, PICTURE_LIMITS.maxBytes, spoolDirOf(deps.config));
   let bytes: Buffer;
   try {
     bytes = await readFile(path);

@@ -119,9 +119,9 @@ export default async function meRoutes(app: App, deps: Deps) {
           response: { 200: Me },
         },
       },
-      async (req, reply) => {
+      async (req) => {
         const owner = { kind: 'user' as const, id: req.user.userId, workspaceId: null };
-        const picture = await pictureFromUpload(deps, req, reply, owner, 'crop');
+        const picture = await pictureFromUpload(deps, req, owner, 'crop');
         await setUserPicture(deps, req.user, { picture });
         return meOf(deps, req.user.userId);
       },

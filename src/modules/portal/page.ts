@@ -1,6 +1,8 @@
 // Small parts of the portal's pages: the contact form's human check (widget and CSP), its
-// minimum fill time, the email check, and how statuses and dates read to customers.
+// minimum fill time, the email check, whether a post came from another site, and how statuses
+// and dates read to customers.
 import { createHmac, hkdfSync } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import { constantTimeEqual } from '../../platform/crypto/random.js';
 import { pageCsp } from '../help-center/render.js';
@@ -68,6 +70,30 @@ export function stampFresh(config: Config, workspaceId: string, stamp: string | 
 /** An address a mail can be sent to: one @, a dot in the domain, no spaces or brackets. */
 export const isEmail = (v: string): boolean =>
   v.length <= 254 && /^[^\s@<>()[\]\\,;:"]{1,64}@[^\s@<>()[\]\\,;:"_]+\.[^\s@<>()[\]\\,;:"_]{2,}$/.test(v);
+
+/**
+ * Whether a form post was sent by a page of another site (docs/decisions.md "Portal sign-in from
+ * another site"). Browsers say where a request comes from: `Sec-Fetch-Site` (same-origin and none,
+ * a person's own navigation, are ours; same-site and cross-site are not), else `Origin`, which
+ * must name this service (PUBLIC_URL's origin, or the host the request was sent to; `null`, an
+ * opaque origin, is not ours). A post carrying neither header is taken as ours: every browser
+ * that can be driven by a foreign page sends at least Origin on a cross-site POST, and clients
+ * that send neither (command-line tools, very old browsers) act for their own user.
+ */
+export function fromAnotherSite(req: FastifyRequest, publicUrl: string): boolean {
+  const site = req.headers['sec-fetch-site'];
+  if (typeof site === 'string') return site !== 'same-origin' && site !== 'none';
+  const origin = req.headers.origin;
+  if (origin === undefined) return false;
+  let from: URL;
+  try {
+    from = new URL(origin);
+  } catch {
+    return true; // `null` and anything else that is not an origin
+  }
+  if (from.origin === new URL(publicUrl).origin) return false;
+  return from.host !== req.headers.host;
+}
 
 /** A status as customers read it: on_hold is the team's business, not theirs. */
 export function statusText(status: string): string {

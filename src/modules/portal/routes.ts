@@ -14,6 +14,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
 import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
+import { declareBodyLimit } from '../../platform/http/drain.js';
 import { ApiError, tooLarge } from '../../platform/http/errors.js';
 import { toErrorBody } from '../../platform/http/setup.js';
 import { spoolDirOf } from '../attachments/purge.js';
@@ -25,7 +26,7 @@ import { findHelpCenter, type HelpCenter } from '../help-center/service.js';
 import { discardFiles, MAX_FILES, parseUrlencoded, type ReadForm, readForm } from './form.js';
 import { takeAttempt } from './limits.js';
 import { queueSignInLink } from './mail.js';
-import { formCsp, formStamp, isEmail, stampFresh, statusText, when } from './page.js';
+import { formCsp, formStamp, fromAnotherSite, isEmail, stampFresh, statusText, when } from './page.js';
 import { listRequests, loadRequest, openPortalTicket, replyToRequest } from './service.js';
 import {
   clearSessionCookie,
@@ -159,6 +160,8 @@ export default async function portalRoutes(app: App, deps: Deps): Promise<void> 
 
   /** The declared body is larger than any form we take: refused before it is read (413 page). */
   const refuseHuge = (req: FastifyRequest) => {
+    // What is left of a refused body is drained after the answer (platform/http/drain.ts).
+    declareBodyLimit(req, MAX_FILES * maxFileBytes + 1024 * 1024);
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > MAX_FILES * maxFileBytes + 1024 * 1024) {
       throw tooLarge(`The form is larger than ${MAX_FILES} files of ${maxMb} MB.`);
@@ -339,13 +342,21 @@ export default async function portalRoutes(app: App, deps: Deps): Promise<void> 
       return send(reply, 200, renderPage('portal-sign-in-sent', model(hc, { title: 'Check your email', email })));
     });
 
-    const linkPage = (reply: FastifyReply, hc: HelpCenter, token: string, usable: boolean) => {
+    /** The link's page: its button (200), the link spent or expired (410), or a post refused (403). */
+    const linkPage = (reply: FastifyReply, hc: HelpCenter, token: string, usable: boolean, refused = false) => {
       const l = linksOf(config.publicUrl, hc.slug);
       const body = renderPage(
         'portal-link',
-        model(hc, { title: usable ? 'Sign in' : 'Sign-in link expired', usable, action: l.signIn(token) }),
+        model(hc, {
+          title: usable ? 'Sign in' : 'Sign-in link expired',
+          usable,
+          action: l.signIn(token),
+          formError: refused
+            ? 'This sign-in was sent from another website, so it was not accepted. If you want to sign in, press the button below.'
+            : null,
+        }),
       );
-      return send(reply, usable ? 200 : 410, body);
+      return send(reply, refused ? 403 : usable ? 200 : 410, body);
     };
 
     // Opening the link shows a button; only its POST signs in (mail scanners open links).
@@ -360,6 +371,12 @@ export default async function portalRoutes(app: App, deps: Deps): Promise<void> 
       const hc = await centerOf(req, reply);
       if (!hc) return reply;
       const token = (req.params as { token: string }).token;
+      // Login CSRF: a foreign page posting the attacker's own link would sign this browser in to
+      // the attacker's requests. Refused before the link is spent: it still works from its page.
+      if (fromAnotherSite(req, config.publicUrl)) {
+        req.log.info({ workspace: hc.workspaceId }, 'portal sign-in: post from another site refused');
+        return linkPage(reply, hc, token, await linkUsable(deps, hc.workspaceId, token), true);
+      }
       const secret = await signInWithLink(deps, hc.workspaceId, token);
       if (!secret) return linkPage(reply, hc, token, false);
       const l = linksOf(config.publicUrl, hc.slug);

@@ -148,10 +148,10 @@ async function workspaceImageRoutes(app: App, deps: Deps) {
           response: { 200: Workspace },
         },
       },
-      async (req, reply) => {
+      async (req) => {
         const slot = req.params.slot as WorkspaceImageSlot;
         const owner = { kind: 'workspace' as const, id: req.ctx.workspaceId, workspaceId: req.ctx.workspaceId };
-        const picture = await pictureFromUpload(deps, req, reply, owner, fitOf(slot));
+        const picture = await pictureFromUpload(deps, req, owner, fitOf(slot));
         return setWorkspaceImage(deps, req.ctx, slot, { picture });
       },
     );

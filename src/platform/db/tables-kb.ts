@@ -31,6 +31,8 @@ export interface KbArticlesTable {
   published_at: NullableTimestamp;
   created_at: DefaultTimestamp;
   updated_at: DefaultTimestamp;
+  /** The collection's name, kept by triggers for the search vector (migration 0047); '' without one. */
+  collection_name: Generated<string>;
   search: GeneratedAlways<string>;
 }
 
