@@ -31,7 +31,7 @@ export interface KbArticlesTable {
   published_at: NullableTimestamp;
   created_at: DefaultTimestamp;
   updated_at: DefaultTimestamp;
-  /** The collection's name, kept by triggers for the search vector (migration 0047); '' without one. */
+  /** The collection's name, kept by triggers for the search vector (migration 0043); '' without one. */
   collection_name: Generated<string>;
   search: GeneratedAlways<string>;
 }
