@@ -48,6 +48,13 @@ export function deliveryText(m: Message): string {
   }
 }
 
+/** How the composer colours its confirmation: ok (left, or a note), pending (queued), problem (not sent). */
+export function deliveryTone(m: Message): 'ok' | 'pending' | 'problem' {
+  if (m.kind === 'note') return 'ok';
+  if (m.delivery_status === 'pending') return 'pending';
+  return m.delivery_status === 'failed' || m.delivery_status === 'bounced' ? 'problem' : 'ok';
+}
+
 /** The composer's confirmation of what it just sent, as the message is now (live). */
 export function sentText(m: Message): string {
   if (m.kind === 'note') return 'Note added.';

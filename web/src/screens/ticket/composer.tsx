@@ -28,7 +28,7 @@ import {
 import { api, errorText, type Message, ok, type Ticket, type TicketStatus } from '../../lib/api';
 import { bytes, STATUS_LABEL } from '../../lib/format';
 import type { TicketLive } from '../../lib/live';
-import { sentText } from '../../lib/mail';
+import { deliveryTone, sentText } from '../../lib/mail';
 import { fillPlaceholders } from '../../lib/placeholders';
 import { keys, useMembers } from '../../lib/queries';
 import { useSession } from '../../lib/session';
@@ -194,6 +194,8 @@ export function Composer({
     enabled: last !== null,
   }).data;
   const sent = last ? sentText(lastNow ?? last) : null;
+  // Green only for what really left (or needed not to): queued is neutral, not sent is a warning.
+  const sentTone = last ? deliveryTone(lastNow ?? last) : 'ok';
   const [files, setFiles] = useState<Attachment[]>([]);
   const [uploading, setUploading] = useState<string[]>([]);
   const [andNext, setAndNext] = useState(() => localStorage.getItem('send-and-next') === '1');
@@ -485,7 +487,7 @@ export function Composer({
       <p className="error" role="alert" hidden={!error}>
         {error}
       </p>
-      <p className="sent" role="status">
+      <p className={`sent sent-${sentTone}`} role="status">
         {sent}
       </p>
     </form>
