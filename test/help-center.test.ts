@@ -703,7 +703,8 @@ describe('look', () => {
     const r = await page(c.base);
     const img = all(r.text, 'img').find((i) => i.attribs.src === 'https://cdn.example.test/logo.png');
     expect(img?.attribs.alt).toBe('Acme Help');
-    expect(all(r.text, 'link').find((l) => l.attribs.rel === 'icon')).toBeUndefined(); // not an http(s) URL
+    // Not an http(s) URL: the empty icon instead (which keeps browsers from asking /favicon.ico).
+    expect(all(r.text, 'link').find((l) => l.attribs.rel === 'icon')?.attribs.href).toBe('data:,');
     await svc.rt.deps.database.db
       .updateTable('workspaces')
       .set({ images: JSON.stringify({ help_center_favicon: 'https://cdn.example.test/favicon.ico' }) } as never)
