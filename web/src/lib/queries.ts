@@ -2,6 +2,7 @@
 // its copy everywhere at once (no refetch, no layout shift); the lists and counts are refetched
 // shortly after (a new ticket, or one that left a view), coalesced when events come in bursts.
 import { type InfiniteData, QueryClient, useQuery } from '@tanstack/react-query';
+import { keys } from '../data/keys';
 import { type Activity, api, type Message, ok, type Ticket } from './api';
 import { emitLiveEvent } from './events';
 import type { Envelope } from './live';
@@ -19,24 +20,8 @@ onComeback(() => {
   void queryClient.refetchQueries({ type: 'active', predicate: (q) => q.state.status === 'error' });
 });
 
-export const keys = {
-  counts: (ws: string) => ['counts', ws] as const,
-  views: (ws: string) => ['views', ws] as const,
-  tickets: (ws: string) => ['tickets', ws] as const,
-  ticket: (ws: string, number: number) => ['ticket', ws, number] as const,
-  messages: (ws: string, id: string) => ['messages', ws, id] as const,
-  activities: (ws: string, id: string) => ['activities', ws, id] as const,
-  /** Workspace definitions the inbox and the ticket page pick from (members, teams, labels, fields). */
-  members: (ws: string) => ['members', ws] as const,
-  teams: (ws: string) => ['teams', ws] as const,
-  tags: (ws: string) => ['tags', ws] as const,
-  tagGroups: (ws: string) => ['tag-groups', ws] as const,
-  fields: (ws: string) => ['custom-fields', ws] as const,
-  savedReplies: (ws: string) => ['saved-replies', ws] as const,
-  contact: (ws: string, id: string) => ['contact', ws, id] as const,
-  company: (ws: string, id: string) => ['company', ws, id] as const,
-  contactTickets: (ws: string, id: string) => ['contact-tickets', ws, id] as const,
-};
+// The keys are defined in one place, beside the resources' hooks (web/src/data/keys.ts).
+export { keys };
 
 export interface TicketPage {
   data: Ticket[];

@@ -1,0 +1,22 @@
+// Every TanStack Query key of the app, in one place: each resource's hooks (web/src/data/<resource>.ts)
+// and the live events' effect on the cache (lib/queries.ts applyEvent) name the same keys, and a
+// key always starts with the resource's name and the workspace, so that everything of a workspace
+// can be refetched at once (reloadWorkspace).
+export const keys = {
+  counts: (ws: string) => ['counts', ws] as const,
+  views: (ws: string) => ['views', ws] as const,
+  tickets: (ws: string) => ['tickets', ws] as const,
+  ticket: (ws: string, number: number) => ['ticket', ws, number] as const,
+  messages: (ws: string, id: string) => ['messages', ws, id] as const,
+  activities: (ws: string, id: string) => ['activities', ws, id] as const,
+  /** Workspace definitions the inbox and the ticket page pick from (members, teams, labels, fields). */
+  members: (ws: string) => ['members', ws] as const,
+  teams: (ws: string) => ['teams', ws] as const,
+  tags: (ws: string) => ['tags', ws] as const,
+  tagGroups: (ws: string) => ['tag-groups', ws] as const,
+  fields: (ws: string) => ['custom-fields', ws] as const,
+  savedReplies: (ws: string) => ['saved-replies', ws] as const,
+  contact: (ws: string, id: string) => ['contact', ws, id] as const,
+  company: (ws: string, id: string) => ['company', ws, id] as const,
+  contactTickets: (ws: string, id: string) => ['contact-tickets', ws, id] as const,
+};
