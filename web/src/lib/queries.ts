@@ -1,9 +1,9 @@
 // TanStack Query keys and the live events' effect on what is cached: a changed ticket replaces
 // its copy everywhere at once (no refetch, no layout shift); the lists and counts are refetched
 // shortly after (a new ticket, or one that left a view), coalesced when events come in bursts.
-import { type InfiniteData, QueryClient, useQuery } from '@tanstack/react-query';
+import { type InfiniteData, QueryClient } from '@tanstack/react-query';
 import { keys } from '../data/keys';
-import { type Activity, api, type Message, ok, type Ticket } from './api';
+import type { Activity, Message, Ticket } from './api';
 import { emitLiveEvent } from './events';
 import type { Envelope } from './live';
 import { onComeback } from './reachable';
@@ -147,65 +147,3 @@ export function reloadWorkspace(ws: string): void {
     void queryClient.invalidateQueries({ queryKey: [k, ws] });
   }
 }
-
-// The workspace's definitions, fetched once and kept current by the events above: who can be
-// assigned, the teams, the labels and their groups, the tickets' custom fields.
-type Page<T> = { data: T[]; next_cursor?: string | null };
-async function allPages<T>(get: (cursor: string | undefined) => Promise<Page<T>>): Promise<T[]> {
-  const out: T[] = [];
-  let cursor: string | undefined;
-  for (let i = 0; i < 20; i++) {
-    const p = await get(cursor);
-    out.push(...p.data);
-    if (!p.next_cursor) break;
-    cursor = p.next_cursor;
-  }
-  return out;
-}
-
-const DEFINITIONS = { staleTime: 5 * 60_000 };
-
-export const useMembers = (ws: string) =>
-  useQuery({
-    queryKey: keys.members(ws),
-    queryFn: () =>
-      allPages((cursor) =>
-        ok(api.GET('/v1/members', { params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } } })),
-      ),
-    ...DEFINITIONS,
-  });
-
-export const useTeams = (ws: string) =>
-  useQuery({
-    queryKey: keys.teams(ws),
-    queryFn: () =>
-      allPages((cursor) =>
-        ok(api.GET('/v1/teams', { params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } } })),
-      ),
-    ...DEFINITIONS,
-  });
-
-export const useTags = (ws: string) =>
-  useQuery({
-    queryKey: keys.tags(ws),
-    queryFn: async () => (await ok(api.GET('/v1/tags', { params: { query: { archived: 'false' } } }))).data,
-    ...DEFINITIONS,
-  });
-
-export const useTagGroups = (ws: string) =>
-  useQuery({
-    queryKey: keys.tagGroups(ws),
-    queryFn: async () => (await ok(api.GET('/v1/tag-groups'))).data,
-    ...DEFINITIONS,
-  });
-
-/** Custom fields of one kind of record (ticket, contact, company), archived ones left out. */
-export const useCustomFields = (ws: string) =>
-  useQuery({
-    queryKey: keys.fields(ws),
-    queryFn: async () =>
-      (await ok(api.GET('/v1/custom-fields', { params: { query: { archived: 'false' } } }))).data.filter(
-        (f) => !f.archived,
-      ),
-    ...DEFINITIONS,
-  });

@@ -4,10 +4,12 @@ import * as Menu from '@radix-ui/react-dropdown-menu';
 import { useQueryClient } from '@tanstack/react-query';
 import { type ReactNode, useState } from 'react';
 import type { paths } from '../../api.gen';
+import { keys } from '../../data/keys';
+import { useMembers } from '../../data/members';
+import { useTags } from '../../data/tags';
 import { api, errorText, ok, type Ticket } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { STATUS_LABEL } from '../../lib/format';
-import { keys, useMembers, useTags } from '../../lib/queries';
 import { count } from '../../ui/words';
 
 type Patch = NonNullable<paths['/v1/tickets/bulk']['post']['requestBody']>['content']['application/json']['patch'];

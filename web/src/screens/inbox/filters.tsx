@@ -3,10 +3,13 @@
 // Custom fields filter with the list's `field.<key>` (equality; text fields with contains).
 import { useNavigate } from '@tanstack/react-router';
 import { type ReactNode, useEffect, useId, useState } from 'react';
+import { useCustomFields } from '../../data/custom-fields';
+import { useMembers } from '../../data/members';
+import { useTags } from '../../data/tags';
+import { useTeams } from '../../data/teams';
 import type { Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { STATUS_LABEL } from '../../lib/format';
-import { useCustomFields, useMembers, useTags, useTeams } from '../../lib/queries';
 import type { InboxSearch } from '../../lib/views';
 
 type Field = Schemas['CustomField'];

@@ -3,9 +3,10 @@
 // everyone; others' and the cap of open tickets for admins).
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
+import { keys } from '../../data/keys';
+import { useMembers } from '../../data/members';
 import { api, ok, type Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
-import { keys, useMembers } from '../../lib/queries';
 import { isAdmin, ROLE_LABEL, type Role, useRole } from '../../lib/role';
 import { useSession } from '../../lib/session';
 import { Avatar } from '../../ui/avatar';

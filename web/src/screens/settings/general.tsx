@@ -5,10 +5,10 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { useId, useMemo, useState } from 'react';
+import { useMembers } from '../../data/members';
 import { api, ok, type Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { useLiveEvents } from '../../lib/events';
-import { useMembers } from '../../lib/queries';
 import { isAdmin, useRole } from '../../lib/role';
 import { reloadMe, useSession } from '../../lib/session';
 import { CheckboxField, fieldError, SelectField, TextField } from '../../ui/form';

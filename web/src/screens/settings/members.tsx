@@ -4,10 +4,11 @@
 // pending invitations (GET /v1/invitations, revoke with DELETE). Others see the list read-only.
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
+import { keys } from '../../data/keys';
+import { useMembers } from '../../data/members';
 import { api, ok, type Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { ago, when } from '../../lib/format';
-import { keys, useMembers } from '../../lib/queries';
 import { isAdmin, ROLE_LABEL, type Role, useRole } from '../../lib/role';
 import { useSession } from '../../lib/session';
 import { Avatar } from '../../ui/avatar';

@@ -3,9 +3,11 @@
 // remove members (member_ids replaces the whole list), delete. Admins change them; others read.
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useState } from 'react';
+import { keys } from '../../data/keys';
+import { useMembers } from '../../data/members';
+import { useTeams } from '../../data/teams';
 import { api, ok, type Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
-import { keys, useMembers, useTeams } from '../../lib/queries';
 import { isAdmin, useRole } from '../../lib/role';
 import { Avatar } from '../../ui/avatar';
 import { CheckboxField, ConfirmButton, fieldError, TextField } from '../../ui/form';

@@ -25,12 +25,13 @@ import {
   useRef,
   useState,
 } from 'react';
+import { keys } from '../../data/keys';
+import { useMembers } from '../../data/members';
 import { api, errorText, type Message, ok, type Ticket, type TicketStatus } from '../../lib/api';
 import { bytes, STATUS_LABEL } from '../../lib/format';
 import type { TicketLive } from '../../lib/live';
 import { deliveryTone, sentText } from '../../lib/mail';
 import { fillPlaceholders } from '../../lib/placeholders';
-import { keys, useMembers } from '../../lib/queries';
 import { useSession } from '../../lib/session';
 import { Avatar } from '../../ui/avatar';
 import { Icon } from '../../ui/icons';

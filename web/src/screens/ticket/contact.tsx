@@ -4,10 +4,12 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { useId } from 'react';
+import { useCustomFields } from '../../data/custom-fields';
+import { keys } from '../../data/keys';
+import { useMembers } from '../../data/members';
 import { api, errorText, ok, type Schemas, type Ticket } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { STATUS_LABEL } from '../../lib/format';
-import { keys, useCustomFields, useMembers } from '../../lib/queries';
 import { Avatar } from '../../ui/avatar';
 import { contactName } from '../../ui/words';
 

@@ -9,12 +9,13 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from '@tanstack/react-router';
 import { useEffect, useRef, useState } from 'react';
+import { keys } from '../../data/keys';
+import { useMembers } from '../../data/members';
 import { api, errorText, ok, type Ticket, type TicketStatus } from '../../lib/api';
 import { useLiveConnection, useShowShortcuts, useWorkspace } from '../../lib/context';
 import { STATUS_LABEL } from '../../lib/format';
 import { useShortcuts } from '../../lib/keys';
 import type { TicketLive, Viewer } from '../../lib/live';
-import { keys, useMembers } from '../../lib/queries';
 import { useSession } from '../../lib/session';
 import { Avatar } from '../../ui/avatar';
 import { Icon } from '../../ui/icons';

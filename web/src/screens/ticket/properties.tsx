@@ -9,8 +9,12 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate } from '@tanstack/react-router';
 import { type ReactNode, useEffect, useId, useState } from 'react';
 import type { paths } from '../../api.gen';
+import { useCustomFields } from '../../data/custom-fields';
+import { keys } from '../../data/keys';
+import { useMembers } from '../../data/members';
+import { useTagGroups, useTags } from '../../data/tags';
+import { useTeams } from '../../data/teams';
 import { api, errorText, ok, type Schemas, type Ticket } from '../../lib/api';
-import { keys, useCustomFields, useMembers, useTagGroups, useTags, useTeams } from '../../lib/queries';
 import { fieldError } from '../../ui/form';
 import { ratingText } from '../../ui/words';
 
