@@ -19,4 +19,8 @@ export const keys = {
   contact: (ws: string, id: string) => ['contact', ws, id] as const,
   company: (ws: string, id: string) => ['company', ws, id] as const,
   contactTickets: (ws: string, id: string) => ['contact-tickets', ws, id] as const,
+  /** The workspace record (its slug makes the public addresses; its settings). */
+  workspace: (ws: string) => ['workspace', ws] as const,
+  /** Whether outgoing mail is set up (GET /v1/mail/status). */
+  mailStatus: (ws: string) => ['mail-status', ws] as const,
 };

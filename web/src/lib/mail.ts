@@ -2,23 +2,15 @@
 // mailbox changes), whether a ticket's replies leave or stay in the outbox, and the words for a
 // reply's delivery state (the thread's badge, the composer's confirmation). A reply kept in the
 // outbox is `failed` with one exact delivery_error (docs/api.md, "Outgoing mail").
-import { useQuery } from '@tanstack/react-query';
-import { api, type Message, ok, type Ticket } from './api';
+import type { MailStatus } from '../data/mail';
+import type { Message, Ticket } from './api';
 
 /** The delivery_error of a reply kept in the outbox because outgoing mail is not set up. */
 export const KEPT_IN_OUTBOX =
   'outgoing mail is not set up (SMTP_URL is not set on this server); the mail is kept in the outbox';
 
-export const mailStatusKey = (ws: string) => ['mail-status', ws] as const;
-
-export function useMailStatus(ws: string) {
-  return useQuery({ queryKey: mailStatusKey(ws), queryFn: () => ok(api.GET('/v1/mail/status')) });
-}
-
 /** Whether the ticket's replies are sent by email at all (chat and API tickets' are not). */
 export const mailed = (t: Pick<Ticket, 'channel'>) => t.channel === 'email' || t.channel === 'portal';
-
-type MailStatus = NonNullable<ReturnType<typeof useMailStatus>['data']>;
 
 /** Whether a reply on this ticket now would be kept in the outbox instead of sent. */
 export function repliesKept(status: MailStatus | undefined, t: Pick<Ticket, 'channel' | 'mailbox_id'>): boolean {

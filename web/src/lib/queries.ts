@@ -106,7 +106,7 @@ export function applyEvent(ws: string, e: Envelope): void {
     case 'mailbox.updated':
     case 'mailbox.deleted':
       // Whose replies leave and whose are kept in the outbox (lib/mail.ts).
-      refetchSoon(['mail-status', ws]);
+      refetchSoon(keys.mailStatus(ws));
       break;
     default:
       // Definitions the pickers show: labels, label groups, custom fields, teams, saved replies.

@@ -4,8 +4,8 @@
 // dismissed; the dismissal is remembered in this browser, per workspace.
 import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
+import { useMailStatus } from '../data/mail';
 import { useWorkspace } from '../lib/context';
-import { useMailStatus } from '../lib/mail';
 import { useIsAdmin } from '../lib/role';
 import './mail-notice.css';
 

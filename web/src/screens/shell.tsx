@@ -8,11 +8,12 @@ import * as Menu from '@radix-ui/react-dropdown-menu';
 import { useQuery } from '@tanstack/react-query';
 import { Link, Outlet, useLocation, useNavigate } from '@tanstack/react-router';
 import { useEffect, useRef, useState, useSyncExternalStore } from 'react';
+import { keys } from '../data/keys';
+import { useViews } from '../data/views';
 import { api, ok, type TicketCounts } from '../lib/api';
 import { LiveContext, ShortcutsContext, WorkspaceContext } from '../lib/context';
 import { useShortcuts } from '../lib/keys';
 import type { LiveStatus } from '../lib/live';
-import { keys } from '../lib/queries';
 import { Redirect } from '../lib/redirect';
 import {
   getSession,
@@ -142,7 +143,7 @@ function Sidebar({
   inDrawer?: boolean;
 }) {
   const counts = useQuery({ queryKey: keys.counts(ws), queryFn: () => ok(api.GET('/v1/tickets/counts')) });
-  const views = useQuery({ queryKey: keys.views(ws), queryFn: () => ok(api.GET('/v1/views')) });
+  const views = useViews(ws);
   const count = (k: keyof Omit<TicketCounts, 'views'>) => counts.data?.[k];
   // The view on screen: the inbox without one is the default view's.
   const location = useLocation();

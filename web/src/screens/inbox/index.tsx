@@ -7,15 +7,17 @@
 // for a range, or all loaded) for bulk changes (POST /v1/tickets/bulk).
 // Keyboard: j/k move the focus through the list, Enter opens, e solves the focused ticket, x
 // selects it, / searches.
-import { useInfiniteQuery, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useInfiniteQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { type FormEvent, type MouseEvent, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { paths } from '../../api.gen';
+import { keys } from '../../data/keys';
+import { useViews } from '../../data/views';
 import { api, errorText, ok, type Ticket } from '../../lib/api';
 import { useShowShortcuts, useWorkspace } from '../../lib/context';
 import { ago, STATUS_LABEL } from '../../lib/format';
 import { useShortcuts } from '../../lib/keys';
-import { keys, type TicketPage } from '../../lib/queries';
+import type { TicketPage } from '../../lib/queries';
 import { DEFAULT_VIEW, filterCount, type InboxSearch, VIEWS } from '../../lib/views';
 import { Avatar } from '../../ui/avatar';
 import { Icon } from '../../ui/icons';
@@ -102,7 +104,7 @@ export function Inbox() {
   const tickets = useMemo(() => list.data?.pages.flatMap((p) => p.data) ?? [], [list.data]);
   useRenderTiming(tickets);
   const seen = useSeen(ws);
-  const savedViews = useQuery({ queryKey: keys.views(ws), queryFn: () => ok(api.GET('/v1/views')) });
+  const savedViews = useViews(ws);
   const mixed = mixesStatuses(query, savedViews.data?.data);
   const title = view.startsWith('view:') ? 'Saved view' : (VIEWS[view]?.label ?? 'Inbox');
 

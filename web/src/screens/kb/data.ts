@@ -1,12 +1,10 @@
-// What the knowledge base's screens share: the cache keys, the collections, the workspace record
-// (its slug makes the help center's public addresses).
+// What the knowledge base's screens share: the cache keys and the collections.
 import { useQuery } from '@tanstack/react-query';
 import { api, ok, type Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 
 export type Collection = Schemas['KbCollection'];
 export type Article = Schemas['KbArticle'];
-export type WorkspaceRecord = Schemas['Workspace'];
 
 export const kbKeys = {
   all: (ws: string) => ['kb', ws] as const,
@@ -21,12 +19,4 @@ export function useCollections() {
     queryKey: kbKeys.collections(ws),
     queryFn: async () => (await ok(api.GET('/v1/kb/collections', { params: { query: { limit: 100 } } }))).data,
   });
-}
-
-export const workspaceKey = (ws: string) => ['workspace', ws] as const;
-
-/** The workspace: its slug (the public addresses), its settings (is the help center on?). */
-export function useWorkspaceRecord() {
-  const ws = useWorkspace();
-  return useQuery({ queryKey: workspaceKey(ws), queryFn: () => ok(api.GET('/v1/workspace')) });
 }

@@ -9,6 +9,7 @@ import TiptapLink from '@tiptap/extension-link';
 import { type Editor, EditorContent, useEditor } from '@tiptap/react';
 import StarterKit from '@tiptap/starter-kit';
 import { type FormEvent, useId, useState } from 'react';
+import { useWorkspaceRecord } from '../../data/workspace';
 import { ApiError, api, ok } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { every } from '../../lib/every';
@@ -18,7 +19,7 @@ import { ConfirmButton, fieldError, SelectField, TextField } from '../../ui/form
 import { type FormatTool, FormatToolbar } from '../../ui/format-toolbar';
 import { LinkTool } from '../../ui/link-tool';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
-import { type Article, kbKeys, useCollections, useWorkspaceRecord } from './data';
+import { type Article, kbKeys, useCollections } from './data';
 import '../../ui/prosemirror.css';
 
 type Language = Article['language'];
@@ -116,7 +117,7 @@ function ArticleForm({ article, collectionId }: { article: Article | null; colle
   const navigate = useNavigate();
   const writer = canWrite(useRole());
   const collections = useCollections();
-  const workspace = useWorkspaceRecord();
+  const workspace = useWorkspaceRecord(ws);
   const [title, setTitle] = useState(article?.title ?? '');
   const [slug, setSlug] = useState(article?.slug ?? '');
   const [slugEdited, setSlugEdited] = useState(false);

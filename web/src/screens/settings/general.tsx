@@ -2,10 +2,12 @@
 // brand image slots, PUT/DELETE /v1/workspace/images/{slot}), ownership transfer (POST
 // /v1/workspace/transfer) and deleting the workspace (DELETE /v1/workspace, typing its name).
 // Admins change it; others see it read-only. Help center and widget settings have their own sections.
-import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { useId, useMemo, useState } from 'react';
+import { keys } from '../../data/keys';
 import { useMembers } from '../../data/members';
+import { useWorkspaceRecord } from '../../data/workspace';
 import { api, ok, type Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { useLiveEvents } from '../../lib/events';
@@ -20,13 +22,11 @@ import './people.css';
 type Workspace = Schemas['Workspace'];
 type Slot = 'logo' | 'help_center_logo' | 'help_center_favicon' | 'widget_avatar' | 'widget_launcher';
 
-export const workspaceKey = (ws: string) => ['workspace', ws] as const;
-
 export default function General(_: SectionProps) {
   const ws = useWorkspace();
   const qc = useQueryClient();
-  const q = useQuery({ queryKey: workspaceKey(ws), queryFn: () => ok(api.GET('/v1/workspace')) });
-  useLiveEvents(['workspace.updated'], () => void qc.invalidateQueries({ queryKey: workspaceKey(ws) }));
+  const q = useWorkspaceRecord(ws);
+  useLiveEvents(['workspace.updated'], () => void qc.invalidateQueries({ queryKey: keys.workspace(ws) }));
   const role = useRole();
   const admin = isAdmin(role);
   return (
@@ -91,7 +91,7 @@ function SettingsForm({ w, admin }: { w: Workspace; admin: boolean }) {
                 },
               }),
             );
-            qc.setQueryData(workspaceKey(ws), next);
+            qc.setQueryData(keys.workspace(ws), next);
             if (next.name !== w.name) await reloadMe();
             return 'Saved.';
           }, e)
@@ -219,7 +219,7 @@ function SlotEditor({
   const qc = useQueryClient();
   const id = useId();
   const action = useAction();
-  const save = (w: Workspace) => qc.setQueryData(workspaceKey(ws), w);
+  const save = (w: Workspace) => qc.setQueryData(keys.workspace(ws), w);
   return (
     <div className="slot">
       <p className="field-label" id={`${id}-name`}>

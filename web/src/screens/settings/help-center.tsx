@@ -5,17 +5,19 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { type FormEvent, useId, useState } from 'react';
+import { keys } from '../../data/keys';
+import { useWorkspaceRecord, type WorkspaceRecord } from '../../data/workspace';
 import { api, ok } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { isAdmin, useRole } from '../../lib/role';
 import { CopyButton } from '../../ui/copy';
 import { CheckboxField, ConfirmButton, fieldError, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
-import { useWorkspaceRecord, type WorkspaceRecord, workspaceKey } from '../kb/data';
 import './channels.css';
 
 export default function HelpCenterSection() {
-  const workspace = useWorkspaceRecord();
+  const ws = useWorkspace();
+  const workspace = useWorkspaceRecord(ws);
   const admin = isAdmin(useRole());
   return (
     <>
@@ -52,7 +54,7 @@ function HelpCenterForm({ w, admin }: { w: WorkspaceRecord; admin: boolean }) {
           },
         }),
       );
-      queryClient.setQueryData(workspaceKey(ws), updated);
+      queryClient.setQueryData(keys.workspace(ws), updated);
       setSaved(
         updated.settings.help_center_enabled
           ? 'Saved. The help center shows the change on its next load.'
@@ -186,7 +188,7 @@ export function ImageSlot({
           bodySerializer: () => form,
         }),
       );
-      queryClient.setQueryData(workspaceKey(ws), updated);
+      queryClient.setQueryData(keys.workspace(ws), updated);
       setDone(`${name} uploaded.`);
     } catch (err) {
       setError(err);
@@ -238,7 +240,7 @@ export function ImageSlot({
             confirm={`Remove ${name.toLowerCase()}`}
             onConfirm={async () => {
               const updated = await ok(api.DELETE('/v1/workspace/images/{slot}', { params: { path: { slot } } }));
-              queryClient.setQueryData(workspaceKey(ws), updated);
+              queryClient.setQueryData(keys.workspace(ws), updated);
             }}
           >
             Remove the {name.toLowerCase()}

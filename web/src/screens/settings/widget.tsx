@@ -7,6 +7,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { type FormEvent, useId, useState } from 'react';
 import type { paths } from '../../api.gen';
+import { useWorkspaceRecord } from '../../data/workspace';
 import { publicAddress } from '../../lib/address';
 import { api, ok } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
@@ -14,7 +15,6 @@ import { isAdmin, useRole } from '../../lib/role';
 import { CopyButton } from '../../ui/copy';
 import { CheckboxField, ConfirmButton, fieldError, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
-import { useWorkspaceRecord } from '../kb/data';
 import './channels.css';
 
 type WidgetSettings = paths['/v1/widget/settings']['get']['responses'][200]['content']['application/json'];
@@ -24,7 +24,7 @@ export default function WidgetSection() {
   const ws = useWorkspace();
   const role = useRole();
   const admin = isAdmin(role);
-  const workspace = useWorkspaceRecord();
+  const workspace = useWorkspaceRecord(ws);
   const settings = useQuery({
     queryKey: settingsKey(ws),
     queryFn: () => ok(api.GET('/v1/widget/settings')),

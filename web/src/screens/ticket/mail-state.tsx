@@ -4,8 +4,9 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
+import { useMailStatus } from '../../data/mail';
 import { api, errorText, type Message, ok, type Ticket } from '../../lib/api';
-import { repliesKept, useMailStatus } from '../../lib/mail';
+import { repliesKept } from '../../lib/mail';
 import { keys } from '../../lib/queries';
 import { canWrite, useIsAdmin, useRole } from '../../lib/role';
 
