@@ -12,6 +12,7 @@ import { sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { Unit } from '../../platform/db/tx.js';
 import { SYSTEM } from '../../platform/http/context.js';
+import { memberSeesTeam } from '../teams/access.js';
 import type { TicketChange, TicketHook } from '../tickets/hooks.js';
 import { applyPatch } from '../tickets/patch.js';
 import type { TicketRow } from '../tickets/queries.js';
@@ -51,6 +52,7 @@ async function candidates(u: Unit, row: TicketRow, plan: Plan, autoAway: number)
   const inTeam = (teamId: string) =>
     sql`EXISTS (SELECT 1 FROM team_members tm
                  WHERE tm.workspace_id = m.workspace_id AND tm.team_id = ${teamId} AND tm.user_id = m.user_id)`;
+  // A private team's ticket goes to someone who sees it (teams/access.ts).
   const rows = await sql<{ user_id: string; max_open_tickets: number | null; open: number }>`
     SELECT m.user_id, m.max_open_tickets,
            (SELECT count(*)::int FROM tickets t
@@ -62,7 +64,7 @@ async function candidates(u: Unit, row: TicketRow, plan: Plan, autoAway: number)
        AND m.availability = 'online'
        ${autoAway > 0 ? sql`AND m.last_seen_at >= now() - make_interval(mins => ${autoAway}::int)` : sql``}
        ${plan.teamId ? sql`AND ${inTeam(plan.teamId)}` : sql``}
-       ${row.private_team_id ? sql`AND (m.role IN ('admin', 'owner') OR ${inTeam(row.private_team_id)})` : sql``}
+       ${row.private_team_id ? sql`AND ${memberSeesTeam(row.private_team_id)}` : sql``}
      ORDER BY m.user_id`.execute(u.trx);
   return rows.rows
     .map((r) => ({ user_id: r.user_id, open: Number(r.open), max: r.max_open_tickets }))

@@ -13,7 +13,7 @@ import type { DB } from '../../platform/db/schema.js';
 import type { Unit } from '../../platform/db/tx.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { invalid, notFound } from '../../platform/http/errors.js';
-import { canSeeTeam } from '../teams/service.js';
+import { canSeeTeam } from '../teams/access.js';
 import type { Attachment } from './schemas.js';
 import type { Spooled } from './upload.js';
 import { attachmentUrls } from './urls.js';

@@ -14,6 +14,7 @@ import type { Page } from '../../platform/http/pagination.js';
 import { iso } from '../../platform/http/schemas.js';
 import { autoAwayMinutes, presenceOf } from '../assignment/presence.js';
 import { recordAudit } from '../audit/service.js';
+import { seesEveryTeam } from '../teams/access.js';
 import { detachMemberFromTeams } from '../teams/service.js';
 import { openTicketsOfAssignees } from '../tickets/queries.js';
 import { publishControl } from './control.js';
@@ -161,8 +162,6 @@ function guardOwner(target: { role: Role; owners: number; callerIsOwner: boolean
   }
 }
 
-const isAdminRole = (r: Role) => r === 'admin' || r === 'owner';
-
 export async function changeMemberRole(
   deps: Deps,
   ctx: RequestContext,
@@ -191,7 +190,7 @@ export async function changeMemberRole(
       entityId: userId,
       data: { from: target.role, to: role },
     });
-    crossedAdmin = isAdminRole(target.role) !== isAdminRole(role);
+    crossedAdmin = seesEveryTeam(target.role) !== seesEveryTeam(role);
     return member;
   });
   // Admins see every private team: gaining or losing that changes what the person's live

@@ -14,6 +14,7 @@ import type { Deps } from '../../deps.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { Unit } from '../../platform/db/tx.js';
 import { actingUserId } from '../../platform/http/context.js';
+import { seesEveryTeam } from '../teams/access.js';
 import { actorColumns, userRefOf } from '../tickets/activities.js';
 import type { TicketChange, TicketHook } from '../tickets/hooks.js';
 import type { TicketRow } from '../tickets/queries.js';
@@ -95,7 +96,7 @@ async function onNote(u: Unit, change: TicketChange): Promise<void> {
   const t = change.ticket;
   if (t.private_team_id !== null) {
     const team = await teamMemberIds(u.trx, u.workspaceId, t.private_team_id);
-    mentioned = mentioned.filter((x) => x.role === 'admin' || x.role === 'owner' || team.has(x.user_id));
+    mentioned = mentioned.filter((x) => seesEveryTeam(x.role) || team.has(x.user_id));
   }
   const by = await userRefOf(u.trx, change.ctx.actor);
   for (const x of mentioned) {

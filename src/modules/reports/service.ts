@@ -16,7 +16,7 @@ import type { Deps } from '../../deps.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { invalid } from '../../platform/http/errors.js';
 import { iso } from '../../platform/http/schemas.js';
-import { hiddenTeamIds } from '../tickets/queries.js';
+import { hiddenTeamIds, notInHiddenTeams } from '../teams/access.js';
 import { getWorkspace, isTimeZone } from '../workspace/service.js';
 import type { OverviewQuery, ReportOverview } from './schemas.js';
 
@@ -73,7 +73,8 @@ function daysOf(r: ReportRange): string[] {
 
 /** Live tickets the caller may see, of alias t. */
 function liveTickets(hidden: string[]): RawBuilder<unknown> {
-  const teams = hidden.length === 0 ? sql`` : sql` AND (t.team_id IS NULL OR t.team_id NOT IN (${sql.join(hidden)}))`;
+  const notHidden = notInHiddenTeams(hidden);
+  const teams = notHidden === null ? sql`` : sql` AND ${notHidden}`;
   return sql`t.deleted_at IS NULL AND NOT t.spam AND t.merged_into_id IS NULL${teams}`;
 }
 

@@ -19,20 +19,8 @@ import type { CreateTeamBody, ListTeamsQuery, PatchTeamBody, Team } from './sche
 
 export type TeamView = Static<typeof Team>;
 
-/**
- * May the caller see a record (a ticket, its events) that belongs to this team?
- *
- * `teamId` is the record's *private* team, or null when the record has no team or its team
- * is not private (the same convention as an event's team_id). Admins and owners see every
- * team; other people see the private teams they belong to (ctx.teams); API keys are not team
- * members and see no private team's records.
- */
-export function canSeeTeam(ctx: RequestContext, teamId: string | null): boolean {
-  if (teamId === null) return true;
-  if (ctx.role === 'admin' || ctx.role === 'owner') return true;
-  const id = teamId.toLowerCase();
-  return ctx.teams.some((t) => t.toLowerCase() === id);
-}
+/** The private teams' rule (team-access.ts), where callers of this service look for it. */
+export { canSeeTeam } from './access.js';
 
 /** A team with its member_ids (in ascending id order). */
 function teamQuery(db: Kysely<DB>, workspaceId: string) {

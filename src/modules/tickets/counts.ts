@@ -5,9 +5,9 @@ import { sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { fieldDefs } from '../custom-fields/service.js';
+import { hiddenTeamIds } from '../teams/access.js';
 import { visibleViews } from '../views/service.js';
 import { baseFilters, criteria, notHidden } from './list.js';
-import { hiddenTeamIds } from './queries.js';
 import type { TicketCounts } from './schemas.js';
 import { ACTIVE_STATUSES } from './status.js';
 

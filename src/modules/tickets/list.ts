@@ -34,6 +34,7 @@ import { fieldFilterPredicates, fieldParams, fieldSort } from '../custom-fields/
 import { type FieldDef, fieldDefs } from '../custom-fields/service.js';
 import { tagIdsByName } from '../tags/records.js';
 import { hasTag } from '../tags/sql.js';
+import { joinedTeamVisible, notInHiddenTeams } from '../teams/access.js';
 import { type ViewFilters, viewFiltersOf } from '../views/service.js';
 import { TICKET_VERSION, withTicketJson } from './json-cache.js';
 import { ticketFrom, ticketScope } from './queries.js';
@@ -133,22 +134,13 @@ export function baseFilters(q: Query, teams: Filter | null): Filter[] {
   return out;
 }
 
-/** Private teams' tickets the caller may see, given the private team ids they may not. */
-export const notHidden = (hidden: string[]): Filter | null =>
-  hidden.length === 0 ? null : (eb) => eb.or([eb('t.team_id', 'is', null), eb('t.team_id', 'not in', hidden)]);
+/** Private teams' tickets the caller may see, given the private team ids they may not (teams/access.ts). */
+export const notHidden = (hidden: string[]): Filter | null => asFilter(notInHiddenTeams(hidden));
 
-/**
- * The same rule inside ticketQuery, which joins the ticket's team as `tm`: no extra statement.
- * Admins and owners see every team; others their own private teams; keys none.
- */
-function teamVisible(ctx: RequestContext): Filter | null {
-  if (ctx.role === 'admin' || ctx.role === 'owner') return null;
-  const mine = ctx.teams;
-  return () =>
-    mine.length === 0
-      ? sql<SqlBool>`tm.private IS NOT TRUE`
-      : sql<SqlBool>`(tm.private IS NOT TRUE OR tm.id IN (${sql.join(mine)}))`;
-}
+/** The same rule inside ticketQuery, which joins the ticket's team as `tm`: no extra statement. */
+const teamVisible = (ctx: RequestContext): Filter | null => asFilter(joinedTeamVisible(ctx));
+
+const asFilter = (e: Expression<SqlBool> | null): Filter | null => (e === null ? null : () => e);
 
 /**
  * The predicates of a query's filters (the list's own parameters, or a saved view's). `tagId` is

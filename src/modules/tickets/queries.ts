@@ -5,7 +5,6 @@ import { type Kysely, sql } from 'kysely';
 import { isUuid } from '../../platform/crypto/random.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { Unit } from '../../platform/db/tx.js';
-import type { RequestContext } from '../../platform/http/context.js';
 import { tagRefsJson } from '../tags/sql.js';
 import type { Ticket } from './schemas.js';
 
@@ -116,17 +115,6 @@ export function parseTicketRef(param: string): TicketRef | null {
   if (isUuid(p)) return { id: p.toLowerCase() };
   const m = /^#?([1-9][0-9]{0,14})$/.exec(p);
   return m ? { number: Number(m[1]) } : null;
-}
-
-/**
- * Private teams whose tickets the caller may not see: none for admins and owners, every
- * private team for API keys, the private teams a person is not in otherwise.
- */
-export async function hiddenTeamIds(db: Kysely<DB>, ctx: RequestContext): Promise<string[]> {
-  if (ctx.role === 'admin' || ctx.role === 'owner') return [];
-  let q = db.selectFrom('teams').select('id').where('workspace_id', '=', ctx.workspaceId).where('private', '=', true);
-  if (ctx.teams.length > 0) q = q.where('id', 'not in', ctx.teams);
-  return (await q.execute()).map((r) => r.id);
 }
 
 /** Live tickets (not spam) of each of these contacts (contacts without tickets are absent). */

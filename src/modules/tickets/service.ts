@@ -16,6 +16,7 @@ import { findOrCreateContactByEmail } from '../contacts/service.js';
 import { applyFieldValues } from '../custom-fields/values.js';
 import { loadMailbox } from '../mailboxes/service.js';
 import { applyTags } from '../tags/records.js';
+import { canSeeTeam } from '../teams/access.js';
 import { addActivity } from './activities.js';
 import { hookMessage } from './hooks.js';
 import { takeTicketNumber } from './numbers.js';
@@ -45,11 +46,7 @@ const byRef = (ref: TicketRef) => (eb: ExpressionBuilder<DB & { t: DB['tickets']
 /** The private team of a row as events and visibility need it. */
 const target = (r: TicketRow) => ({ id: r.id, privateTeamId: r.private_team_id });
 
-function visible(ctx: RequestContext, r: TicketRow): boolean {
-  if (r.private_team_id === null) return true;
-  if (ctx.role === 'admin' || ctx.role === 'owner') return true;
-  return ctx.teams.includes(r.private_team_id);
-}
+const visible = (ctx: RequestContext, r: TicketRow): boolean => canSeeTeam(ctx, r.private_team_id);
 
 /** A live ticket the caller may see, or 404 (missing, deleted, another workspace, a hidden team). */
 export async function findVisibleTicket(db: Kysely<DB>, ctx: RequestContext, param: string): Promise<TicketRow> {

@@ -1,6 +1,7 @@
 // Who may see an event: the one rule used by replay (GET /v1/events), the gateway and
 // webhooks. What a caller may not see comes back as a stand-in, so seq stays gapless.
 import type { RequestContext, Scope } from '../http/context.js';
+import { canSeeTeam } from '../http/team-access.js';
 import type { EventEnvelope } from './envelope.js';
 
 /** Events meant for one person only (their user:<uid> topic). */
@@ -20,8 +21,7 @@ export function scopeForType(type: string): Scope {
 }
 
 export function canSee(ctx: RequestContext, e: EventEnvelope): boolean {
-  const admin = ctx.role === 'admin' || ctx.role === 'owner';
-  if (e.team_id && !admin && !ctx.teams.includes(e.team_id)) return false;
+  if (!canSeeTeam(ctx, e.team_id || null)) return false;
   const addressed =
     PERSONAL_WHEN_ADDRESSED.some((p) => e.type.startsWith(p)) && e.topics.some((t) => t.startsWith('user:'));
   if (PERSONAL.has(e.type) || addressed) {
