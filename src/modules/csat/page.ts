@@ -9,13 +9,12 @@ import type { Deps } from '../../deps.js';
 import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { ApiError } from '../../platform/http/errors.js';
-import { toErrorBody } from '../../platform/http/setup.js';
+import { pageCsp, pageErrors, plainPage, readForms, sendPage } from '../../platform/http/pages.js';
 import { stylesheetOf } from '../help-center/look.js';
-import { baseStylesheet, pageCsp, plainPage, renderPage } from '../help-center/render.js';
+import { baseStylesheet, renderPage } from '../help-center/render.js';
 import { CsatTokenParams } from './schemas.js';
 import { CSAT_SCALE, rate, ratingOf } from './service.js';
 
-const HTML = 'text/html; charset=utf-8';
 const DEFAULT_COLOR = '#1d4ed8';
 const LABELS = ['', 'Very unhappy', 'Unhappy', 'Neutral', 'Happy', 'Very happy'];
 /** The score a link or a form names, as a number: whether it is on the scale is rate()'s rule. */
@@ -31,15 +30,7 @@ export default async function csatPageRoutes(app: App, deps: Deps): Promise<void
   const sheet = () => stylesheetOf(baseStylesheet(), DEFAULT_COLOR);
   const cssPath = () => `/csat/assets/csat.${sheet().hash}.css`;
 
-  const send = (reply: FastifyReply, status: number, body: string) =>
-    reply
-      .code(status)
-      .header('cache-control', 'no-store')
-      .header('content-security-policy', csp)
-      .header('x-content-type-options', 'nosniff')
-      .header('referrer-policy', 'no-referrer')
-      .type(HTML)
-      .send(body);
+  const send = (reply: FastifyReply, status: number, body: string) => sendPage(reply, status, body, csp);
 
   const form = (
     token: string,
@@ -72,19 +63,8 @@ export default async function csatPageRoutes(app: App, deps: Deps): Promise<void
     });
 
   await app.register(async (scope: FastifyInstance) => {
-    scope.addContentTypeParser(
-      'application/x-www-form-urlencoded',
-      { parseAs: 'string', bodyLimit: 16 * 1024 },
-      (_req, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
-    );
-    scope.setErrorHandler((err: Error, req, reply) => {
-      const { body } = toErrorBody(err);
-      if (body.status >= 500)
-        req.log.error({ reqId: req.id, error: { message: String(err.message).slice(0, 200) } }, 'page failed');
-      const status =
-        body.code === 'validation_failed' && body.errors?.[0]?.location.startsWith('path') ? 404 : body.status;
-      return send(reply, status, plainPage(status));
-    });
+    readForms(scope);
+    pageErrors(scope, csp);
 
     scope.get(
       '/csat/assets/:file',

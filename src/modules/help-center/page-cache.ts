@@ -17,18 +17,10 @@
 // Bounded in bytes, least recently read out first. Search results and 404s are not kept (the
 // first are too many and too varied, the second would let anyone fill the cache).
 import type { EventBus } from '../../platform/bus/index.js';
+import type { StoredPage } from '../../platform/http/pages.js';
 import type { HelpCenter } from './service.js';
 
-/** A page as it is sent: status 200 only. */
-export interface StoredPage {
-  type: string;
-  body: Buffer;
-  etag: string;
-  /** Seconds for Cache-Control. */
-  maxAge: number;
-  /** The article an article page shows: its views are counted on every hit. */
-  articleId?: string;
-}
+export type { StoredPage } from '../../platform/http/pages.js';
 
 /** The generations a page or a help center was read under (see above). */
 export interface Stamp {

@@ -8,19 +8,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
 import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
-import { toErrorBody } from '../../platform/http/setup.js';
+import { HTML, pageCsp, pageErrors, plainPage, sendCached, sendStored, storedPage } from '../../platform/http/pages.js';
 import { stylesheetOf } from './look.js';
 import { PageCache, type StoredPage } from './page-cache.js';
-import {
-  baseStylesheet,
-  type PageModel,
-  pageCsp,
-  plainPage,
-  renderPage,
-  sendCached,
-  sendStored,
-  storedPage,
-} from './render.js';
+import { baseStylesheet, type PageModel, renderPage } from './render.js';
 import {
   collectionArticles,
   findCollection,
@@ -34,7 +25,6 @@ import {
 } from './service.js';
 import { isReader, visitorOf } from './views.js';
 
-const HTML = 'text/html; charset=utf-8';
 /** The search box's longest query (as GET /v1/kb/articles?q=). */
 const Q_MAX = 200;
 /** Search results per page, and the last page offered (the 500 best matches). */
@@ -170,21 +160,7 @@ export default async function helpCenterRoutes(app: App, deps: Deps): Promise<vo
   await app.register(async (hc: FastifyInstance) => {
     // Errors of these routes are pages too: a value the pipeline refuses in the path (NUL,
     // broken Unicode) names no page (404); anything else keeps its status, on a plain page.
-    hc.setErrorHandler((err: Error, req, reply) => {
-      const { body, headers } = toErrorBody(err);
-      if (body.status >= 500)
-        req.log.error({ reqId: req.id, error: { message: String(err.message).slice(0, 200) } }, 'page failed');
-      if (headers) reply.headers(headers);
-      const status =
-        body.code === 'validation_failed' ? (body.errors?.[0]?.location.startsWith('path') ? 404 : 400) : body.status;
-      const text = plainPage(status);
-      reply
-        .code(status)
-        .header('cache-control', 'no-store')
-        .header('content-security-policy', csp)
-        .type(HTML)
-        .send(text);
-    });
+    pageErrors(hc, csp);
 
     hc.get('/hc/:workspace', page(), (req, reply) =>
       servePage(req, reply, 'home', async (center) => {

@@ -1,4 +1,5 @@
-// Reading the portal's forms: application/x-www-form-urlencoded, or multipart/form-data with
+// Reading the portal's forms: application/x-www-form-urlencoded (its fields as
+// platform/http/pages.ts's readForms parsed them), or multipart/form-data with
 // files (the contact form, a reply). Files are spooled under DATA_DIR/tmp/uploads as the API's
 // uploads are, each up to ATTACHMENT_MAX_MB; a file over the limit is skipped and reported, and
 // the rest of the form is still read, so that the page can show it again with the values kept.
@@ -9,6 +10,7 @@ import { mkdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyRequest } from 'fastify';
 import { ApiError, badRequest } from '../../platform/http/errors.js';
+import { storable } from '../../platform/http/pages.js';
 import { contentTypeOf, spool } from '../attachments/upload.js';
 
 /** At most this many files per form. */
@@ -30,18 +32,6 @@ export interface ReadForm {
   tooLarge: string[];
   /** More files than MAX_FILES were sent (the extra ones were skipped). */
   tooMany: boolean;
-}
-
-/** A field's text as the database can hold it (no NUL, no lone surrogates), with \n line ends. */
-const storable = (v: string): string => v.toWellFormed().replaceAll('\0', '').replace(/\r\n?/g, '\n');
-
-/** The urlencoded parser of the portal's scope: the first value of each name. */
-export function parseUrlencoded(body: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of new URLSearchParams(body)) {
-    if (!(k in out) && k !== '__proto__') out[k] = storable(v);
-  }
-  return out;
 }
 
 /** The fields and files of a form post (see above). */

@@ -5,7 +5,7 @@ import { createHmac, hkdfSync } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import { constantTimeEqual } from '../../platform/crypto/random.js';
-import { pageCsp } from '../help-center/render.js';
+import { pageCsp } from '../../platform/http/pages.js';
 
 const PROVIDERS = {
   turnstile: {

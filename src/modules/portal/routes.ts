@@ -16,14 +16,14 @@ import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { declareBodyLimit } from '../../platform/http/drain.js';
 import { ApiError, tooLarge } from '../../platform/http/errors.js';
-import { toErrorBody } from '../../platform/http/setup.js';
+import { pageCsp, pageErrors, plainPage, readForms, seeOther, sendPage } from '../../platform/http/pages.js';
 import { spoolDirOf } from '../attachments/purge.js';
 import { verifyChallenge } from '../auth/protection.js';
 import { stylesheetOf } from '../help-center/look.js';
-import { baseStylesheet, type PageModel, pageCsp, plainPage, renderPage } from '../help-center/render.js';
+import { baseStylesheet, type PageModel, renderPage } from '../help-center/render.js';
 import { linksOf } from '../help-center/routes.js';
 import { findHelpCenter, type HelpCenter } from '../help-center/service.js';
-import { discardFiles, MAX_FILES, parseUrlencoded, type ReadForm, readForm } from './form.js';
+import { discardFiles, MAX_FILES, type ReadForm, readForm } from './form.js';
 import { takeAttempt } from './limits.js';
 import { queueSignInLink } from './mail.js';
 import { formCsp, formStamp, fromAnotherSite, isEmail, stampFresh, statusText, when } from './page.js';
@@ -40,7 +40,6 @@ import {
   signInWithLink,
 } from './session.js';
 
-const HTML = 'text/html; charset=utf-8';
 const LABELS = { name: 'Name', email: 'Email', subject: 'Subject', message: 'Message', attachments: 'Attachments' };
 const MAX = { name: 100, email: 254, subject: 200, message: 20_000 };
 
@@ -85,17 +84,8 @@ export default async function portalRoutes(app: App, deps: Deps): Promise<void> 
   };
 
   const send = (reply: FastifyReply, status: number, body: string, pageCspValue = csp) =>
-    reply
-      .code(status)
-      .header('cache-control', 'no-store')
-      .header('content-security-policy', pageCspValue)
-      .header('x-content-type-options', 'nosniff')
-      .header('referrer-policy', 'no-referrer')
-      .type(HTML)
-      .send(body);
-
-  const see = (reply: FastifyReply, location: string) =>
-    reply.code(303).header('cache-control', 'no-store').header('location', location).send();
+    sendPage(reply, status, body, pageCspValue);
+  const see = seeOther;
 
   const notFound = (reply: FastifyReply, hc: HelpCenter | null) =>
     hc
@@ -170,28 +160,9 @@ export default async function portalRoutes(app: App, deps: Deps): Promise<void> 
 
   await app.register(async (scope: FastifyInstance) => {
     await scope.register(multipart);
-    scope.addContentTypeParser(
-      'application/x-www-form-urlencoded',
-      { parseAs: 'string', bodyLimit: 1024 * 1024 },
-      (_req, body, done) => done(null, parseUrlencoded(body as string)),
-    );
-    // Errors are pages: a value the pipeline refuses in the path names no page (404); anything
-    // else keeps its status, on a plain page.
-    scope.setErrorHandler((err: Error, req, reply) => {
-      const { body, headers } = toErrorBody(err);
-      if (body.status >= 500)
-        req.log.error({ reqId: req.id, error: { message: String(err.message).slice(0, 200) } }, 'page failed');
-      if (headers) reply.headers(headers);
-      const status =
-        body.code === 'validation_failed'
-          ? body.errors?.[0]?.location.startsWith('path')
-            ? 404
-            : 400
-          : body.code === 'unsupported_media_type'
-            ? 400
-            : body.status;
-      return send(reply, status, plainPage(status));
-    });
+    readForms(scope);
+    // Errors are pages (platform/http/pages.ts's policy).
+    pageErrors(scope, csp);
 
     scope.get('/hc/:workspace/new', page(), async (req, reply) => {
       const hc = await centerOf(req, reply);
