@@ -47,6 +47,7 @@ export interface Config {
     model: string | null;
     fastModel: string | null;
   };
+  /** Parsed and checked now, read by nothing yet: the billing issue reads it (payments through Stripe). */
   stripe: { secretKey: string | null; webhookSecret: string | null; apiBase: string | null };
   smtpUrl: string | null;
   /** INBOUND_DOMAIN: the domain of mailboxes' forwarding addresses (its MX reaches POST /v1/inbound/email). */
