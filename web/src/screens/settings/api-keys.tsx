@@ -12,7 +12,7 @@ import { useIsAdmin } from '../../lib/role';
 import { CopyField } from '../../ui/copy';
 import { CheckboxField, ConfirmButton, fieldError, SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
-import type { SectionProps } from './sections';
+import type { SectionProps } from './section';
 
 type ApiKey = paths['/v1/api-keys']['get']['responses'][200]['content']['application/json']['data'][number];
 type Scope = ApiKey['scopes'][number];

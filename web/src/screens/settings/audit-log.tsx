@@ -11,7 +11,7 @@ import { when } from '../../lib/format';
 import { useIsAdmin } from '../../lib/role';
 import { SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
-import type { SectionProps } from './sections';
+import type { SectionProps } from './section';
 
 type Query = NonNullable<paths['/v1/audit-logs']['get']['parameters']['query']>;
 type Entry = paths['/v1/audit-logs']['get']['responses'][200]['content']['application/json']['data'][number];

@@ -13,7 +13,7 @@ import { useWorkspace } from '../../lib/context';
 import { useIsAdmin } from '../../lib/role';
 import { ConfirmButton, fieldError, SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
-import type { SectionProps } from './sections';
+import type { SectionProps } from './section';
 
 type Automation = Schemas['Automation'];
 type Condition = Automation['conditions'][number];

@@ -11,7 +11,7 @@ import { ApiError } from '../../lib/errors';
 import { useIsAdmin } from '../../lib/role';
 import { CheckboxField, SelectField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
-import type { SectionProps } from './sections';
+import type { SectionProps } from './section';
 
 type Hours = paths['/v1/business-hours']['get']['responses'][200]['content']['application/json'];
 type DayKey = keyof Hours['schedule'];

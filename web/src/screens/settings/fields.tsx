@@ -10,7 +10,7 @@ import { useIsAdmin } from '../../lib/role';
 import { CheckboxField, DeleteButton, SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
 import { Chip, check, FormDialog, LABEL_COLORS, type LabelColor, problem, useLiveRefetch } from './config-kit';
-import type { SectionProps } from './sections';
+import type { SectionProps } from './section';
 
 type Field = Schemas['CustomField'];
 type Entity = Field['entity'];

@@ -16,7 +16,7 @@ import { reloadMe, useSession } from '../../lib/session';
 import { CheckboxField, fieldError, SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
 import { Done, fileBody, pictureErrorText, useAction } from '../../ui/people';
-import type { SectionProps } from './sections';
+import type { SectionProps } from './section';
 import './people.css';
 
 type Workspace = Schemas['Workspace'];

@@ -11,7 +11,7 @@ import { CheckboxField, ConfirmButton, DeleteButton, SelectField, TextField } fr
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
 import { count } from '../../ui/words';
 import { Chip, ColorField, check, FormDialog, type LabelColor, problem, Swatch, useLiveRefetch } from './config-kit';
-import type { SectionProps } from './sections';
+import type { SectionProps } from './section';
 
 type Tag = Schemas['Tag'];
 type Group = Schemas['TagGroup'];

@@ -15,7 +15,7 @@ import { useIsAdmin } from '../../lib/role';
 import { CopyField } from '../../ui/copy';
 import { ConfirmButton, fieldError, SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
-import type { SectionProps } from './sections';
+import type { SectionProps } from './section';
 
 type Mailbox = Schemas['Mailbox'];
 type TestResult = paths['/v1/mailboxes/{id}/test']['post']['responses'][200]['content']['application/json'];

@@ -15,7 +15,7 @@ import { Avatar } from '../../ui/avatar';
 import { ConfirmButton, fieldError, SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
 import { Done, useAction } from '../../ui/people';
-import type { SectionProps } from './sections';
+import type { SectionProps } from './section';
 import './people.css';
 
 type MemberRow = Schemas['Member'];

@@ -11,7 +11,7 @@ import './integrations.css';
 import { isAdmin, useRole } from '../../lib/role';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
 import { NOTIFIED_ABOUT, NotificationItem, type NotificationType } from './notifications-text';
-import type { SectionProps } from './sections';
+import type { SectionProps } from './section';
 
 export default function Notifications(_: SectionProps) {
   const ws = useWorkspace();

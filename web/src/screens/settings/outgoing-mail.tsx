@@ -13,7 +13,7 @@ import { useWorkspace } from '../../lib/context';
 import { bytes, when } from '../../lib/format';
 import { useIsAdmin } from '../../lib/role';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
-import type { SectionProps } from './sections';
+import type { SectionProps } from './section';
 
 type Kept = paths['/v1/mail/outbox']['get']['responses'][200]['content']['application/json']['data'][number];
 

@@ -16,7 +16,7 @@ import { ErrorNote, Loading, PageTitle } from '../../ui/page';
 import { Done, fileBody, pictureErrorText, useAction } from '../../ui/people';
 import { QrCode } from '../../ui/qr-code';
 import { count } from '../../ui/words';
-import type { SectionProps } from './sections';
+import type { SectionProps } from './section';
 import './people.css';
 
 export default function Profile(_: SectionProps) {

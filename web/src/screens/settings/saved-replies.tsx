@@ -12,7 +12,7 @@ import { DeleteButton, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
 import { check, FormDialog, problem, useLiveRefetch } from './config-kit';
 import { ReplyBodyEditor } from './saved-replies-editor';
-import type { SectionProps } from './sections';
+import type { SectionProps } from './section';
 
 type Reply = Schemas['SavedReply'];
 const SHORTCUT = /^[A-Za-z0-9_-]{1,50}$/;

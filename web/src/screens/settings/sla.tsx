@@ -12,7 +12,7 @@ import { useIsAdmin } from '../../lib/role';
 import { CheckboxField, DeleteButton, SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
 import { check, duration, FormDialog, problem, useLiveRefetch } from './config-kit';
-import type { SectionProps } from './sections';
+import type { SectionProps } from './section';
 
 type Policy = Schemas['SlaPolicy'];
 type Priority = NonNullable<Policy['priority']>;

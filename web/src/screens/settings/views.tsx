@@ -15,7 +15,7 @@ import { CheckboxField, DeleteButton, SelectField, TextField } from '../../ui/fo
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
 import { count } from '../../ui/words';
 import { check, FormDialog, problem, useLiveRefetch } from './config-kit';
-import type { SectionProps } from './sections';
+import type { SectionProps } from './section';
 import { FieldConditions, type FieldFilter, fieldsSummary } from './views-filters';
 
 type Filters = View['filters'];

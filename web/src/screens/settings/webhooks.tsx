@@ -17,7 +17,7 @@ import { CopyField } from '../../ui/copy';
 import { CheckboxField, ConfirmButton, fieldError, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
 import { count } from '../../ui/words';
-import type { SectionProps } from './sections';
+import type { SectionProps } from './section';
 
 type Webhook = Schemas['Webhook'];
 type Delivery =
