@@ -2,10 +2,9 @@
 // an optional expiry; its secret is shown once, with Copy; the list shows each key's prefix,
 // scopes, creator, expiry and last use; revoking asks first.
 import './integrations.css';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import type { paths } from '../../api.gen';
-import { api, ok } from '../../lib/api';
+import { useApiKeys, useCreateApiKey, useRevokeApiKey } from '../../data/api-keys';
 import { useWorkspace } from '../../lib/context';
 import { ago, when } from '../../lib/format';
 import { useIsAdmin } from '../../lib/role';
@@ -63,8 +62,8 @@ export default function ApiKeys(_: SectionProps) {
 
 function KeyList() {
   const ws = useWorkspace();
-  const queryClient = useQueryClient();
-  const list = useQuery({ queryKey: ['api-keys', ws], queryFn: () => ok(api.GET('/v1/api-keys')) });
+  const list = useApiKeys(ws);
+  const revoke = useRevokeApiKey(ws);
   if (list.isPending) return <Loading />;
   if (list.error) return <ErrorNote error={list.error} what="Could not load the API keys" />;
   const rows: ApiKey[] = list.data.data;
@@ -105,10 +104,7 @@ function KeyList() {
                   title={`Revoke the key “${k.name}”?`}
                   description="Whatever uses it stops working at once. This cannot be undone."
                   confirm="Revoke key"
-                  onConfirm={async () => {
-                    await ok(api.DELETE('/v1/api-keys/{id}', { params: { path: { id: k.id } } }));
-                    await queryClient.invalidateQueries({ queryKey: ['api-keys', ws] });
-                  }}
+                  onConfirm={() => revoke.mutateAsync(k.id)}
                 >
                   Revoke<span className="visually-hidden"> {k.name}</span>
                 </ConfirmButton>
@@ -122,8 +118,7 @@ function KeyList() {
 }
 
 function NewKey() {
-  const ws = useWorkspace();
-  const queryClient = useQueryClient();
+  const create = useCreateApiKey(useWorkspace());
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<Scope[]>(['tickets:read']);
   const [expiry, setExpiry] = useState('');
@@ -136,10 +131,9 @@ function NewKey() {
     setError(null);
     try {
       const expires_at = expiry ? new Date(Date.now() + Number(expiry) * 86_400_000).toISOString() : undefined;
-      const k = await ok(api.POST('/v1/api-keys', { body: { name, scopes, ...(expires_at ? { expires_at } : {}) } }));
+      const k = await create.mutateAsync({ name, scopes, ...(expires_at ? { expires_at } : {}) });
       setCreated({ name: k.name, key: k.key });
       setName('');
-      await queryClient.invalidateQueries({ queryKey: ['api-keys', ws] });
     } catch (err) {
       setError(err);
     } finally {

@@ -2,10 +2,11 @@
 // person or API key, kind of record and time (the filters the API takes), newest first in
 // cursor pages ("Older entries").
 import './integrations.css';
-import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import type { paths } from '../../api.gen';
-import { api, ok } from '../../lib/api';
+import { useApiKeys } from '../../data/api-keys';
+import { type AuditQuery, useAuditLog } from '../../data/audit-log';
+import { useMembers } from '../../data/members';
 import { useWorkspace } from '../../lib/context';
 import { when } from '../../lib/format';
 import { useIsAdmin } from '../../lib/role';
@@ -13,7 +14,7 @@ import { SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
 import type { SectionProps } from './section';
 
-type Query = NonNullable<paths['/v1/audit-logs']['get']['parameters']['query']>;
+type Query = AuditQuery;
 type Entry = paths['/v1/audit-logs']['get']['responses'][200]['content']['application/json']['data'][number];
 
 export default function AuditLog(_: SectionProps) {
@@ -37,22 +38,9 @@ function Log() {
   const ws = useWorkspace();
   const [form, setForm] = useState({ action: '', actor: '', entity_type: '', from: '', to: '' });
   const [filters, setFilters] = useState<Query>({});
-  const members = useQuery({
-    queryKey: ['members', ws],
-    queryFn: () => ok(api.GET('/v1/members', { params: { query: { limit: 100 } } })),
-  });
-  const keys = useQuery({ queryKey: ['api-keys', ws], queryFn: () => ok(api.GET('/v1/api-keys')) });
-  const list = useInfiniteQuery({
-    queryKey: ['audit-logs', ws, filters],
-    queryFn: ({ pageParam }) =>
-      ok(
-        api.GET('/v1/audit-logs', {
-          params: { query: { ...filters, limit: 50, ...(pageParam ? { cursor: pageParam } : {}) } },
-        }),
-      ),
-    initialPageParam: null as string | null,
-    getNextPageParam: (last) => last.next_cursor,
-  });
+  const members = useMembers(ws);
+  const keys = useApiKeys(ws);
+  const list = useAuditLog(ws, filters);
   const rows = list.data?.pages.flatMap((p) => p.data) ?? [];
   const apply = (e: FormEvent) => {
     e.preventDefault();
@@ -75,7 +63,7 @@ function Log() {
         : 'The help desk';
   const actors: Array<[string, string]> = [
     ['', 'Anyone'],
-    ...(members.data?.data ?? []).map((m): [string, string] => [m.user.id, m.user.name]),
+    ...(members.data ?? []).map((m): [string, string] => [m.user.id, m.user.name]),
     ...(keys.data?.data ?? []).map((k): [string, string] => [k.id, `API key ${k.name}`]),
   ];
   return (

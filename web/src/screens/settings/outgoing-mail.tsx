@@ -4,11 +4,9 @@
 // catchers developers use. /settings/outgoing-mail/<id> opens one: its headers, links (absolute
 // and clickable: a portal sign-in link signs in from here), message and files.
 import './integrations.css';
-import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import type { paths } from '../../api.gen';
-import { useMailStatus } from '../../data/mail';
-import { api, ok } from '../../lib/api';
+import { useKeptMail, useMailStatus, useOutbox, useTicketById } from '../../data/mail';
 import { useWorkspace } from '../../lib/context';
 import { bytes, when } from '../../lib/format';
 import { useIsAdmin } from '../../lib/role';
@@ -85,15 +83,8 @@ function Status() {
 
 function Outbox() {
   const ws = useWorkspace();
-  const list = useInfiniteQuery({
-    queryKey: ['mail-outbox', ws],
-    queryFn: ({ pageParam }) =>
-      ok(api.GET('/v1/mail/outbox', { params: { query: { limit: 50, ...(pageParam ? { cursor: pageParam } : {}) } } })),
-    initialPageParam: null as string | null,
-    getNextPageParam: (last) => last.next_cursor,
-    // Mail is kept by jobs that have no live event: read again while the list is open.
-    refetchInterval: 5000,
-  });
+  // Mail is kept by jobs that have no live event: read again while the list is open.
+  const list = useOutbox(ws);
   const rows = list.data?.pages.flatMap((p) => p.data) ?? [];
   return (
     <div className="integrations outgoing-mail">
@@ -153,11 +144,7 @@ function Outbox() {
 
 function KeptMail({ id }: { id: string }) {
   const ws = useWorkspace();
-  const mail = useQuery({
-    queryKey: ['mail-outbox', ws, id],
-    queryFn: () => ok(api.GET('/v1/mail/outbox/{id}', { params: { path: { id } } })),
-    staleTime: Number.POSITIVE_INFINITY,
-  });
+  const mail = useKeptMail(ws, id);
   const m = mail.data;
   return (
     <div className="integrations outgoing-mail">
@@ -254,12 +241,7 @@ function KeptMail({ id }: { id: string }) {
 
 /** The ticket a kept mail belongs to, by its number (the page's address takes it). */
 function TicketLink({ id }: { id: string }) {
-  const t = useQuery({
-    queryKey: ['ticket-by-id', id],
-    queryFn: () => ok(api.GET('/v1/tickets/{id}', { params: { path: { id } } })),
-    staleTime: Number.POSITIVE_INFINITY,
-    retry: false,
-  });
+  const t = useTicketById(id);
   if (!t.data) return <span>{t.error ? 'deleted or hidden' : '…'}</span>;
   return (
     <Link to="/tickets/$number" params={{ number: String(t.data.number) }}>
