@@ -13,6 +13,7 @@ import { useIsAdmin } from '../../lib/role';
 import { SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
 import type { SectionProps } from './section';
+import { MoreButton } from './shared';
 
 type Query = AuditQuery;
 type Entry = paths['/v1/audit-logs']['get']['responses'][200]['content']['application/json']['data'][number];
@@ -132,16 +133,9 @@ function Log() {
           </table>
         </div>
       )}
-      {list.hasNextPage && (
-        <button
-          type="button"
-          className="button more"
-          disabled={list.isFetchingNextPage}
-          onClick={() => void list.fetchNextPage()}
-        >
-          {list.isFetchingNextPage ? 'Loading…' : 'Older entries'}
-        </button>
-      )}
+      <MoreButton list={list} saysLoading>
+        Older entries
+      </MoreButton>
     </>
   );
 }

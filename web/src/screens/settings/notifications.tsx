@@ -15,6 +15,7 @@ import { isAdmin, useRole } from '../../lib/role';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
 import { NOTIFIED_ABOUT, NotificationItem, type NotificationType } from './notifications-text';
 import type { SectionProps } from './section';
+import { MoreButton } from './shared';
 
 export default function Notifications(_: SectionProps) {
   const ws = useWorkspace();
@@ -61,16 +62,7 @@ export default function Notifications(_: SectionProps) {
             ))}
           </ul>
         )}
-        {list.hasNextPage && (
-          <button
-            type="button"
-            className="button more"
-            disabled={list.isFetchingNextPage}
-            onClick={() => void list.fetchNextPage()}
-          >
-            Older notifications
-          </button>
-        )}
+        <MoreButton list={list}>Older notifications</MoreButton>
       </section>
     </div>
   );

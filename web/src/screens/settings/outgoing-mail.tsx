@@ -12,6 +12,7 @@ import { bytes, when } from '../../lib/format';
 import { useIsAdmin } from '../../lib/role';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
 import type { SectionProps } from './section';
+import { MoreButton } from './shared';
 
 type Kept = paths['/v1/mail/outbox']['get']['responses'][200]['content']['application/json']['data'][number];
 
@@ -128,16 +129,9 @@ function Outbox() {
           </table>
         </div>
       )}
-      {list.hasNextPage && (
-        <button
-          type="button"
-          className="button more"
-          disabled={list.isFetchingNextPage}
-          onClick={() => void list.fetchNextPage()}
-        >
-          {list.isFetchingNextPage ? 'Loading…' : 'Older mail'}
-        </button>
-      )}
+      <MoreButton list={list} saysLoading>
+        Older mail
+      </MoreButton>
     </div>
   );
 }

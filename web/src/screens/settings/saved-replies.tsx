@@ -14,6 +14,7 @@ import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
 import { check, FormDialog, problem, useLiveRefresh } from './config-kit';
 import { ReplyBodyEditor } from './saved-replies-editor';
 import type { SectionProps } from './section';
+import { MoreButton } from './shared';
 
 type Reply = Schemas['SavedReply'];
 const SHORTCUT = /^[A-Za-z0-9_-]{1,50}$/;
@@ -96,16 +97,9 @@ export default function SavedReplies(_: SectionProps) {
           ))}
         </ul>
       )}
-      {replies.hasNextPage && (
-        <button
-          type="button"
-          className="button"
-          disabled={replies.isFetchingNextPage}
-          onClick={() => void replies.fetchNextPage()}
-        >
-          Show more
-        </button>
-      )}
+      <MoreButton list={replies} className="button">
+        Show more
+      </MoreButton>
       {editing !== null && <ReplyDialog reply={editing === 'new' ? null : editing} onClose={() => setEditing(null)} />}
     </div>
   );

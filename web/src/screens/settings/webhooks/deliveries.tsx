@@ -8,6 +8,7 @@ import { useWorkspace } from '../../../lib/context';
 import { ago, when } from '../../../lib/format';
 import { ErrorNote, Loading } from '../../../ui/page';
 import { count } from '../../../ui/words';
+import { MoreButton } from '../shared';
 import type { Delivery } from './form';
 
 const DELIVERY_STATE: Record<Delivery['status'], [string, string]> = {
@@ -64,16 +65,7 @@ export function Deliveries({ id }: { id: string }) {
           </table>
         </div>
       )}
-      {list.hasNextPage && (
-        <button
-          type="button"
-          className="button more"
-          disabled={list.isFetchingNextPage}
-          onClick={() => void list.fetchNextPage()}
-        >
-          Older deliveries
-        </button>
-      )}
+      <MoreButton list={list}>Older deliveries</MoreButton>
     </section>
   );
 }
