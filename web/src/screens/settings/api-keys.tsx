@@ -12,6 +12,7 @@ import { CopyField } from '../../ui/copy';
 import { CheckboxField, ConfirmButton, fieldError, SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
 import type { SectionProps } from './section';
+import { ScrollTable } from './shared';
 
 type ApiKey = paths['/v1/api-keys']['get']['responses'][200]['content']['application/json']['data'][number];
 type Scope = ApiKey['scopes'][number];
@@ -69,51 +70,48 @@ function KeyList() {
   const rows: ApiKey[] = list.data.data;
   if (rows.length === 0) return <p className="empty">No API keys yet.</p>;
   return (
-    <div className="table-scroll">
-      <table className="table">
-        <caption className="visually-hidden">API keys</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Key</th>
-            <th scope="col">Scopes</th>
-            <th scope="col">Last used</th>
-            <th scope="col">Expires</th>
-            <th scope="col">
-              <span className="visually-hidden">Actions</span>
-            </th>
+    <ScrollTable caption="API keys">
+      <thead>
+        <tr>
+          <th scope="col">Name</th>
+          <th scope="col">Key</th>
+          <th scope="col">Scopes</th>
+          <th scope="col">Last used</th>
+          <th scope="col">Expires</th>
+          <th scope="col">
+            <span className="visually-hidden">Actions</span>
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((k) => (
+          <tr key={k.id}>
+            <td>
+              {k.name}
+              <p className="hint">
+                Made by {k.created_by?.name ?? 'someone no longer here'}, {ago(k.created_at)}
+              </p>
+            </td>
+            <td>
+              <code>{k.prefix}…</code>
+            </td>
+            <td>{k.scopes.join(', ')}</td>
+            <td>{k.last_used_at ? <time dateTime={k.last_used_at}>{ago(k.last_used_at)}</time> : 'Never'}</td>
+            <td>{k.expires_at ? when(k.expires_at) : 'Never'}</td>
+            <td>
+              <ConfirmButton
+                title={`Revoke the key “${k.name}”?`}
+                description="Whatever uses it stops working at once. This cannot be undone."
+                confirm="Revoke key"
+                onConfirm={() => revoke.mutateAsync(k.id)}
+              >
+                Revoke<span className="visually-hidden"> {k.name}</span>
+              </ConfirmButton>
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {rows.map((k) => (
-            <tr key={k.id}>
-              <td>
-                {k.name}
-                <p className="hint">
-                  Made by {k.created_by?.name ?? 'someone no longer here'}, {ago(k.created_at)}
-                </p>
-              </td>
-              <td>
-                <code>{k.prefix}…</code>
-              </td>
-              <td>{k.scopes.join(', ')}</td>
-              <td>{k.last_used_at ? <time dateTime={k.last_used_at}>{ago(k.last_used_at)}</time> : 'Never'}</td>
-              <td>{k.expires_at ? when(k.expires_at) : 'Never'}</td>
-              <td>
-                <ConfirmButton
-                  title={`Revoke the key “${k.name}”?`}
-                  description="Whatever uses it stops working at once. This cannot be undone."
-                  confirm="Revoke key"
-                  onConfirm={() => revoke.mutateAsync(k.id)}
-                >
-                  Revoke<span className="visually-hidden"> {k.name}</span>
-                </ConfirmButton>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+        ))}
+      </tbody>
+    </ScrollTable>
   );
 }
 

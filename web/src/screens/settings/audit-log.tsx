@@ -11,9 +11,9 @@ import { useWorkspace } from '../../lib/context';
 import { when } from '../../lib/format';
 import { useIsAdmin } from '../../lib/role';
 import { SelectField, TextField } from '../../ui/form';
-import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
+import { PageTitle, ReadOnlyNote } from '../../ui/page';
 import type { SectionProps } from './section';
-import { MoreButton } from './shared';
+import { Loaded, MoreButton, ScrollTable } from './shared';
 
 type Query = AuditQuery;
 type Entry = paths['/v1/audit-logs']['get']['responses'][200]['content']['application/json']['data'][number];
@@ -86,53 +86,48 @@ function Log() {
           </button>
         </div>
       </form>
-      {list.isPending ? (
-        <Loading />
-      ) : list.error ? (
-        <ErrorNote error={list.error} what="Could not load the audit log" />
-      ) : rows.length === 0 ? (
-        <p className="empty">No entries{Object.keys(filters).length ? ' match these filters' : ' yet'}.</p>
-      ) : (
-        <div className="table-scroll">
-          <table className="table audit">
-            <caption className="visually-hidden">Audit log entries, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Who</th>
-                <th scope="col">What</th>
-                <th scope="col">Record</th>
+      <Loaded
+        query={list}
+        what="Could not load the audit log"
+        empty={rows.length === 0 && <>No entries{Object.keys(filters).length ? ' match these filters' : ' yet'}.</>}
+      >
+        <ScrollTable className="table audit" caption="Audit log entries, newest first">
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">Who</th>
+              <th scope="col">What</th>
+              <th scope="col">Record</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((e) => (
+              <tr key={e.id}>
+                <td className="nowrap">
+                  <time dateTime={e.created_at}>{when(e.created_at)}</time>
+                </td>
+                <td>
+                  {who(e)}
+                  {e.ip && <p className="hint">{e.ip}</p>}
+                </td>
+                <td>
+                  <code>{e.action}</code>
+                  {Object.keys(e.data).length > 0 && (
+                    <details>
+                      <summary>Details</summary>
+                      <pre className="payload">{JSON.stringify(e.data, null, 2)}</pre>
+                    </details>
+                  )}
+                </td>
+                <td className="break">
+                  {e.entity_type}
+                  {e.entity_id && <p className="hint">{e.entity_id}</p>}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {rows.map((e) => (
-                <tr key={e.id}>
-                  <td className="nowrap">
-                    <time dateTime={e.created_at}>{when(e.created_at)}</time>
-                  </td>
-                  <td>
-                    {who(e)}
-                    {e.ip && <p className="hint">{e.ip}</p>}
-                  </td>
-                  <td>
-                    <code>{e.action}</code>
-                    {Object.keys(e.data).length > 0 && (
-                      <details>
-                        <summary>Details</summary>
-                        <pre className="payload">{JSON.stringify(e.data, null, 2)}</pre>
-                      </details>
-                    )}
-                  </td>
-                  <td className="break">
-                    {e.entity_type}
-                    {e.entity_id && <p className="hint">{e.entity_id}</p>}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+            ))}
+          </tbody>
+        </ScrollTable>
+      </Loaded>
       <MoreButton list={list} saysLoading>
         Older entries
       </MoreButton>

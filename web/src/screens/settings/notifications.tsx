@@ -15,7 +15,7 @@ import { isAdmin, useRole } from '../../lib/role';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
 import { NOTIFIED_ABOUT, NotificationItem, type NotificationType } from './notifications-text';
 import type { SectionProps } from './section';
-import { MoreButton } from './shared';
+import { Loaded, MoreButton } from './shared';
 
 export default function Notifications(_: SectionProps) {
   const ws = useWorkspace();
@@ -49,19 +49,17 @@ export default function Notifications(_: SectionProps) {
         <h2 id="yours">Yours{unread > 0 ? ` (${unread} unread)` : ''}</h2>
         <CheckboxField label="Unread only" checked={unreadOnly} onChange={(e) => setUnreadOnly(e.target.checked)} />
         <ErrorNote error={error} what="Could not mark them read" />
-        {list.isPending ? (
-          <Loading />
-        ) : list.error ? (
-          <ErrorNote error={list.error} what="Could not load your notifications" />
-        ) : rows.length === 0 ? (
-          <p className="empty">{unreadOnly ? 'Nothing unread.' : 'No notifications yet.'}</p>
-        ) : (
+        <Loaded
+          query={list}
+          what="Could not load your notifications"
+          empty={rows.length === 0 && <>{unreadOnly ? 'Nothing unread.' : 'No notifications yet.'}</>}
+        >
           <ul className="notification-list">
             {rows.map((n) => (
               <NotificationItem key={n.id} n={n} read={(ids) => void read({ ids })} />
             ))}
           </ul>
-        )}
+        </Loaded>
         <MoreButton list={list}>Older notifications</MoreButton>
       </section>
     </div>

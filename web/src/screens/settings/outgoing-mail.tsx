@@ -12,7 +12,7 @@ import { bytes, when } from '../../lib/format';
 import { useIsAdmin } from '../../lib/role';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
 import type { SectionProps } from './section';
-import { MoreButton } from './shared';
+import { Loaded, MoreButton, ScrollTable } from './shared';
 
 type Kept = paths['/v1/mail/outbox']['get']['responses'][200]['content']['application/json']['data'][number];
 
@@ -92,43 +92,34 @@ function Outbox() {
       <PageTitle>Outgoing mail</PageTitle>
       <Status />
       <h2>Kept mail</h2>
-      {list.isPending ? (
-        <Loading />
-      ) : list.error ? (
-        <ErrorNote error={list.error} what="Could not load the kept mail" />
-      ) : rows.length === 0 ? (
-        <p className="empty">No mail kept.</p>
-      ) : (
-        <div className="table-scroll">
-          <table className="table">
-            <caption className="visually-hidden">Kept mail, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Subject</th>
-                <th scope="col">To</th>
-                <th scope="col">What</th>
-                <th scope="col">Kept</th>
+      <Loaded query={list} what="Could not load the kept mail" empty={rows.length === 0 && <>No mail kept.</>}>
+        <ScrollTable caption="Kept mail, newest first">
+          <thead>
+            <tr>
+              <th scope="col">Subject</th>
+              <th scope="col">To</th>
+              <th scope="col">What</th>
+              <th scope="col">Kept</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((m) => (
+              <tr key={m.id}>
+                <td className="break">
+                  <Link to="/settings/$" params={{ _splat: `outgoing-mail/${m.id}` }}>
+                    {m.subject || '(no subject)'}
+                  </Link>
+                </td>
+                <td className="break">{m.to.join(', ')}</td>
+                <td>{KIND[m.kind]}</td>
+                <td className="nowrap">
+                  <time dateTime={m.created_at}>{when(m.created_at)}</time>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {rows.map((m) => (
-                <tr key={m.id}>
-                  <td className="break">
-                    <Link to="/settings/$" params={{ _splat: `outgoing-mail/${m.id}` }}>
-                      {m.subject || '(no subject)'}
-                    </Link>
-                  </td>
-                  <td className="break">{m.to.join(', ')}</td>
-                  <td>{KIND[m.kind]}</td>
-                  <td className="nowrap">
-                    <time dateTime={m.created_at}>{when(m.created_at)}</time>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+            ))}
+          </tbody>
+        </ScrollTable>
+      </Loaded>
       <MoreButton list={list} saysLoading>
         Older mail
       </MoreButton>

@@ -11,7 +11,8 @@ import {
 import { useWorkspace } from '../../../lib/context';
 import { useIsAdmin } from '../../../lib/role';
 import { ConfirmButton } from '../../../ui/form';
-import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../../ui/page';
+import { ErrorNote, PageTitle, ReadOnlyNote } from '../../../ui/page';
+import { Loaded, ScrollTable } from '../shared';
 import { triggerText } from './choices';
 
 export function AutomationList() {
@@ -64,16 +65,13 @@ export function AutomationList() {
       </p>
       {!admin ? (
         <ReadOnlyNote what="see and change automations" />
-      ) : list.isPending ? (
-        <Loading />
-      ) : list.error ? (
-        <ErrorNote error={list.error} what="Could not load the automations" />
-      ) : rows.length === 0 ? (
-        <p className="empty">No automations yet. Make one with “New automation”.</p>
       ) : (
-        <div className="table-scroll">
-          <table className="table">
-            <caption className="visually-hidden">Automations in the order they run</caption>
+        <Loaded
+          query={list}
+          what="Could not load the automations"
+          empty={rows.length === 0 && <>No automations yet. Make one with “New automation”.</>}
+        >
+          <ScrollTable caption="Automations in the order they run">
             <thead>
               <tr>
                 <th scope="col">Order</th>
@@ -140,8 +138,8 @@ export function AutomationList() {
                 </tr>
               ))}
             </tbody>
-          </table>
-        </div>
+          </ScrollTable>
+        </Loaded>
       )}
       <ErrorNote error={error} what="Could not change the automation" />
     </div>

@@ -5,7 +5,8 @@ import { useState } from 'react';
 import { useCheckMailbox, useMailboxes } from '../../../data/mailboxes';
 import { useWorkspace } from '../../../lib/context';
 import { ago } from '../../../lib/format';
-import { ErrorNote, Loading, PageTitle } from '../../../ui/page';
+import { ErrorNote, PageTitle } from '../../../ui/page';
+import { Loaded, ScrollTable } from '../shared';
 import { AddMailbox } from './add';
 import { CheckResult, DeleteMailbox, KIND_TEXT, type Mailbox, StatusBadge, type TestResult } from './parts';
 
@@ -69,59 +70,54 @@ export function MailboxList() {
     <div className="integrations">
       <PageTitle>Mailboxes</PageTitle>
       <OAuthResult list={rows} />
-      {list.isPending ? (
-        <Loading />
-      ) : list.error ? (
-        <ErrorNote error={list.error} what="Could not load the mailboxes" />
-      ) : rows.length === 0 ? (
-        <p className="empty">No mailboxes yet. Add the address your customers write to below.</p>
-      ) : (
-        <div className="table-scroll">
-          <table className="table">
-            <caption className="visually-hidden">Mailboxes</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Address</th>
-                <th scope="col">Receives by</th>
-                <th scope="col">State</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((m) => {
-                const c = checks[m.id];
-                return (
-                  <tr key={m.id}>
-                    <td>
-                      <Link to="/settings/$" params={{ _splat: `mailboxes/${m.id}` }}>
-                        {m.name}
-                      </Link>
-                    </td>
-                    <td className="break">{m.email}</td>
-                    <td>{KIND_TEXT[m.inbound_kind]}</td>
-                    <td>
-                      <StatusBadge m={m} />
-                      {m.last_error && <p className="hint">{m.last_error}</p>}
-                      {m.last_synced_at && <p className="hint">Checked {ago(m.last_synced_at)}</p>}
-                      {c && c !== 'busy' && <CheckResult name={m.name} r={c} />}
-                    </td>
-                    <td className="row-actions">
-                      <button type="button" className="button" disabled={c === 'busy'} onClick={() => void check(m)}>
-                        {c === 'busy' ? 'Checking…' : 'Check connection'}
-                        <span className="visually-hidden"> of {m.name}</span>
-                      </button>
-                      <DeleteMailbox m={m} />
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <Loaded
+        query={list}
+        what="Could not load the mailboxes"
+        empty={rows.length === 0 && <>No mailboxes yet. Add the address your customers write to below.</>}
+      >
+        <ScrollTable caption="Mailboxes">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Address</th>
+              <th scope="col">Receives by</th>
+              <th scope="col">State</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((m) => {
+              const c = checks[m.id];
+              return (
+                <tr key={m.id}>
+                  <td>
+                    <Link to="/settings/$" params={{ _splat: `mailboxes/${m.id}` }}>
+                      {m.name}
+                    </Link>
+                  </td>
+                  <td className="break">{m.email}</td>
+                  <td>{KIND_TEXT[m.inbound_kind]}</td>
+                  <td>
+                    <StatusBadge m={m} />
+                    {m.last_error && <p className="hint">{m.last_error}</p>}
+                    {m.last_synced_at && <p className="hint">Checked {ago(m.last_synced_at)}</p>}
+                    {c && c !== 'busy' && <CheckResult name={m.name} r={c} />}
+                  </td>
+                  <td className="row-actions">
+                    <button type="button" className="button" disabled={c === 'busy'} onClick={() => void check(m)}>
+                      {c === 'busy' ? 'Checking…' : 'Check connection'}
+                      <span className="visually-hidden"> of {m.name}</span>
+                    </button>
+                    <DeleteMailbox m={m} />
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </ScrollTable>
+      </Loaded>
       <ErrorNote error={error} what="Could not check the mailbox" />
       <AddMailbox />
     </div>

@@ -8,7 +8,7 @@ import { useWorkspace } from '../../../lib/context';
 import { ago, when } from '../../../lib/format';
 import { ErrorNote, Loading } from '../../../ui/page';
 import { count } from '../../../ui/words';
-import { MoreButton } from '../shared';
+import { Loaded, MoreButton, ScrollTable } from '../shared';
 import type { Delivery } from './form';
 
 const DELIVERY_STATE: Record<Delivery['status'], [string, string]> = {
@@ -36,35 +36,30 @@ export function Deliveries({ id }: { id: string }) {
       <h2 id="deliveries">Deliveries</h2>
       <p className="hint">Newest first; refreshed every few seconds. Failed deliveries are retried for about a day.</p>
       <ErrorNote error={error} what="Could not send the delivery again" />
-      {list.isPending ? (
-        <Loading />
-      ) : list.error ? (
-        <ErrorNote error={list.error} what="Could not load the deliveries" />
-      ) : rows.length === 0 ? (
-        <p className="empty">No deliveries yet. Send a test event to try it.</p>
-      ) : (
-        <div className="table-scroll">
-          <table className="table deliveries">
-            <caption className="visually-hidden">Deliveries, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Event</th>
-                <th scope="col">Status</th>
-                <th scope="col">Response</th>
-                <th scope="col">When</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((d) => (
-                <DeliveryRow key={d.id} hook={id} d={d} onRetry={() => retry(d)} />
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <Loaded
+        query={list}
+        what="Could not load the deliveries"
+        empty={rows.length === 0 && <>No deliveries yet. Send a test event to try it.</>}
+      >
+        <ScrollTable className="table deliveries" caption="Deliveries, newest first">
+          <thead>
+            <tr>
+              <th scope="col">Event</th>
+              <th scope="col">Status</th>
+              <th scope="col">Response</th>
+              <th scope="col">When</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((d) => (
+              <DeliveryRow key={d.id} hook={id} d={d} onRetry={() => retry(d)} />
+            ))}
+          </tbody>
+        </ScrollTable>
+      </Loaded>
       <MoreButton list={list}>Older deliveries</MoreButton>
     </section>
   );

@@ -4,7 +4,8 @@ import { type FormEvent, useState } from 'react';
 import { useCreateWebhook, useWebhooks } from '../../../data/webhooks';
 import { useWorkspace } from '../../../lib/context';
 import { CopyField } from '../../../ui/copy';
-import { ErrorNote, Loading, PageTitle } from '../../../ui/page';
+import { ErrorNote, PageTitle } from '../../../ui/page';
+import { Loaded, ScrollTable } from '../shared';
 import { type Draft, Enabled, type EventName, WebhookFields } from './form';
 
 export function WebhookList() {
@@ -18,42 +19,33 @@ export function WebhookList() {
         The help desk sends the events you choose to your URL as signed JSON (see the <a href="/docs">API reference</a>{' '}
         for the signature). Open an endpoint to see its deliveries.
       </p>
-      {list.isPending ? (
-        <Loading />
-      ) : list.error ? (
-        <ErrorNote error={list.error} what="Could not load the webhooks" />
-      ) : rows.length === 0 ? (
-        <p className="empty">No webhooks yet.</p>
-      ) : (
-        <div className="table-scroll">
-          <table className="table">
-            <caption className="visually-hidden">Webhook endpoints</caption>
-            <thead>
-              <tr>
-                <th scope="col">URL</th>
-                <th scope="col">Events</th>
-                <th scope="col">State</th>
+      <Loaded query={list} what="Could not load the webhooks" empty={rows.length === 0 && <>No webhooks yet.</>}>
+        <ScrollTable caption="Webhook endpoints">
+          <thead>
+            <tr>
+              <th scope="col">URL</th>
+              <th scope="col">Events</th>
+              <th scope="col">State</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((w) => (
+              <tr key={w.id}>
+                <td className="break">
+                  <Link to="/settings/$" params={{ _splat: `webhooks/${w.id}` }}>
+                    {w.url}
+                  </Link>
+                  {w.description && <p className="hint">{w.description}</p>}
+                </td>
+                <td>{w.events.includes('*') ? 'All events' : w.events.join(', ')}</td>
+                <td>
+                  <Enabled w={w} />
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {rows.map((w) => (
-                <tr key={w.id}>
-                  <td className="break">
-                    <Link to="/settings/$" params={{ _splat: `webhooks/${w.id}` }}>
-                      {w.url}
-                    </Link>
-                    {w.description && <p className="hint">{w.description}</p>}
-                  </td>
-                  <td>{w.events.includes('*') ? 'All events' : w.events.join(', ')}</td>
-                  <td>
-                    <Enabled w={w} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+            ))}
+          </tbody>
+        </ScrollTable>
+      </Loaded>
       <NewWebhook />
     </div>
   );
