@@ -23,4 +23,42 @@ export const keys = {
   workspace: (ws: string) => ['workspace', ws] as const,
   /** Whether outgoing mail is set up (GET /v1/mail/status). */
   mailStatus: (ws: string) => ['mail-status', ws] as const,
+  // Settings
+  /** Settings' own full copies of the definitions (archived ones too): ['config', ws, <resource>]. */
+  config: (ws: string) => ['config', ws] as const,
+  configTags: (ws: string) => ['config', ws, 'tags'] as const,
+  configTagGroups: (ws: string) => ['config', ws, 'tag-groups'] as const,
+  configFields: (ws: string) => ['config', ws, 'custom-fields'] as const,
+  configMembers: (ws: string) => ['config', ws, 'members'] as const,
+  configTeams: (ws: string) => ['config', ws, 'teams'] as const,
+  configMailboxes: (ws: string) => ['config', ws, 'mailboxes'] as const,
+  configSavedReplies: (ws: string) => ['config', ws, 'saved-replies'] as const,
+  slaPolicies: (ws: string) => ['config', ws, 'sla-policies'] as const,
+  businessHours: (ws: string) => ['config', ws, 'business-hours'] as const,
+  automations: (ws: string) => ['automations', ws] as const,
+  automation: (ws: string, id: string | null) => ['automation', ws, id] as const,
+  webhooks: (ws: string) => ['webhooks', ws] as const,
+  webhook: (ws: string, id: string) => ['webhook', ws, id] as const,
+  webhookDeliveries: (ws: string, id: string) => ['webhook-deliveries', ws, id] as const,
+  webhookDelivery: (ws: string, id: string) => ['webhook-delivery', ws, id] as const,
+  /** Mailboxes as the API pages them ({ data, next_cursor }). */
+  mailboxes: (ws: string) => ['mailboxes', ws] as const,
+  mailbox: (ws: string, id: string) => ['mailbox', ws, id] as const,
+  assignment: (ws: string) => ['assignment', ws] as const,
+  /** Assignment's rule targets: one page of teams and of mailboxes. */
+  teamsPage: (ws: string) => ['teams', ws, 'page'] as const,
+  mailboxesPage: (ws: string) => ['mailboxes', ws, 'page'] as const,
+  apiKeys: (ws: string) => ['api-keys', ws] as const,
+  auditLogs: (ws: string, filters: object) => ['audit-logs', ws, filters] as const,
+  invitations: (ws: string) => ['invitations', ws] as const,
+  /** Where the person is signed in (any workspace: the key names the user). */
+  meSessions: (userId?: string) => (userId ? (['me-sessions', userId] as const) : (['me-sessions'] as const)),
+  notifications: (ws: string) => ['notifications', ws] as const,
+  notificationsAll: (ws: string, unreadOnly: boolean) => ['notifications', ws, 'all', unreadOnly] as const,
+  notificationsList: (ws: string) => ['notifications', ws, 'list'] as const,
+  notificationSettings: (ws: string) => ['notification-settings', ws] as const,
+  widgetSettings: (ws: string) => ['widget-settings', ws] as const,
+  mailOutbox: (ws: string) => ['mail-outbox', ws] as const,
+  mailOutboxItem: (ws: string, id: string) => ['mail-outbox', ws, id] as const,
+  ticketById: (id: string) => ['ticket-by-id', id] as const,
 };

@@ -2,17 +2,17 @@
 // an optional expiry; its secret is shown once, with Copy; the list shows each key's prefix,
 // scopes, creator, expiry and last use; revoking asks first.
 import './integrations.css';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import type { paths } from '../../api.gen';
-import { api, ok } from '../../lib/api';
+import { useApiKeys, useCreateApiKey, useRevokeApiKey } from '../../data/api-keys';
 import { useWorkspace } from '../../lib/context';
 import { ago, when } from '../../lib/format';
 import { useIsAdmin } from '../../lib/role';
 import { CopyField } from '../../ui/copy';
 import { CheckboxField, ConfirmButton, fieldError, SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
-import type { SectionProps } from './sections';
+import type { SectionProps } from './section';
+import { ScrollTable } from './shared';
 
 type ApiKey = paths['/v1/api-keys']['get']['responses'][200]['content']['application/json']['data'][number];
 type Scope = ApiKey['scopes'][number];
@@ -63,67 +63,60 @@ export default function ApiKeys(_: SectionProps) {
 
 function KeyList() {
   const ws = useWorkspace();
-  const queryClient = useQueryClient();
-  const list = useQuery({ queryKey: ['api-keys', ws], queryFn: () => ok(api.GET('/v1/api-keys')) });
+  const list = useApiKeys(ws);
+  const revoke = useRevokeApiKey(ws);
   if (list.isPending) return <Loading />;
   if (list.error) return <ErrorNote error={list.error} what="Could not load the API keys" />;
   const rows: ApiKey[] = list.data.data;
   if (rows.length === 0) return <p className="empty">No API keys yet.</p>;
   return (
-    <div className="table-scroll">
-      <table className="table">
-        <caption className="visually-hidden">API keys</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Key</th>
-            <th scope="col">Scopes</th>
-            <th scope="col">Last used</th>
-            <th scope="col">Expires</th>
-            <th scope="col">
-              <span className="visually-hidden">Actions</span>
-            </th>
+    <ScrollTable caption="API keys">
+      <thead>
+        <tr>
+          <th scope="col">Name</th>
+          <th scope="col">Key</th>
+          <th scope="col">Scopes</th>
+          <th scope="col">Last used</th>
+          <th scope="col">Expires</th>
+          <th scope="col">
+            <span className="visually-hidden">Actions</span>
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((k) => (
+          <tr key={k.id}>
+            <td>
+              {k.name}
+              <p className="hint">
+                Made by {k.created_by?.name ?? 'someone no longer here'}, {ago(k.created_at)}
+              </p>
+            </td>
+            <td>
+              <code>{k.prefix}…</code>
+            </td>
+            <td>{k.scopes.join(', ')}</td>
+            <td>{k.last_used_at ? <time dateTime={k.last_used_at}>{ago(k.last_used_at)}</time> : 'Never'}</td>
+            <td>{k.expires_at ? when(k.expires_at) : 'Never'}</td>
+            <td>
+              <ConfirmButton
+                title={`Revoke the key “${k.name}”?`}
+                description="Whatever uses it stops working at once. This cannot be undone."
+                confirm="Revoke key"
+                onConfirm={() => revoke.mutateAsync(k.id)}
+              >
+                Revoke<span className="visually-hidden"> {k.name}</span>
+              </ConfirmButton>
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {rows.map((k) => (
-            <tr key={k.id}>
-              <td>
-                {k.name}
-                <p className="hint">
-                  Made by {k.created_by?.name ?? 'someone no longer here'}, {ago(k.created_at)}
-                </p>
-              </td>
-              <td>
-                <code>{k.prefix}…</code>
-              </td>
-              <td>{k.scopes.join(', ')}</td>
-              <td>{k.last_used_at ? <time dateTime={k.last_used_at}>{ago(k.last_used_at)}</time> : 'Never'}</td>
-              <td>{k.expires_at ? when(k.expires_at) : 'Never'}</td>
-              <td>
-                <ConfirmButton
-                  title={`Revoke the key “${k.name}”?`}
-                  description="Whatever uses it stops working at once. This cannot be undone."
-                  confirm="Revoke key"
-                  onConfirm={async () => {
-                    await ok(api.DELETE('/v1/api-keys/{id}', { params: { path: { id: k.id } } }));
-                    await queryClient.invalidateQueries({ queryKey: ['api-keys', ws] });
-                  }}
-                >
-                  Revoke<span className="visually-hidden"> {k.name}</span>
-                </ConfirmButton>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+        ))}
+      </tbody>
+    </ScrollTable>
   );
 }
 
 function NewKey() {
-  const ws = useWorkspace();
-  const queryClient = useQueryClient();
+  const create = useCreateApiKey(useWorkspace());
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<Scope[]>(['tickets:read']);
   const [expiry, setExpiry] = useState('');
@@ -136,10 +129,9 @@ function NewKey() {
     setError(null);
     try {
       const expires_at = expiry ? new Date(Date.now() + Number(expiry) * 86_400_000).toISOString() : undefined;
-      const k = await ok(api.POST('/v1/api-keys', { body: { name, scopes, ...(expires_at ? { expires_at } : {}) } }));
+      const k = await create.mutateAsync({ name, scopes, ...(expires_at ? { expires_at } : {}) });
       setCreated({ name: k.name, key: k.key });
       setName('');
-      await queryClient.invalidateQueries({ queryKey: ['api-keys', ws] });
     } catch (err) {
       setError(err);
     } finally {

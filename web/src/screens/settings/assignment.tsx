@@ -1,11 +1,12 @@
 // Assignment: who gets new tickets (GET/PATCH /v1/assignment: the mode, per-mailbox and per-team
 // rules, auto-away) and who is available (PATCH /v1/members/{user_id}/availability: your own for
 // everyone; others' and the cap of open tickets for admins).
-import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
-import { keys } from '../../data/keys';
-import { useMembers } from '../../data/members';
-import { api, ok, type Schemas } from '../../lib/api';
+import { useAssignment, useSaveAssignment } from '../../data/assignment';
+import { useMailboxesPage } from '../../data/mailboxes';
+import { useMembers, useSetAvailability } from '../../data/members';
+import { useTeamsPage } from '../../data/teams';
+import type { Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { isAdmin, ROLE_LABEL, type Role, useRole } from '../../lib/role';
 import { useSession } from '../../lib/session';
@@ -13,7 +14,7 @@ import { Avatar } from '../../ui/avatar';
 import { SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
 import { Done, useAction } from '../../ui/people';
-import type { SectionProps } from './sections';
+import type { SectionProps } from './section';
 import './people.css';
 
 type MemberRow = Schemas['Member'];
@@ -52,9 +53,9 @@ export default function Assignment(_: SectionProps) {
 }
 
 function MyAvailability() {
-  const members = useMembers(useWorkspace());
   const ws = useWorkspace();
-  const qc = useQueryClient();
+  const members = useMembers(ws);
+  const setAvailability = useSetAvailability(ws);
   const s = useSession();
   const me = members.data?.find((m) => s.status === 'signed_in' && m.user.id === s.user.id);
   const action = useAction();
@@ -77,13 +78,10 @@ function MyAvailability() {
           disabled={action.busy}
           onClick={() =>
             void action.run(async () => {
-              await ok(
-                api.PATCH('/v1/members/{user_id}/availability', {
-                  params: { path: { user_id: 'me' } },
-                  body: { availability: online ? 'away' : 'online' },
-                }),
-              );
-              await qc.invalidateQueries({ queryKey: keys.members(ws) });
+              await setAvailability.mutateAsync({
+                userId: 'me',
+                body: { availability: online ? 'away' : 'online' },
+              });
             })
           }
         >
@@ -97,7 +95,7 @@ function MyAvailability() {
 
 function Settings({ admin }: { admin: boolean }) {
   const ws = useWorkspace();
-  const q = useQuery({ queryKey: ['assignment', ws], queryFn: () => ok(api.GET('/v1/assignment')) });
+  const q = useAssignment(ws);
   if (q.isPending) return <Loading />;
   if (q.error) return <ErrorNote error={q.error} what="Could not load the assignment settings" />;
   return <SettingsForm initial={q.data as { mode: Mode; rules: Rule[]; auto_away_minutes: number }} admin={admin} />;
@@ -111,19 +109,12 @@ function SettingsForm({
   admin: boolean;
 }) {
   const ws = useWorkspace();
-  const qc = useQueryClient();
+  const save = useSaveAssignment(ws);
   const [mode, setMode] = useState<Mode>(initial.mode);
   const [away, setAway] = useState(String(initial.auto_away_minutes));
   const [rules, setRules] = useState<KeyedRule[]>(() => initial.rules.map(keyed));
-  const teams = useQuery({
-    queryKey: ['teams', ws, 'page'],
-    queryFn: () => ok(api.GET('/v1/teams', { params: { query: { limit: 100 } } })),
-  });
-  const mailboxes = useQuery({
-    queryKey: ['mailboxes', ws, 'page'],
-    queryFn: () => ok(api.GET('/v1/mailboxes', { params: { query: { limit: 100 } } })),
-    enabled: admin,
-  });
+  const teams = useTeamsPage(ws);
+  const mailboxes = useMailboxesPage(ws, admin);
   const targets: Array<[string, string]> = [
     ...(mailboxes.data?.data ?? []).map((m): [string, string] => [`mailbox:${m.id}`, `Mailbox: ${m.name}`]),
     ...(teams.data?.data ?? []).map((t): [string, string] => [`team:${t.id}`, `Team: ${t.name}`]),
@@ -135,16 +126,11 @@ function SettingsForm({
       <form
         onSubmit={(e) =>
           void action.run(async () => {
-            const next = await ok(
-              api.PATCH('/v1/assignment', {
-                body: {
-                  mode,
-                  auto_away_minutes: Number(away),
-                  rules: rules.map(({ key: _, ...r }) => r),
-                },
-              }),
-            );
-            qc.setQueryData(['assignment', ws], next);
+            await save.mutateAsync({
+              mode,
+              auto_away_minutes: Number(away),
+              rules: rules.map(({ key: _, ...r }) => r),
+            });
             return 'Saved.';
           }, e)
         }
@@ -267,14 +253,12 @@ function Agents({ admin }: { admin: boolean }) {
 }
 
 function AgentRow({ m, admin }: { m: MemberRow; admin: boolean }) {
-  const ws = useWorkspace();
-  const qc = useQueryClient();
+  const setAvailability = useSetAvailability(useWorkspace());
   const [cap, setCap] = useState(m.max_open_tickets === null ? '' : String(m.max_open_tickets));
   const action = useAction();
   const save = (body: { availability?: Availability; max_open_tickets?: number | null }) =>
     action.run(async () => {
-      await ok(api.PATCH('/v1/members/{user_id}/availability', { params: { path: { user_id: m.user.id } }, body }));
-      await qc.invalidateQueries({ queryKey: keys.members(ws) });
+      await setAvailability.mutateAsync({ userId: m.user.id, body });
       return 'Saved.';
     });
   return (

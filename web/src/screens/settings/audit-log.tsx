@@ -2,18 +2,20 @@
 // person or API key, kind of record and time (the filters the API takes), newest first in
 // cursor pages ("Older entries").
 import './integrations.css';
-import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import type { paths } from '../../api.gen';
-import { api, ok } from '../../lib/api';
+import { useApiKeys } from '../../data/api-keys';
+import { type AuditQuery, useAuditLog } from '../../data/audit-log';
+import { useMembers } from '../../data/members';
 import { useWorkspace } from '../../lib/context';
 import { when } from '../../lib/format';
 import { useIsAdmin } from '../../lib/role';
 import { SelectField, TextField } from '../../ui/form';
-import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
-import type { SectionProps } from './sections';
+import { PageTitle, ReadOnlyNote } from '../../ui/page';
+import type { SectionProps } from './section';
+import { Loaded, MoreButton, ScrollTable } from './shared';
 
-type Query = NonNullable<paths['/v1/audit-logs']['get']['parameters']['query']>;
+type Query = AuditQuery;
 type Entry = paths['/v1/audit-logs']['get']['responses'][200]['content']['application/json']['data'][number];
 
 export default function AuditLog(_: SectionProps) {
@@ -37,22 +39,9 @@ function Log() {
   const ws = useWorkspace();
   const [form, setForm] = useState({ action: '', actor: '', entity_type: '', from: '', to: '' });
   const [filters, setFilters] = useState<Query>({});
-  const members = useQuery({
-    queryKey: ['members', ws],
-    queryFn: () => ok(api.GET('/v1/members', { params: { query: { limit: 100 } } })),
-  });
-  const keys = useQuery({ queryKey: ['api-keys', ws], queryFn: () => ok(api.GET('/v1/api-keys')) });
-  const list = useInfiniteQuery({
-    queryKey: ['audit-logs', ws, filters],
-    queryFn: ({ pageParam }) =>
-      ok(
-        api.GET('/v1/audit-logs', {
-          params: { query: { ...filters, limit: 50, ...(pageParam ? { cursor: pageParam } : {}) } },
-        }),
-      ),
-    initialPageParam: null as string | null,
-    getNextPageParam: (last) => last.next_cursor,
-  });
+  const members = useMembers(ws);
+  const keys = useApiKeys(ws);
+  const list = useAuditLog(ws, filters);
   const rows = list.data?.pages.flatMap((p) => p.data) ?? [];
   const apply = (e: FormEvent) => {
     e.preventDefault();
@@ -75,7 +64,7 @@ function Log() {
         : 'The help desk';
   const actors: Array<[string, string]> = [
     ['', 'Anyone'],
-    ...(members.data?.data ?? []).map((m): [string, string] => [m.user.id, m.user.name]),
+    ...(members.data ?? []).map((m): [string, string] => [m.user.id, m.user.name]),
     ...(keys.data?.data ?? []).map((k): [string, string] => [k.id, `API key ${k.name}`]),
   ];
   return (
@@ -97,63 +86,51 @@ function Log() {
           </button>
         </div>
       </form>
-      {list.isPending ? (
-        <Loading />
-      ) : list.error ? (
-        <ErrorNote error={list.error} what="Could not load the audit log" />
-      ) : rows.length === 0 ? (
-        <p className="empty">No entries{Object.keys(filters).length ? ' match these filters' : ' yet'}.</p>
-      ) : (
-        <div className="table-scroll">
-          <table className="table audit">
-            <caption className="visually-hidden">Audit log entries, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Who</th>
-                <th scope="col">What</th>
-                <th scope="col">Record</th>
+      <Loaded
+        query={list}
+        what="Could not load the audit log"
+        empty={rows.length === 0 && <>No entries{Object.keys(filters).length ? ' match these filters' : ' yet'}.</>}
+      >
+        <ScrollTable className="table audit" caption="Audit log entries, newest first">
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">Who</th>
+              <th scope="col">What</th>
+              <th scope="col">Record</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((e) => (
+              <tr key={e.id}>
+                <td className="nowrap">
+                  <time dateTime={e.created_at}>{when(e.created_at)}</time>
+                </td>
+                <td>
+                  {who(e)}
+                  {e.ip && <p className="hint">{e.ip}</p>}
+                </td>
+                <td>
+                  <code>{e.action}</code>
+                  {Object.keys(e.data).length > 0 && (
+                    <details>
+                      <summary>Details</summary>
+                      <pre className="payload">{JSON.stringify(e.data, null, 2)}</pre>
+                    </details>
+                  )}
+                </td>
+                <td className="break">
+                  {e.entity_type}
+                  {e.entity_id && <p className="hint">{e.entity_id}</p>}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {rows.map((e) => (
-                <tr key={e.id}>
-                  <td className="nowrap">
-                    <time dateTime={e.created_at}>{when(e.created_at)}</time>
-                  </td>
-                  <td>
-                    {who(e)}
-                    {e.ip && <p className="hint">{e.ip}</p>}
-                  </td>
-                  <td>
-                    <code>{e.action}</code>
-                    {Object.keys(e.data).length > 0 && (
-                      <details>
-                        <summary>Details</summary>
-                        <pre className="payload">{JSON.stringify(e.data, null, 2)}</pre>
-                      </details>
-                    )}
-                  </td>
-                  <td className="break">
-                    {e.entity_type}
-                    {e.entity_id && <p className="hint">{e.entity_id}</p>}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      {list.hasNextPage && (
-        <button
-          type="button"
-          className="button more"
-          disabled={list.isFetchingNextPage}
-          onClick={() => void list.fetchNextPage()}
-        >
-          {list.isFetchingNextPage ? 'Loading…' : 'Older entries'}
-        </button>
-      )}
+            ))}
+          </tbody>
+        </ScrollTable>
+      </Loaded>
+      <MoreButton list={list} saysLoading>
+        Older entries
+      </MoreButton>
     </>
   );
 }

@@ -2,16 +2,15 @@
 // schedule (up to three opening ranges a day, on the quarter hour, 24:00 ending the day) and
 // holidays (whole local days closed). Saved as a whole (PUT). SLA policies set to count business
 // hours use it while it is on. Members read it; admins change it.
-import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useId, useMemo, useState } from 'react';
 import type { paths } from '../../api.gen';
-import { api, ok } from '../../lib/api';
+import { useBusinessHours, useSaveBusinessHours } from '../../data/business-hours';
 import { useWorkspace } from '../../lib/context';
 import { ApiError } from '../../lib/errors';
 import { useIsAdmin } from '../../lib/role';
 import { CheckboxField, SelectField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
-import type { SectionProps } from './sections';
+import type { SectionProps } from './section';
 
 type Hours = paths['/v1/business-hours']['get']['responses'][200]['content']['application/json'];
 type DayKey = keyof Hours['schedule'];
@@ -43,8 +42,7 @@ let rows = 0;
 export default function BusinessHours(_: SectionProps) {
   const ws = useWorkspace();
   const admin = useIsAdmin();
-  const key = ['config', ws, 'business-hours'];
-  const hours = useQuery({ queryKey: key, queryFn: () => ok(api.GET('/v1/business-hours')) });
+  const hours = useBusinessHours(ws);
   return (
     <div className="config">
       <PageTitle>Business hours</PageTitle>
@@ -59,8 +57,7 @@ export default function BusinessHours(_: SectionProps) {
 }
 
 function HoursForm({ initial, admin }: { initial: Hours; admin: boolean }) {
-  const ws = useWorkspace();
-  const qc = useQueryClient();
+  const saveHours = useSaveBusinessHours(useWorkspace());
   const [enabled, setEnabled] = useState(initial.enabled);
   const [timezone, setTimezone] = useState(initial.timezone);
   const [schedule, setSchedule] = useState<Hours['schedule']>(initial.schedule);
@@ -97,8 +94,7 @@ function HoursForm({ initial, admin }: { initial: Hours; admin: boolean }) {
         schedule,
         holidays: holidays.map(({ date, name }) => ({ date, name: name.trim() })),
       };
-      const next = await ok(api.PUT('/v1/business-hours', { body }));
-      qc.setQueryData(['config', ws, 'business-hours'], next);
+      await saveHours.mutateAsync(body);
       setSaved(true);
     } catch (x) {
       setError(x);

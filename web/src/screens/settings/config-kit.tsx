@@ -3,11 +3,9 @@
 // role (lib/role.ts: admins change definitions, others read them), a dialog holding a form with its errors
 // next to the fields, and lists that follow their live events.
 import * as Dialog from '@radix-ui/react-dialog';
-import { type QueryKey, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, type ReactNode, useEffect, useId, useRef, useState } from 'react';
 import type { Schemas } from '../../lib/api';
 import { ApiError } from '../../lib/errors';
-import { useLiveEvents } from '../../lib/events';
 import { every } from '../../lib/every';
 import { fieldError } from '../../ui/form';
 import { ErrorNote } from '../../ui/page';
@@ -95,11 +93,8 @@ export function ColorField({
   );
 }
 
-/** Refetches `queryKey` when one of the live event types lands (another admin's change). */
-export function useLiveRefetch(types: readonly string[], queryKey: QueryKey): void {
-  const qc = useQueryClient();
-  useLiveEvents(types, () => void qc.invalidateQueries({ queryKey }));
-}
+/** Refetches a list when one of its live event types lands (data/settings-kit.ts). */
+export { useLiveRefresh } from '../../data/settings-kit';
 
 /** Errors of a form: the ones found before sending, or the API's for each field. */
 export type Problems = Record<string, string | undefined>;

@@ -2,15 +2,22 @@
 // the fields in their order; create any of the API's types (choices with colours for dropdowns,
 // required on solve for tickets), rename, describe, edit choices, reorder, archive, delete.
 import * as Tabs from '@radix-ui/react-tabs';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, ok, type Schemas } from '../../lib/api';
+import {
+  useConfigFields,
+  useCreateField,
+  useDeleteField,
+  useReorderFields,
+  useUpdateField,
+} from '../../data/custom-fields';
+import { keys } from '../../data/keys';
+import type { Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { useIsAdmin } from '../../lib/role';
 import { CheckboxField, DeleteButton, SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
-import { Chip, check, FormDialog, LABEL_COLORS, type LabelColor, problem, useLiveRefetch } from './config-kit';
-import type { SectionProps } from './sections';
+import { Chip, check, FormDialog, LABEL_COLORS, type LabelColor, problem, useLiveRefresh } from './config-kit';
+import type { SectionProps } from './section';
 
 type Field = Schemas['CustomField'];
 type Entity = Field['entity'];
@@ -41,14 +48,10 @@ const KEY_RULE = /^[a-z][a-z0-9_]{0,39}$/;
 export default function Fields({ path }: SectionProps) {
   const ws = useWorkspace();
   const admin = useIsAdmin();
-  const qc = useQueryClient();
-  const key = ['config', ws, 'custom-fields'];
-  const fields = useQuery({
-    queryKey: key,
-    queryFn: () => ok(api.GET('/v1/custom-fields', { params: { query: { archived: 'any' } } })),
-  });
-  useLiveRefetch(['custom_field.'], key);
-  const refresh = () => qc.invalidateQueries({ queryKey: key });
+  const fields = useConfigFields(ws);
+  useLiveRefresh(['custom_field.'], keys.configFields(ws));
+  const reorder = useReorderFields(ws);
+  const remove = useDeleteField(ws);
   const first = ENTITIES.find(([e]) => e === path[0])?.[0] ?? 'ticket';
   const [entity, setEntity] = useState<Entity>(first);
   const [editing, setEditing] = useState<Field | 'new' | null>(null);
@@ -63,11 +66,10 @@ export default function Fields({ path }: SectionProps) {
     [ids[a], ids[b]] = [ids[b]!, ids[a]!];
     setMoveError(null);
     try {
-      await ok(api.POST('/v1/custom-fields/reorder', { body: { entity: f.entity, ids } }));
+      await reorder.mutateAsync({ entity: f.entity, ids });
     } catch (e) {
       setMoveError(e);
     }
-    await refresh();
   };
 
   return (
@@ -157,10 +159,7 @@ export default function Fields({ path }: SectionProps) {
                             title={`Delete the field “${f.name}”?`}
                             description={`Its values are removed from every ${f.entity} that has one. This cannot be undone; to keep the values but stop changes, archive the field instead (Edit).`}
                             confirm="Delete field"
-                            onConfirm={async () => {
-                              await ok(api.DELETE('/v1/custom-fields/{id}', { params: { path: { id: f.id } } }));
-                              await refresh();
-                            }}
+                            onConfirm={() => remove.mutateAsync(f.id)}
                           />
                         </div>
                       )}
@@ -190,7 +189,8 @@ let rows = 0;
 
 function FieldDialog({ field, entity, onClose }: { field: Field | null; entity: Entity; onClose(): void }) {
   const ws = useWorkspace();
-  const qc = useQueryClient();
+  const create = useCreateField(ws);
+  const update = useUpdateField(ws);
   const [forEntity, setForEntity] = useState<Entity>(field?.entity ?? entity);
   const [type, setType] = useState<FieldType>(field?.type ?? 'text');
   const [name, setName] = useState(field?.name ?? '');
@@ -228,34 +228,27 @@ function FieldDialog({ field, entity, onClose }: { field: Field | null; entity: 
       ? options.map((o) => ({ ...(o.id ? { id: o.id } : {}), label: o.label.trim(), color: o.color }))
       : undefined;
     if (field) {
-      await ok(
-        api.PATCH('/v1/custom-fields/{id}', {
-          params: { path: { id: field.id } },
-          body: {
-            name: n,
-            description,
-            archived,
-            ...(opts ? { options: opts } : {}),
-            ...(field.entity === 'ticket' ? { required_on_solve: required } : {}),
-          },
-        }),
-      );
+      await update.mutateAsync({
+        id: field.id,
+        body: {
+          name: n,
+          description,
+          archived,
+          ...(opts ? { options: opts } : {}),
+          ...(field.entity === 'ticket' ? { required_on_solve: required } : {}),
+        },
+      });
     } else {
-      await ok(
-        api.POST('/v1/custom-fields', {
-          body: {
-            entity: forEntity,
-            type,
-            name: n,
-            ...(key ? { key } : {}),
-            description,
-            ...(opts ? { options: opts } : {}),
-            ...(forEntity === 'ticket' ? { required_on_solve: required } : {}),
-          },
-        }),
-      );
+      await create.mutateAsync({
+        entity: forEntity,
+        type,
+        name: n,
+        ...(key ? { key } : {}),
+        description,
+        ...(opts ? { options: opts } : {}),
+        ...(forEntity === 'ticket' ? { required_on_solve: required } : {}),
+      });
     }
-    await qc.invalidateQueries({ queryKey: ['config', ws, 'custom-fields'] });
   };
   const optionsProblem = problem(err, 'options');
 

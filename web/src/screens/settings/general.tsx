@@ -2,21 +2,26 @@
 // brand image slots, PUT/DELETE /v1/workspace/images/{slot}), ownership transfer (POST
 // /v1/workspace/transfer) and deleting the workspace (DELETE /v1/workspace, typing its name).
 // Admins change it; others see it read-only. Help center and widget settings have their own sections.
-import { useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { useId, useMemo, useState } from 'react';
-import { keys } from '../../data/keys';
 import { useMembers } from '../../data/members';
-import { useWorkspaceRecord } from '../../data/workspace';
-import { api, ok, type Schemas } from '../../lib/api';
+import {
+  useDeleteWorkspace,
+  useLiveWorkspaceRecord,
+  useRemoveWorkspaceImage,
+  useTransferWorkspace,
+  useUpdateWorkspace,
+  useUploadWorkspaceImage,
+  useWorkspaceRecord,
+} from '../../data/workspace';
+import type { Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
-import { useLiveEvents } from '../../lib/events';
 import { isAdmin, useRole } from '../../lib/role';
 import { reloadMe, useSession } from '../../lib/session';
 import { CheckboxField, fieldError, SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
-import { Done, fileBody, pictureErrorText, useAction } from '../../ui/people';
-import type { SectionProps } from './sections';
+import { Done, pictureErrorText, useAction } from '../../ui/people';
+import type { SectionProps } from './section';
 import './people.css';
 
 type Workspace = Schemas['Workspace'];
@@ -24,9 +29,8 @@ type Slot = 'logo' | 'help_center_logo' | 'help_center_favicon' | 'widget_avatar
 
 export default function General(_: SectionProps) {
   const ws = useWorkspace();
-  const qc = useQueryClient();
   const q = useWorkspaceRecord(ws);
-  useLiveEvents(['workspace.updated'], () => void qc.invalidateQueries({ queryKey: keys.workspace(ws) }));
+  useLiveWorkspaceRecord(ws);
   const role = useRole();
   const admin = isAdmin(role);
   return (
@@ -58,8 +62,7 @@ function timeZones(): string[] {
 }
 
 function SettingsForm({ w, admin }: { w: Workspace; admin: boolean }) {
-  const ws = useWorkspace();
-  const qc = useQueryClient();
+  const update = useUpdateWorkspace(useWorkspace());
   const [name, setName] = useState(w.name);
   const [settings, setSettings] = useState(w.settings);
   const zones = useMemo(() => {
@@ -75,23 +78,18 @@ function SettingsForm({ w, admin }: { w: Workspace; admin: boolean }) {
       <form
         onSubmit={(e) =>
           void action.run(async () => {
-            const next = await ok(
-              api.PATCH('/v1/workspace', {
-                body: {
-                  name: name.trim(),
-                  settings: {
-                    timezone: settings.timezone,
-                    brand_color: settings.brand_color,
-                    csat_enabled: settings.csat_enabled,
-                    auto_close_days: settings.auto_close_days,
-                    label_creation: settings.label_creation,
-                    gravatar: settings.gravatar,
-                    domain_logos: settings.domain_logos,
-                  },
-                },
-              }),
-            );
-            qc.setQueryData(keys.workspace(ws), next);
+            const next = await update.mutateAsync({
+              name: name.trim(),
+              settings: {
+                timezone: settings.timezone,
+                brand_color: settings.brand_color,
+                csat_enabled: settings.csat_enabled,
+                auto_close_days: settings.auto_close_days,
+                label_creation: settings.label_creation,
+                gravatar: settings.gravatar,
+                domain_logos: settings.domain_logos,
+              },
+            });
             if (next.name !== w.name) await reloadMe();
             return 'Saved.';
           }, e)
@@ -216,10 +214,10 @@ function SlotEditor({
   admin: boolean;
 }) {
   const ws = useWorkspace();
-  const qc = useQueryClient();
+  const upload = useUploadWorkspaceImage(ws);
+  const remove = useRemoveWorkspaceImage(ws);
   const id = useId();
   const action = useAction();
-  const save = (w: Workspace) => qc.setQueryData(keys.workspace(ws), w);
   return (
     <div className="slot">
       <p className="field-label" id={`${id}-name`}>
@@ -243,11 +241,7 @@ function SlotEditor({
               if (f)
                 void action
                   .run(async () => {
-                    save(
-                      await ok(
-                        api.PUT('/v1/workspace/images/{slot}', { params: { path: { slot } }, body: fileBody(f) }),
-                      ),
-                    );
+                    await upload.mutateAsync({ slot, file: f });
                     return 'Saved.';
                   })
                   .then(() => {
@@ -261,7 +255,7 @@ function SlotEditor({
               disabled={action.busy}
               onClick={() =>
                 void action.run(async () => {
-                  save(await ok(api.DELETE('/v1/workspace/images/{slot}', { params: { path: { slot } } })));
+                  await remove.mutateAsync(slot);
                   return 'Removed.';
                 })
               }
@@ -292,6 +286,7 @@ function Transfer() {
   const [to, setTo] = useState('');
   const [code, setCode] = useState('');
   const action = useAction();
+  const transfer = useTransferWorkspace();
   const mfa = s.status === 'signed_in' && s.user.mfa_enabled;
   return (
     <section className="card" aria-labelledby="ws-transfer">
@@ -303,7 +298,7 @@ function Transfer() {
       <form
         onSubmit={(e) =>
           void action.run(async () => {
-            await ok(api.POST('/v1/workspace/transfer', { body: { user_id: to, code: code.trim() } }));
+            await transfer.mutateAsync({ user_id: to, code: code.trim() });
             setCode('');
             await reloadMe();
             return 'Ownership transferred.';
@@ -342,6 +337,7 @@ function DeleteWorkspace({ w }: { w: Workspace }) {
   const navigate = useNavigate();
   const [typed, setTyped] = useState('');
   const action = useAction();
+  const remove = useDeleteWorkspace();
   const s = useSession();
   const mfa = s.status === 'signed_in' && s.user.mfa_enabled;
   return (
@@ -358,7 +354,7 @@ function DeleteWorkspace({ w }: { w: Workspace }) {
       <form
         onSubmit={(e) =>
           void action.run(async () => {
-            await ok(api.DELETE('/v1/workspace', { body: { confirm_name: typed } }));
+            await remove.mutateAsync(typed);
             await reloadMe();
             await navigate({ to: '/inbox', search: {} });
           }, e)

@@ -2,12 +2,15 @@
 // its title and brand colour (PATCH /v1/workspace settings), its logo and favicon (the workspace
 // image slots, PUT/DELETE /v1/workspace/images/{slot}), and its public address. Admins change
 // them; others see them read-only.
-import { useQueryClient } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { type FormEvent, useId, useState } from 'react';
-import { keys } from '../../data/keys';
-import { useWorkspaceRecord, type WorkspaceRecord } from '../../data/workspace';
-import { api, ok } from '../../lib/api';
+import {
+  useRemoveWorkspaceImage,
+  useUpdateWorkspace,
+  useUploadWorkspaceImage,
+  useWorkspaceRecord,
+  type WorkspaceRecord,
+} from '../../data/workspace';
 import { useWorkspace } from '../../lib/context';
 import { isAdmin, useRole } from '../../lib/role';
 import { CopyButton } from '../../ui/copy';
@@ -30,8 +33,7 @@ export default function HelpCenterSection() {
 }
 
 function HelpCenterForm({ w, admin }: { w: WorkspaceRecord; admin: boolean }) {
-  const ws = useWorkspace();
-  const queryClient = useQueryClient();
+  const update = useUpdateWorkspace(useWorkspace());
   const [enabled, setEnabled] = useState(w.settings.help_center_enabled);
   const [title, setTitle] = useState(w.settings.help_center_title);
   const [color, setColor] = useState(w.settings.brand_color);
@@ -47,14 +49,9 @@ function HelpCenterForm({ w, admin }: { w: WorkspaceRecord; admin: boolean }) {
     setError(null);
     setSaved(null);
     try {
-      const updated = await ok(
-        api.PATCH('/v1/workspace', {
-          body: {
-            settings: { help_center_enabled: enabled, help_center_title: title.trim(), brand_color: color },
-          },
-        }),
-      );
-      queryClient.setQueryData(keys.workspace(ws), updated);
+      const updated = await update.mutateAsync({
+        settings: { help_center_enabled: enabled, help_center_title: title.trim(), brand_color: color },
+      });
       setSaved(
         updated.settings.help_center_enabled
           ? 'Saved. The help center shows the change on its next load.'
@@ -167,7 +164,8 @@ export function ImageSlot({
   admin: boolean;
 }) {
   const ws = useWorkspace();
-  const queryClient = useQueryClient();
+  const uploadImage = useUploadWorkspaceImage(ws);
+  const removeImage = useRemoveWorkspaceImage(ws);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState<string | null>(null);
@@ -179,16 +177,7 @@ export function ImageSlot({
     setError(null);
     setDone(null);
     try {
-      const form = new FormData();
-      form.append('file', file);
-      const updated = await ok(
-        api.PUT('/v1/workspace/images/{slot}', {
-          params: { path: { slot } },
-          body: {} as never,
-          bodySerializer: () => form,
-        }),
-      );
-      queryClient.setQueryData(keys.workspace(ws), updated);
+      await uploadImage.mutateAsync({ slot, file });
       setDone(`${name} uploaded.`);
     } catch (err) {
       setError(err);
@@ -238,10 +227,7 @@ export function ImageSlot({
             title={`Remove the ${name.toLowerCase()}?`}
             description="The help center goes back to showing none."
             confirm={`Remove ${name.toLowerCase()}`}
-            onConfirm={async () => {
-              const updated = await ok(api.DELETE('/v1/workspace/images/{slot}', { params: { path: { slot } } }));
-              queryClient.setQueryData(keys.workspace(ws), updated);
-            }}
+            onConfirm={() => removeImage.mutateAsync(slot)}
           >
             Remove the {name.toLowerCase()}
           </ConfirmButton>

@@ -2,16 +2,27 @@
 // the API's order (group position, then position); create, rename, recolour, describe, move into
 // a group, limit to kinds of records, archive, merge, reorder and delete. Groups: name, colour,
 // exclusive (one label of the group per record). Everyone reads; admins change.
-import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, ok, type Schemas } from '../../lib/api';
+import { keys } from '../../data/keys';
+import {
+  useConfigTagGroups,
+  useConfigTags,
+  useDeleteTag,
+  useDeleteTagGroup,
+  useMergeTag,
+  useReorderTagGroups,
+  useReorderTags,
+  useSaveTag,
+  useSaveTagGroup,
+} from '../../data/tags';
+import type { Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { useIsAdmin } from '../../lib/role';
 import { CheckboxField, ConfirmButton, DeleteButton, SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
 import { count } from '../../ui/words';
-import { Chip, ColorField, check, FormDialog, type LabelColor, problem, Swatch, useLiveRefetch } from './config-kit';
-import type { SectionProps } from './sections';
+import { Chip, ColorField, check, FormDialog, type LabelColor, problem, Swatch, useLiveRefresh } from './config-kit';
+import type { SectionProps } from './section';
 
 type Tag = Schemas['Tag'];
 type Group = Schemas['TagGroup'];
@@ -28,13 +39,13 @@ const plural = count;
 export default function Labels(_: SectionProps) {
   const ws = useWorkspace();
   const admin = useIsAdmin();
-  const qc = useQueryClient();
-  const tagsKey = ['config', ws, 'tags'];
-  const groupsKey = ['config', ws, 'tag-groups'];
-  const tags = useQuery({ queryKey: tagsKey, queryFn: () => ok(api.GET('/v1/tags')) });
-  const groups = useQuery({ queryKey: groupsKey, queryFn: () => ok(api.GET('/v1/tag-groups')) });
-  useLiveRefetch(['tag.', 'tag_group.'], ['config', ws]);
-  const refresh = () => qc.invalidateQueries({ queryKey: ['config', ws] });
+  const tags = useConfigTags(ws);
+  const groups = useConfigTagGroups(ws);
+  useLiveRefresh(['tag.', 'tag_group.'], keys.config(ws));
+  const reorderTags = useReorderTags(ws);
+  const reorderGroups = useReorderTagGroups(ws);
+  const deleteTag = useDeleteTag(ws);
+  const deleteGroup = useDeleteTagGroup(ws);
 
   const [editTag, setEditTag] = useState<Tag | 'new' | null>(null);
   const [editGroup, setEditGroup] = useState<Group | 'new' | null>(null);
@@ -62,11 +73,10 @@ export default function Labels(_: SectionProps) {
     [ids[a], ids[b]] = [ids[b]!, ids[a]!];
     setMoveError(null);
     try {
-      await ok(api.POST('/v1/tags/reorder', { body: { ids } }));
+      await reorderTags.mutateAsync(ids);
     } catch (e) {
       setMoveError(e);
     }
-    await refresh();
   };
   const moveGroup = async (group: Group, by: -1 | 1) => {
     const ids = allGroups.map((g) => g.id);
@@ -76,11 +86,10 @@ export default function Labels(_: SectionProps) {
     [ids[a], ids[b]] = [ids[b]!, ids[a]!];
     setMoveError(null);
     try {
-      await ok(api.POST('/v1/tag-groups/reorder', { body: { ids } }));
+      await reorderGroups.mutateAsync(ids);
     } catch (e) {
       setMoveError(e);
     }
-    await refresh();
   };
 
   return (
@@ -159,10 +168,7 @@ export default function Labels(_: SectionProps) {
                           title={`Delete the group “${g.name}”?`}
                           description={`Its ${plural(g.tag_count, 'label')} stay, without a group; no record loses a label.`}
                           confirm="Delete group"
-                          onConfirm={async () => {
-                            await ok(api.DELETE('/v1/tag-groups/{id}', { params: { path: { id: g.id } } }));
-                            await refresh();
-                          }}
+                          onConfirm={() => deleteGroup.mutateAsync(g.id)}
                         >
                           <span aria-hidden="true">Delete</span>
                           <span className="visually-hidden">Delete group {g.name}</span>
@@ -252,10 +258,7 @@ export default function Labels(_: SectionProps) {
                               title={`Delete the label “${t.name}”?`}
                               description={`It is removed from every record that carries it (${usage(t)}). Views filtering by it no longer match anything. This cannot be undone; to keep it on records but out of pickers, archive it instead.`}
                               confirm="Delete label"
-                              onConfirm={async () => {
-                                await ok(api.DELETE('/v1/tags/{id}', { params: { path: { id: t.id } } }));
-                                await refresh();
-                              }}
+                              onConfirm={() => deleteTag.mutateAsync(t.id)}
                             />
                           </div>
                         )}
@@ -297,8 +300,7 @@ function nameProblem(name: string, what: string): string | undefined {
 }
 
 function TagDialog({ tag, groups, onClose }: { tag: Tag | null; groups: Group[]; onClose(): void }) {
-  const ws = useWorkspace();
-  const qc = useQueryClient();
+  const saveTag = useSaveTag(useWorkspace());
   const [name, setName] = useState(tag?.name ?? '');
   const [color, setColor] = useState<LabelColor | ''>(tag?.color ?? '');
   const [description, setDescription] = useState(tag?.description ?? '');
@@ -321,12 +323,7 @@ function TagDialog({ tag, groups, onClose }: { tag: Tag | null; groups: Group[];
       group_id: groupId || null,
       applies_to: appliesTo,
     };
-    if (tag) {
-      await ok(api.PATCH('/v1/tags/{id}', { params: { path: { id: tag.id } }, body: { ...body, archived } }));
-    } else {
-      await ok(api.POST('/v1/tags', { body }));
-    }
-    await qc.invalidateQueries({ queryKey: ['config', ws] });
+    await saveTag.mutateAsync(tag ? { id: tag.id, body: { ...body, archived } } : { id: null, body });
   };
   const appliesProblem = problem(err, 'applies_to');
   return (
@@ -400,8 +397,7 @@ function TagDialog({ tag, groups, onClose }: { tag: Tag | null; groups: Group[];
 }
 
 function GroupDialog({ group, onClose }: { group: Group | null; onClose(): void }) {
-  const ws = useWorkspace();
-  const qc = useQueryClient();
+  const saveGroup = useSaveTagGroup(useWorkspace());
   const [name, setName] = useState(group?.name ?? '');
   const [color, setColor] = useState<LabelColor | ''>(group?.color ?? '');
   const [exclusive, setExclusive] = useState(group?.exclusive ?? false);
@@ -410,9 +406,7 @@ function GroupDialog({ group, onClose }: { group: Group | null; onClose(): void 
   const save = async () => {
     check({ name: nameProblem(name, 'group') });
     const body = { name: name.trim(), color: color || null, exclusive };
-    if (group) await ok(api.PATCH('/v1/tag-groups/{id}', { params: { path: { id: group.id } }, body }));
-    else await ok(api.POST('/v1/tag-groups', { body }));
-    await qc.invalidateQueries({ queryKey: ['config', ws] });
+    await saveGroup.mutateAsync({ id: group?.id ?? null, body });
   };
   return (
     <FormDialog
@@ -449,8 +443,7 @@ function GroupDialog({ group, onClose }: { group: Group | null; onClose(): void 
 }
 
 function MergeDialog({ tag, tags, onClose }: { tag: Tag; tags: Tag[]; onClose(): void }) {
-  const ws = useWorkspace();
-  const qc = useQueryClient();
+  const merge = useMergeTag(useWorkspace());
   const others = tags.filter((t) => t.id !== tag.id);
   const [into, setInto] = useState('');
   const error = useState<unknown>(null);
@@ -463,8 +456,7 @@ function MergeDialog({ tag, tags, onClose }: { tag: Tag; tags: Tag[]; onClose():
       submit="Merge"
       onSubmit={async () => {
         check({ into: into ? undefined : 'Choose the label that remains.' });
-        await ok(api.POST('/v1/tags/{id}/merge', { params: { path: { id: tag.id } }, body: { into } }));
-        await qc.invalidateQueries({ queryKey: ['config', ws] });
+        await merge.mutateAsync({ id: tag.id, into });
       }}
       fields={['into']}
       error={error}

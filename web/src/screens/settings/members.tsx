@@ -2,11 +2,10 @@
 // /v1/members/{user_id} for admins), inviting by email with a role (POST /v1/invitations: its
 // answer's `url` is the accept link, shown to copy, since a mailer may not be set up), and the
 // pending invitations (GET /v1/invitations, revoke with DELETE). Others see the list read-only.
-import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { keys } from '../../data/keys';
-import { useMembers } from '../../data/members';
-import { api, ok, type Schemas } from '../../lib/api';
+import { useInvitations, useInvite, useRevokeInvitation } from '../../data/invitations';
+import { useChangeRole, useMembers, useRemoveMember } from '../../data/members';
+import type { Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { ago, when } from '../../lib/format';
 import { isAdmin, ROLE_LABEL, type Role, useRole } from '../../lib/role';
@@ -15,7 +14,7 @@ import { Avatar } from '../../ui/avatar';
 import { ConfirmButton, fieldError, SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
 import { Done, useAction } from '../../ui/people';
-import type { SectionProps } from './sections';
+import type { SectionProps } from './section';
 import './people.css';
 
 type MemberRow = Schemas['Member'];
@@ -26,7 +25,6 @@ const INVITE_ROLES: Array<[InviteRole, string]> = [
   ['admin', 'Admin: also changes settings and members'],
   ['viewer', 'Viewer: reads, changes nothing'],
 ];
-const invitationsKey = (ws: string) => ['invitations', ws] as const;
 
 export default function Members(_: SectionProps) {
   const role = useRole();
@@ -82,10 +80,10 @@ const AVAILABILITY: Record<MemberRow['presence'], string> = { online: 'Online', 
 
 function MemberRowView({ m, admin, self }: { m: MemberRow; admin: boolean; self: boolean }) {
   const ws = useWorkspace();
-  const qc = useQueryClient();
+  const changeRole = useChangeRole(ws);
+  const remove = useRemoveMember(ws);
   const action = useAction();
   const editable = admin && !self && m.role !== 'owner';
-  const refresh = () => qc.invalidateQueries({ queryKey: keys.members(ws) });
   return (
     <tr>
       <td>
@@ -108,10 +106,7 @@ function MemberRowView({ m, admin, self }: { m: MemberRow; admin: boolean; self:
               onChange={(e) =>
                 void action.run(async () => {
                   const role = e.target.value as InviteRole;
-                  await ok(
-                    api.PATCH('/v1/members/{user_id}', { params: { path: { user_id: m.user.id } }, body: { role } }),
-                  );
-                  await refresh();
+                  await changeRole.mutateAsync({ userId: m.user.id, role });
                   return `${m.user.name} is now ${ROLE_LABEL[role].toLowerCase()}.`;
                 })
               }
@@ -141,10 +136,7 @@ function MemberRowView({ m, admin, self }: { m: MemberRow; admin: boolean; self:
               title={`Remove ${m.user.name}?`}
               description={`${m.user.name} loses access to this workspace and leaves its teams. The tickets they worked on stay. You can invite them again later.`}
               confirm="Remove member"
-              onConfirm={async () => {
-                await ok(api.DELETE('/v1/members/{user_id}', { params: { path: { user_id: m.user.id } } }));
-                await refresh();
-              }}
+              onConfirm={() => remove.mutateAsync(m.user.id)}
             >
               Remove<span className="visually-hidden"> {m.user.name}</span>
             </ConfirmButton>
@@ -156,8 +148,7 @@ function MemberRowView({ m, admin, self }: { m: MemberRow; admin: boolean; self:
 }
 
 function InviteForm({ onLink }: { onLink(id: string, url: string): void }) {
-  const ws = useWorkspace();
-  const qc = useQueryClient();
+  const invite = useInvite(useWorkspace());
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<InviteRole>('agent');
   const [made, setMade] = useState<{ email: string; url: string } | null>(null);
@@ -169,11 +160,10 @@ function InviteForm({ onLink }: { onLink(id: string, url: string): void }) {
         onSubmit={(e) =>
           void action.run(async () => {
             setMade(null);
-            const inv = await ok(api.POST('/v1/invitations', { body: { email: email.trim(), role } }));
+            const inv = await invite.mutateAsync({ email: email.trim(), role });
             onLink(inv.id, inv.url);
             setMade({ email: inv.email, url: inv.url });
             setEmail('');
-            await qc.invalidateQueries({ queryKey: invitationsKey(ws) });
           }, e)
         }
       >
@@ -233,15 +223,12 @@ function CopyLink({ url, label }: { url: string; label: string }) {
 
 function Invitations({ links }: { links: Record<string, string> }) {
   const ws = useWorkspace();
-  const qc = useQueryClient();
-  const q = useQuery({
-    queryKey: invitationsKey(ws),
-    queryFn: () => ok(api.GET('/v1/invitations', { params: { query: { limit: 100 } } })),
-  });
+  const q = useInvitations(ws);
+  const invite = useInvite(ws);
+  const revoke = useRevokeInvitation(ws);
   const resend = useAction();
   const [newLinks, setNewLinks] = useState<Record<string, string>>({});
   const all = { ...links, ...newLinks };
-  const refresh = () => qc.invalidateQueries({ queryKey: invitationsKey(ws) });
   return (
     <section className="card" aria-labelledby="members-pending">
       <h2 id="members-pending">Pending invitations</h2>
@@ -286,11 +273,8 @@ function Invitations({ links }: { links: Record<string, string> }) {
                           title="A new link (the old one stops working), sent again by mail"
                           onClick={() =>
                             void resend.run(async () => {
-                              const made = await ok(
-                                api.POST('/v1/invitations', { body: { email: inv.email, role: inv.role } }),
-                              );
+                              const made = await invite.mutateAsync({ email: inv.email, role: inv.role });
                               setNewLinks((l) => ({ ...l, [made.id]: made.url }));
-                              await refresh();
                             })
                           }
                         >
@@ -301,10 +285,7 @@ function Invitations({ links }: { links: Record<string, string> }) {
                         title={`Revoke the invitation for ${inv.email}?`}
                         description="Its link stops working. You can invite them again later."
                         confirm="Revoke invitation"
-                        onConfirm={async () => {
-                          await ok(api.DELETE('/v1/invitations/{id}', { params: { path: { id: inv.id } } }));
-                          await refresh();
-                        }}
+                        onConfirm={() => revoke.mutateAsync(inv.id)}
                       >
                         Revoke<span className="visually-hidden"> the invitation for {inv.email}</span>
                       </ConfirmButton>

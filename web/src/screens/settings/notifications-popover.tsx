@@ -1,10 +1,10 @@
 // The bell's popover (loaded on its own, after the first load): the newest notifications, each
 // linking to its ticket (opening one marks it read), "Mark all read", and a link to them all.
 import * as Popover from '@radix-ui/react-popover';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { useEffect, useRef, useState } from 'react';
-import { api, errorText, ok } from '../../lib/api';
+import { useMarkRead, useNewestNotifications } from '../../data/notification-settings';
+import { errorText } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { Icon } from '../../ui/icons';
 import { type Notification, NotificationItem } from './notifications-text';
@@ -48,17 +48,13 @@ export default function NotificationsPopover({ count, autoFocus }: { count: numb
 }
 
 function List({ ws, close }: { ws: string; close(): void }) {
-  const queryClient = useQueryClient();
-  const list = useQuery({
-    queryKey: ['notifications', ws, 'list'],
-    queryFn: () => ok(api.GET('/v1/notifications', { params: { query: { sort: 'unread_first', limit: 20 } } })),
-  });
+  const list = useNewestNotifications(ws);
+  const markRead = useMarkRead(ws);
   const [error, setError] = useState<unknown>(null);
   const read = async (body: { ids: string[] } | { all: true }) => {
     setError(null);
     try {
-      await ok(api.POST('/v1/notifications/read', { body }));
-      await queryClient.invalidateQueries({ queryKey: ['notifications', ws] });
+      await markRead.mutateAsync(body);
     } catch (err) {
       setError(err);
     }

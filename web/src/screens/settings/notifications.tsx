@@ -1,52 +1,34 @@
 // Notifications (GET /v1/notifications, POST /v1/notifications/read): what a person is told about,
 // each kind switched on or off for this workspace (GET and PATCH /v1/notifications/settings), and
 // every notification of theirs, unread ones first or only, marked read one by one or all at once.
-import { useInfiniteQuery, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, ok } from '../../lib/api';
+import {
+  useAllNotifications,
+  useMarkRead,
+  useNotificationSettings,
+  useSaveNotificationSettings,
+} from '../../data/notification-settings';
 import { useWorkspace } from '../../lib/context';
-import { useLiveEvents } from '../../lib/events';
 import { CheckboxField } from '../../ui/form';
 import './integrations.css';
 import { isAdmin, useRole } from '../../lib/role';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
 import { NOTIFIED_ABOUT, NotificationItem, type NotificationType } from './notifications-text';
-import type { SectionProps } from './sections';
+import type { SectionProps } from './section';
+import { Loaded, MoreButton } from './shared';
 
 export default function Notifications(_: SectionProps) {
   const ws = useWorkspace();
-  const queryClient = useQueryClient();
   const [unreadOnly, setUnreadOnly] = useState(false);
   const [error, setError] = useState<unknown>(null);
-  const list = useInfiniteQuery({
-    queryKey: ['notifications', ws, 'all', unreadOnly],
-    queryFn: ({ pageParam }) =>
-      ok(
-        api.GET('/v1/notifications', {
-          params: {
-            query: {
-              sort: 'unread_first',
-              limit: 50,
-              ...(unreadOnly ? { unread: true } : {}),
-              ...(pageParam ? { cursor: pageParam } : {}),
-            },
-          },
-        }),
-      ),
-    initialPageParam: null as string | null,
-    getNextPageParam: (last) => last.next_cursor,
-  });
-  useLiveEvents(
-    ['notification.created'],
-    () => void queryClient.invalidateQueries({ queryKey: ['notifications', ws] }),
-  );
+  const list = useAllNotifications(ws, unreadOnly);
+  const markRead = useMarkRead(ws);
   const rows = list.data?.pages.flatMap((p) => p.data) ?? [];
   const unread = list.data?.pages[0]?.unread_count ?? 0;
   const read = async (body: { ids: string[] } | { all: true }) => {
     setError(null);
     try {
-      await ok(api.POST('/v1/notifications/read', { body }));
-      await queryClient.invalidateQueries({ queryKey: ['notifications', ws] });
+      await markRead.mutateAsync(body);
     } catch (err) {
       setError(err);
     }
@@ -67,29 +49,18 @@ export default function Notifications(_: SectionProps) {
         <h2 id="yours">Yours{unread > 0 ? ` (${unread} unread)` : ''}</h2>
         <CheckboxField label="Unread only" checked={unreadOnly} onChange={(e) => setUnreadOnly(e.target.checked)} />
         <ErrorNote error={error} what="Could not mark them read" />
-        {list.isPending ? (
-          <Loading />
-        ) : list.error ? (
-          <ErrorNote error={list.error} what="Could not load your notifications" />
-        ) : rows.length === 0 ? (
-          <p className="empty">{unreadOnly ? 'Nothing unread.' : 'No notifications yet.'}</p>
-        ) : (
+        <Loaded
+          query={list}
+          what="Could not load your notifications"
+          empty={rows.length === 0 && <>{unreadOnly ? 'Nothing unread.' : 'No notifications yet.'}</>}
+        >
           <ul className="notification-list">
             {rows.map((n) => (
               <NotificationItem key={n.id} n={n} read={(ids) => void read({ ids })} />
             ))}
           </ul>
-        )}
-        {list.hasNextPage && (
-          <button
-            type="button"
-            className="button more"
-            disabled={list.isFetchingNextPage}
-            onClick={() => void list.fetchNextPage()}
-          >
-            Older notifications
-          </button>
-        )}
+        </Loaded>
+        <MoreButton list={list}>Older notifications</MoreButton>
       </section>
     </div>
   );
@@ -98,12 +69,9 @@ export default function Notifications(_: SectionProps) {
 /** Each kind of notification, on or off for this person in this workspace; saved as it changes. */
 function ToldAbout() {
   const ws = useWorkspace();
-  const queryClient = useQueryClient();
   const admin = isAdmin(useRole());
-  const settings = useQuery({
-    queryKey: ['notification-settings', ws],
-    queryFn: () => ok(api.GET('/v1/notifications/settings')),
-  });
+  const settings = useNotificationSettings(ws);
+  const save = useSaveNotificationSettings(ws);
   const [error, setError] = useState<unknown>(null);
   const [saved, setSaved] = useState('');
   const muted = new Set<NotificationType>(settings.data?.muted ?? []);
@@ -116,15 +84,10 @@ function ToldAbout() {
       else next.add(t);
     }
     // The box shows the choice at once; a refusal puts it back.
-    const key = ['notification-settings', ws];
-    const before = queryClient.getQueryData(key);
-    queryClient.setQueryData(key, { muted: [...next] });
     try {
-      const r = await ok(api.PATCH('/v1/notifications/settings', { body: { muted: [...next] } }));
-      queryClient.setQueryData(key, r);
+      await save.mutateAsync([...next]);
       setSaved(on ? `Saved: you are told about “${what}” again.` : `Saved: no more “${what}” notifications here.`);
     } catch (err) {
-      queryClient.setQueryData(key, before);
       setError(err);
     }
   };

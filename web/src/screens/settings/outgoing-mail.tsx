@@ -4,16 +4,15 @@
 // catchers developers use. /settings/outgoing-mail/<id> opens one: its headers, links (absolute
 // and clickable: a portal sign-in link signs in from here), message and files.
 import './integrations.css';
-import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import type { paths } from '../../api.gen';
-import { useMailStatus } from '../../data/mail';
-import { api, ok } from '../../lib/api';
+import { useKeptMail, useMailStatus, useOutbox, useTicketById } from '../../data/mail';
 import { useWorkspace } from '../../lib/context';
 import { bytes, when } from '../../lib/format';
 import { useIsAdmin } from '../../lib/role';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
-import type { SectionProps } from './sections';
+import type { SectionProps } from './section';
+import { Loaded, MoreButton, ScrollTable } from './shared';
 
 type Kept = paths['/v1/mail/outbox']['get']['responses'][200]['content']['application/json']['data'][number];
 
@@ -85,79 +84,52 @@ function Status() {
 
 function Outbox() {
   const ws = useWorkspace();
-  const list = useInfiniteQuery({
-    queryKey: ['mail-outbox', ws],
-    queryFn: ({ pageParam }) =>
-      ok(api.GET('/v1/mail/outbox', { params: { query: { limit: 50, ...(pageParam ? { cursor: pageParam } : {}) } } })),
-    initialPageParam: null as string | null,
-    getNextPageParam: (last) => last.next_cursor,
-    // Mail is kept by jobs that have no live event: read again while the list is open.
-    refetchInterval: 5000,
-  });
+  // Mail is kept by jobs that have no live event: read again while the list is open.
+  const list = useOutbox(ws);
   const rows = list.data?.pages.flatMap((p) => p.data) ?? [];
   return (
     <div className="integrations outgoing-mail">
       <PageTitle>Outgoing mail</PageTitle>
       <Status />
       <h2>Kept mail</h2>
-      {list.isPending ? (
-        <Loading />
-      ) : list.error ? (
-        <ErrorNote error={list.error} what="Could not load the kept mail" />
-      ) : rows.length === 0 ? (
-        <p className="empty">No mail kept.</p>
-      ) : (
-        <div className="table-scroll">
-          <table className="table">
-            <caption className="visually-hidden">Kept mail, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Subject</th>
-                <th scope="col">To</th>
-                <th scope="col">What</th>
-                <th scope="col">Kept</th>
+      <Loaded query={list} what="Could not load the kept mail" empty={rows.length === 0 && <>No mail kept.</>}>
+        <ScrollTable caption="Kept mail, newest first">
+          <thead>
+            <tr>
+              <th scope="col">Subject</th>
+              <th scope="col">To</th>
+              <th scope="col">What</th>
+              <th scope="col">Kept</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((m) => (
+              <tr key={m.id}>
+                <td className="break">
+                  <Link to="/settings/$" params={{ _splat: `outgoing-mail/${m.id}` }}>
+                    {m.subject || '(no subject)'}
+                  </Link>
+                </td>
+                <td className="break">{m.to.join(', ')}</td>
+                <td>{KIND[m.kind]}</td>
+                <td className="nowrap">
+                  <time dateTime={m.created_at}>{when(m.created_at)}</time>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {rows.map((m) => (
-                <tr key={m.id}>
-                  <td className="break">
-                    <Link to="/settings/$" params={{ _splat: `outgoing-mail/${m.id}` }}>
-                      {m.subject || '(no subject)'}
-                    </Link>
-                  </td>
-                  <td className="break">{m.to.join(', ')}</td>
-                  <td>{KIND[m.kind]}</td>
-                  <td className="nowrap">
-                    <time dateTime={m.created_at}>{when(m.created_at)}</time>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      {list.hasNextPage && (
-        <button
-          type="button"
-          className="button more"
-          disabled={list.isFetchingNextPage}
-          onClick={() => void list.fetchNextPage()}
-        >
-          {list.isFetchingNextPage ? 'Loading…' : 'Older mail'}
-        </button>
-      )}
+            ))}
+          </tbody>
+        </ScrollTable>
+      </Loaded>
+      <MoreButton list={list} saysLoading>
+        Older mail
+      </MoreButton>
     </div>
   );
 }
 
 function KeptMail({ id }: { id: string }) {
   const ws = useWorkspace();
-  const mail = useQuery({
-    queryKey: ['mail-outbox', ws, id],
-    queryFn: () => ok(api.GET('/v1/mail/outbox/{id}', { params: { path: { id } } })),
-    staleTime: Number.POSITIVE_INFINITY,
-  });
+  const mail = useKeptMail(ws, id);
   const m = mail.data;
   return (
     <div className="integrations outgoing-mail">
@@ -254,12 +226,7 @@ function KeptMail({ id }: { id: string }) {
 
 /** The ticket a kept mail belongs to, by its number (the page's address takes it). */
 function TicketLink({ id }: { id: string }) {
-  const t = useQuery({
-    queryKey: ['ticket-by-id', id],
-    queryFn: () => ok(api.GET('/v1/tickets/{id}', { params: { path: { id } } })),
-    staleTime: Number.POSITIVE_INFINITY,
-    retry: false,
-  });
+  const t = useTicketById(id);
   if (!t.data) return <span>{t.error ? 'deleted or hidden' : '…'}</span>;
   return (
     <Link to="/tickets/$number" params={{ number: String(t.data.number) }}>

@@ -3,11 +3,21 @@
 // /v1/me/mfa/totp, then .../confirm with a first code: recovery codes shown once; DELETE /v1/me/mfa),
 // where the person is signed in (GET /v1/me/sessions: signing one out, or every one but this
 // browser's) and signing out of every account of this browser.
-import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { useId, useRef, useState } from 'react';
 import type { paths } from '../../api.gen';
-import { api, ok } from '../../lib/api';
+import {
+  useChangePassword,
+  useConfirmTotp,
+  useEndOtherSessions,
+  useEndSession,
+  useMySessions,
+  useRemoveAvatar,
+  useRename,
+  useStartTotp,
+  useTurnOffMfa,
+  useUploadAvatar,
+} from '../../data/profile';
 import { ago, when } from '../../lib/format';
 import { logout, reloadProfile, useSession } from '../../lib/session';
 import { Avatar } from '../../ui/avatar';
@@ -16,7 +26,7 @@ import { ErrorNote, Loading, PageTitle } from '../../ui/page';
 import { Done, fileBody, pictureErrorText, useAction } from '../../ui/people';
 import { QrCode } from '../../ui/qr-code';
 import { count } from '../../ui/words';
-import type { SectionProps } from './sections';
+import type { SectionProps } from './section';
 import './people.css';
 
 export default function Profile(_: SectionProps) {
@@ -38,14 +48,14 @@ export default function Profile(_: SectionProps) {
 function NameForm({ name: current, email }: { name: string; email: string }) {
   const [name, setName] = useState(current);
   const action = useAction();
+  const rename = useRename();
   return (
     <section className="card" aria-labelledby="profile-name">
       <h2 id="profile-name">Name</h2>
       <form
         onSubmit={(e) =>
           void action.run(async () => {
-            await ok(api.PATCH('/v1/me', { body: { name: name.trim() } }));
-            await reloadProfile();
+            await rename.mutateAsync(name.trim());
             return 'Name saved.';
           }, e)
         }
@@ -75,12 +85,13 @@ function NameForm({ name: current, email }: { name: string; email: string }) {
 
 function Picture({ url, name }: { url: string | null; name: string }) {
   const action = useAction();
+  const uploadAvatar = useUploadAvatar();
+  const removeAvatar = useRemoveAvatar();
   const input = useRef<HTMLInputElement>(null);
   const id = useId();
   const upload = (file: File) =>
     action.run(async () => {
-      await ok(api.PUT('/v1/me/avatar', { body: fileBody(file) }));
-      await reloadProfile();
+      await uploadAvatar.mutateAsync(fileBody(file));
       return 'Picture saved.';
     });
   return (
@@ -120,10 +131,7 @@ function Picture({ url, name }: { url: string | null; name: string }) {
               title="Remove your picture?"
               description="Your initials are shown instead."
               confirm="Remove picture"
-              onConfirm={async () => {
-                await ok(api.DELETE('/v1/me/avatar'));
-                await reloadProfile();
-              }}
+              onConfirm={() => removeAvatar.mutateAsync()}
             >
               Remove picture
             </ConfirmButton>
@@ -144,17 +152,16 @@ function PasswordForm() {
   const [current, setCurrent] = useState('');
   const [next, setNext] = useState('');
   const action = useAction();
-  const queryClient = useQueryClient();
+  const changePassword = useChangePassword();
   return (
     <section className="card" aria-labelledby="profile-password">
       <h2 id="profile-password">Password</h2>
       <form
         onSubmit={(e) =>
           void action.run(async () => {
-            await ok(api.POST('/v1/me/password', { body: { current_password: current, new_password: next } }));
+            await changePassword.mutateAsync({ current_password: current, new_password: next });
             setCurrent('');
             setNext('');
-            await queryClient.invalidateQueries({ queryKey: ['me-sessions'] });
             return 'Password changed. Your other sessions were signed out.';
           }, e)
         }
@@ -197,6 +204,9 @@ const grouped = (secret: string) => secret.replace(/(.{4})/g, '$1 ').trim();
 
 function TwoFactor({ enabled }: { enabled: boolean }) {
   const [enrolment, setEnrolment] = useState<{ secret: string; otpauth_url: string } | null>(null);
+  const startTotp = useStartTotp();
+  const confirmTotp = useConfirmTotp();
+  const turnOff = useTurnOffMfa();
   const [codes, setCodes] = useState<string[] | null>(null);
   const [code, setCode] = useState('');
   const action = useAction();
@@ -239,9 +249,8 @@ function TwoFactor({ enabled }: { enabled: boolean }) {
         <form
           onSubmit={(e) =>
             void action.run(async () => {
-              await ok(api.DELETE('/v1/me/mfa', { body: { code: code.trim() } }));
+              await turnOff.mutateAsync(code.trim());
               setCode('');
-              await reloadProfile();
               return 'Two-factor sign-in is off.';
             }, e)
           }
@@ -276,7 +285,7 @@ function TwoFactor({ enabled }: { enabled: boolean }) {
             disabled={action.busy}
             onClick={() =>
               void action.run(async () => {
-                setEnrolment(await ok(api.POST('/v1/me/mfa/totp')));
+                setEnrolment(await startTotp.mutateAsync());
               })
             }
           >
@@ -287,7 +296,7 @@ function TwoFactor({ enabled }: { enabled: boolean }) {
         <form
           onSubmit={(e) =>
             void action.run(async () => {
-              const r = await ok(api.POST('/v1/me/mfa/totp/confirm', { body: { code: code.trim() } }));
+              const r = await confirmTotp.mutateAsync(code.trim());
               setCode('');
               setEnrolment(null);
               setCodes(r.recovery_codes);
@@ -355,11 +364,10 @@ function deviceText(s: OwnSession): string {
 
 function Sessions({ userId }: { userId: string }) {
   const navigate = useNavigate();
-  const queryClient = useQueryClient();
-  const key = ['me-sessions', userId];
-  const list = useQuery({ queryKey: key, queryFn: () => ok(api.GET('/v1/me/sessions')) });
+  const list = useMySessions(userId);
+  const endSession = useEndSession(userId);
+  const endOthers = useEndOtherSessions(userId);
   const [done, setDone] = useState<string | null>(null);
-  const reload = () => queryClient.invalidateQueries({ queryKey: key });
   const sessions: OwnSession[] = list.data?.data ?? [];
   const others = sessions.filter((x) => !x.current);
   return (
@@ -396,9 +404,8 @@ function Sessions({ userId }: { userId: string }) {
                     description={`${device}, last used ${ago(x.last_used_at)}, is signed out at once.`}
                     confirm="Sign out"
                     onConfirm={async () => {
-                      await ok(api.DELETE('/v1/me/sessions/{id}', { params: { path: { id: x.id } } }));
+                      await endSession.mutateAsync(x.id);
                       setDone('Signed out.');
-                      await reload();
                     }}
                   >
                     Sign out
@@ -420,9 +427,8 @@ function Sessions({ userId }: { userId: string }) {
             description={`Your ${others.length === 1 ? 'other session is' : `${others.length} other sessions are`} signed out at once, on every device and browser. This browser stays signed in.`}
             confirm="Sign out everywhere else"
             onConfirm={async () => {
-              const r = await ok(api.POST('/v1/me/sessions/revoke-others'));
+              const r = await endOthers.mutateAsync();
               setDone(`Signed out everywhere else (${count(r.revoked, 'session')}).`);
-              await reload();
             }}
           >
             Sign out everywhere else

@@ -2,17 +2,19 @@
 // shortcut (the API's q), newest first, more on demand; create, edit (title, shortcut, a
 // rich-text body with placeholders inserted by button) and delete. Agents and above change them;
 // viewers read them. The API has no personal saved replies: every one is the workspace's.
-import { useInfiniteQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
-import { api, ok, type Schemas } from '../../lib/api';
+import { keys } from '../../data/keys';
+import { useConfigSavedReplies, useDeleteSavedReply, useSaveSavedReply } from '../../data/saved-replies';
+import type { Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { ago } from '../../lib/format';
 import { useRole } from '../../lib/role';
 import { DeleteButton, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
-import { check, FormDialog, problem, useLiveRefetch } from './config-kit';
+import { check, FormDialog, problem, useLiveRefresh } from './config-kit';
 import { ReplyBodyEditor } from './saved-replies-editor';
-import type { SectionProps } from './sections';
+import type { SectionProps } from './section';
+import { MoreButton } from './shared';
 
 type Reply = Schemas['SavedReply'];
 const SHORTCUT = /^[A-Za-z0-9_-]{1,50}$/;
@@ -27,30 +29,15 @@ export default function SavedReplies(_: SectionProps) {
   const ws = useWorkspace();
   const role = useRole();
   const mayWrite = role !== 'viewer';
-  const qc = useQueryClient();
   const [q, setQ] = useState('');
   const [search, setSearch] = useState('');
   useEffect(() => {
     const t = setTimeout(() => setSearch(q.trim()), 250);
     return () => clearTimeout(t);
   }, [q]);
-  const key = ['config', ws, 'saved-replies'];
-  const replies = useInfiniteQuery({
-    queryKey: [...key, search],
-    initialPageParam: '',
-    queryFn: ({ pageParam }) =>
-      ok(
-        api.GET('/v1/saved-replies', {
-          params: {
-            query: { limit: 50, ...(search ? { q: search } : {}), ...(pageParam ? { cursor: pageParam } : {}) },
-          },
-        }),
-      ),
-    getNextPageParam: (last) => last.next_cursor ?? undefined,
-    placeholderData: (prev) => prev,
-  });
-  useLiveRefetch(['saved_reply.'], key);
-  const refresh = () => qc.invalidateQueries({ queryKey: key });
+  const replies = useConfigSavedReplies(ws, search);
+  useLiveRefresh(['saved_reply.'], keys.configSavedReplies(ws));
+  const remove = useDeleteSavedReply(ws);
   const [editing, setEditing] = useState<Reply | 'new' | null>(null);
   const all = replies.data?.pages.flatMap((p) => p.data) ?? [];
 
@@ -102,10 +89,7 @@ export default function SavedReplies(_: SectionProps) {
                     title={`Delete the saved reply “${r.title}”?`}
                     description="No agent can insert it any more. Replies already sent with it stay as they are."
                     confirm="Delete saved reply"
-                    onConfirm={async () => {
-                      await ok(api.DELETE('/v1/saved-replies/{id}', { params: { path: { id: r.id } } }));
-                      await refresh();
-                    }}
+                    onConfirm={() => remove.mutateAsync(r.id)}
                   />
                 </div>
               )}
@@ -113,32 +97,16 @@ export default function SavedReplies(_: SectionProps) {
           ))}
         </ul>
       )}
-      {replies.hasNextPage && (
-        <button
-          type="button"
-          className="button"
-          disabled={replies.isFetchingNextPage}
-          onClick={() => void replies.fetchNextPage()}
-        >
-          Show more
-        </button>
-      )}
-      {editing !== null && (
-        <ReplyDialog reply={editing === 'new' ? null : editing} onSaved={refresh} onClose={() => setEditing(null)} />
-      )}
+      <MoreButton list={replies} className="button">
+        Show more
+      </MoreButton>
+      {editing !== null && <ReplyDialog reply={editing === 'new' ? null : editing} onClose={() => setEditing(null)} />}
     </div>
   );
 }
 
-function ReplyDialog({
-  reply,
-  onSaved,
-  onClose,
-}: {
-  reply: Reply | null;
-  onSaved(): Promise<unknown>;
-  onClose(): void;
-}) {
+function ReplyDialog({ reply, onClose }: { reply: Reply | null; onClose(): void }) {
+  const saveReply = useSaveSavedReply(useWorkspace());
   const [title, setTitle] = useState(reply?.title ?? '');
   const [shortcut, setShortcut] = useState(reply?.shortcut ?? '');
   const [body, setBody] = useState(reply?.body_html ?? '');
@@ -154,12 +122,7 @@ function ReplyDialog({
       body_html: empty ? 'Write the reply.' : undefined,
     });
     const payload = { title: t, shortcut: s || null, body_html: body };
-    if (reply) {
-      await ok(api.PATCH('/v1/saved-replies/{id}', { params: { path: { id: reply.id } }, body: payload }));
-    } else {
-      await ok(api.POST('/v1/saved-replies', { body: payload }));
-    }
-    await onSaved();
+    await saveReply.mutateAsync({ id: reply?.id ?? null, body: payload });
   };
   return (
     <FormDialog

@@ -1,14 +1,13 @@
 // The settings sections: one file each under screens/settings/, loaded when first opened (the
 // inbox's first load stays small). /settings/<id>/<rest> opens section <id> with the rest of the
 // address as `path` (a webhook's delivery log at /settings/webhooks/<webhook id>, say).
-// A later feature (pictures, AI, billing) adds its section here, in the group it belongs to.
+// A later feature (pictures, AI, billing) adds its section here, in the group it belongs to; its
+// file takes `SectionProps` from section.ts (never from here: that would make an import ring).
 import type { ComponentType } from 'react';
 import { lazyScreen } from '../../lib/lazy';
+import type { SectionProps } from './section';
 
-export interface SectionProps {
-  /** The address after /settings/<id>/, split at '/' (empty on the section's own page). */
-  path: string[];
-}
+export type { SectionProps };
 
 export type Group = 'Account' | 'Workspace' | 'Tickets' | 'Automation' | 'Channels' | 'Developers';
 export const GROUPS: Group[] = ['Account', 'Workspace', 'Tickets', 'Automation', 'Channels', 'Developers'];

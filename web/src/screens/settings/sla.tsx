@@ -3,16 +3,24 @@
 // resolution targets, counted in calendar time or in business hours, on or off. Create, edit,
 // reorder, enable or disable, delete. Only admins read and change them (the API's rule), so others are told so.
 import * as Switch from '@radix-ui/react-switch';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { useId, useState } from 'react';
-import { api, ok, type Schemas } from '../../lib/api';
+import { useBusinessHours } from '../../data/business-hours';
+import { keys } from '../../data/keys';
+import {
+  useDeleteSlaPolicy,
+  useEnableSlaPolicy,
+  useReorderSlaPolicies,
+  useSaveSlaPolicy,
+  useSlaPolicies,
+} from '../../data/sla';
+import type { Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { useIsAdmin } from '../../lib/role';
 import { CheckboxField, DeleteButton, SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
-import { check, duration, FormDialog, problem, useLiveRefetch } from './config-kit';
-import type { SectionProps } from './sections';
+import { check, duration, FormDialog, problem, useLiveRefresh } from './config-kit';
+import type { SectionProps } from './section';
 
 type Policy = Schemas['SlaPolicy'];
 type Priority = NonNullable<Policy['priority']>;
@@ -37,15 +45,12 @@ export default function Sla(_: SectionProps) {
 
 function Policies() {
   const ws = useWorkspace();
-  const qc = useQueryClient();
-  const key = ['config', ws, 'sla-policies'];
-  const policies = useQuery({ queryKey: key, queryFn: () => ok(api.GET('/v1/sla-policies')) });
-  const hours = useQuery({
-    queryKey: ['config', ws, 'business-hours'],
-    queryFn: () => ok(api.GET('/v1/business-hours')),
-  });
-  useLiveRefetch(['sla_policy.'], key);
-  const refresh = () => qc.invalidateQueries({ queryKey: key });
+  const policies = useSlaPolicies(ws);
+  const hours = useBusinessHours(ws);
+  useLiveRefresh(['sla_policy.'], keys.slaPolicies(ws));
+  const reorder = useReorderSlaPolicies(ws);
+  const enable = useEnableSlaPolicy(ws);
+  const remove = useDeleteSlaPolicy(ws);
   const [editing, setEditing] = useState<Policy | 'new' | null>(null);
   const [rowError, setRowError] = useState<unknown>(null);
   const all = policies.data?.data ?? [];
@@ -58,27 +63,18 @@ function Policies() {
     [order[i], order[j]] = [order[j]!, order[i]!];
     setRowError(null);
     try {
-      for (const [position, p] of order.entries()) {
-        if (p.position !== position) {
-          await ok(api.PATCH('/v1/sla-policies/{id}', { params: { path: { id: p.id } }, body: { position } }));
-        }
-      }
+      await reorder.mutateAsync(order);
     } catch (e) {
       setRowError(e);
     }
-    await refresh();
   };
   const setEnabled = async (p: Policy, enabled: boolean) => {
     setRowError(null);
-    qc.setQueryData<{ data: Policy[] }>(key, (old) =>
-      old ? { data: old.data.map((x) => (x.id === p.id ? { ...x, enabled } : x)) } : old,
-    );
     try {
-      await ok(api.PATCH('/v1/sla-policies/{id}', { params: { path: { id: p.id } }, body: { enabled } }));
+      await enable.mutateAsync({ id: p.id, enabled });
     } catch (e) {
       setRowError(e);
     }
-    await refresh();
   };
 
   const bhOn = hours.data?.enabled ?? false;
@@ -159,10 +155,7 @@ function Policies() {
                   title={`Delete the SLA policy “${p.name}”?`}
                   description="New tickets no longer get it; tickets that already have its clocks keep their due dates."
                   confirm="Delete policy"
-                  onConfirm={async () => {
-                    await ok(api.DELETE('/v1/sla-policies/{id}', { params: { path: { id: p.id } } }));
-                    await refresh();
-                  }}
+                  onConfirm={() => remove.mutateAsync(p.id)}
                 />
               </div>
             </li>
@@ -173,7 +166,6 @@ function Policies() {
         <PolicyDialog
           policy={editing === 'new' ? null : editing}
           businessHoursOn={bhOn}
-          onSaved={refresh}
           onClose={() => setEditing(null)}
         />
       )}
@@ -258,14 +250,13 @@ const optionalMinutes = (v: { amount: string; unit: Unit }) => (v.amount.trim() 
 function PolicyDialog({
   policy,
   businessHoursOn,
-  onSaved,
   onClose,
 }: {
   policy: Policy | null;
   businessHoursOn: boolean;
-  onSaved(): Promise<unknown>;
   onClose(): void;
 }) {
+  const savePolicy = useSaveSlaPolicy(useWorkspace());
   const [name, setName] = useState(policy?.name ?? '');
   const [priority, setPriority] = useState<Priority | ''>(policy?.priority ?? '');
   const [first, setFirst] = useState(
@@ -298,9 +289,7 @@ function PolicyDialog({
       business_hours: businessHours,
       enabled,
     };
-    if (policy) await ok(api.PATCH('/v1/sla-policies/{id}', { params: { path: { id: policy.id } }, body }));
-    else await ok(api.POST('/v1/sla-policies', { body }));
-    await onSaved();
+    await savePolicy.mutateAsync({ id: policy?.id ?? null, body });
   };
   return (
     <FormDialog

@@ -1,19 +1,17 @@
 // Teams: groups of agents (GET/POST /v1/teams, PATCH/DELETE /v1/teams/{id}): create, rename,
 // private or public (a private team's tickets are seen only by its members and admins), add and
 // remove members (member_ids replaces the whole list), delete. Admins change them; others read.
-import { useQueryClient } from '@tanstack/react-query';
-import { useEffect, useId, useState } from 'react';
-import { keys } from '../../data/keys';
+import { useId, useState } from 'react';
 import { useMembers } from '../../data/members';
-import { useTeams } from '../../data/teams';
-import { api, ok, type Schemas } from '../../lib/api';
+import { useCreateTeam, useDeleteTeam, useTeams, useUpdateTeam } from '../../data/teams';
+import type { Schemas } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { isAdmin, useRole } from '../../lib/role';
 import { Avatar } from '../../ui/avatar';
 import { CheckboxField, ConfirmButton, fieldError, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle, ReadOnlyNote } from '../../ui/page';
 import { Done, useAction } from '../../ui/people';
-import type { SectionProps } from './sections';
+import type { SectionProps } from './section';
 import './people.css';
 
 type MemberRow = Schemas['Member'];
@@ -44,8 +42,7 @@ export default function Teams(_: SectionProps) {
 }
 
 function NewTeam() {
-  const ws = useWorkspace();
-  const qc = useQueryClient();
+  const create = useCreateTeam(useWorkspace());
   const [name, setName] = useState('');
   const [priv, setPriv] = useState(false);
   const action = useAction();
@@ -55,10 +52,9 @@ function NewTeam() {
       <form
         onSubmit={(e) =>
           void action.run(async () => {
-            await ok(api.POST('/v1/teams', { body: { name: name.trim(), private: priv } }));
+            await create.mutateAsync({ name: name.trim(), private: priv });
             setName('');
             setPriv(false);
-            await qc.invalidateQueries({ queryKey: keys.teams(ws) });
             return 'Team created.';
           }, e)
         }
@@ -91,12 +87,11 @@ function NewTeam() {
 
 function TeamCard({ team, members, admin }: { team: Team; members: MemberRow[]; admin: boolean }) {
   const ws = useWorkspace();
-  const qc = useQueryClient();
+  // Private at once on screen (the answer follows); back to what the server says on failure.
+  const update = useUpdateTeam(ws);
+  const remove = useDeleteTeam(ws);
   const [name, setName] = useState(team.name);
   const [adding, setAdding] = useState('');
-  // Private at once on screen (the answer follows); back to what the server says on failure.
-  const [priv, setPriv] = useState(team.private);
-  useEffect(() => setPriv(team.private), [team.private]);
   const action = useAction();
   const headingId = useId();
   const addId = useId();
@@ -105,8 +100,7 @@ function TeamCard({ team, members, admin }: { team: Team; members: MemberRow[]; 
   const outside = members.filter((m) => !team.member_ids.includes(m.user.id));
   const patch = (body: { name?: string; private?: boolean; member_ids?: string[] }, said: string) =>
     action.run(async () => {
-      const next = await ok(api.PATCH('/v1/teams/{id}', { params: { path: { id: team.id } }, body }));
-      qc.setQueryData<Team[]>(keys.teams(ws), (list) => list?.map((t) => (t.id === next.id ? next : t)));
+      await update.mutateAsync({ id: team.id, body });
       return said;
     });
   return (
@@ -133,14 +127,11 @@ function TeamCard({ team, members, admin }: { team: Team; members: MemberRow[]; 
         <CheckboxField
           label="Private"
           hint="Only its members, admins and owners see its tickets."
-          checked={priv}
+          checked={team.private}
           disabled={action.busy}
           onChange={(e) => {
             const on = e.target.checked;
-            setPriv(on);
-            void patch({ private: on }, on ? 'Now private.' : 'Now public.').then((saved) => {
-              if (!saved) setPriv(team.private);
-            });
+            void patch({ private: on }, on ? 'Now private.' : 'Now public.');
           }}
         />
       ) : (
@@ -214,10 +205,7 @@ function TeamCard({ team, members, admin }: { team: Team; members: MemberRow[]; 
           title={`Delete the team ${team.name}?`}
           description="Its tickets stay, without a team. Rules and views that name it stop matching."
           confirm="Delete team"
-          onConfirm={async () => {
-            await ok(api.DELETE('/v1/teams/{id}', { params: { path: { id: team.id } } }));
-            qc.setQueryData<Team[]>(keys.teams(ws), (list) => list?.filter((t) => t.id !== team.id));
-          }}
+          onConfirm={() => remove.mutateAsync(team.id)}
         >
           Delete team<span className="visually-hidden"> {team.name}</span>
         </ConfirmButton>

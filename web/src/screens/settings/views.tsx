@@ -3,19 +3,24 @@
 // assignee, team, mailbox, label, channel, text, custom field conditions). Anyone manages their
 // personal views; shared ones need an admin. The sidebar shares this list's cache, so a view
 // made here is there at once.
-import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
-import { api, ok, type View } from '../../lib/api';
+import { useConfigFields } from '../../data/custom-fields';
+import { keys } from '../../data/keys';
+import { useConfigMailboxes } from '../../data/mailboxes';
+import { useConfigMembers } from '../../data/members';
+import { useConfigTags } from '../../data/tags';
+import { useConfigTeams } from '../../data/teams';
+import { useDeleteView, useSaveView, useTicketCounts, useViews } from '../../data/views';
+import type { View } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { STATUS_LABEL } from '../../lib/format';
-import { keys } from '../../lib/queries';
 import { useIsAdmin } from '../../lib/role';
 import { CheckboxField, DeleteButton, SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
 import { count } from '../../ui/words';
-import { check, FormDialog, problem, useLiveRefetch } from './config-kit';
-import type { SectionProps } from './sections';
+import { check, FormDialog, problem, useLiveRefresh } from './config-kit';
+import type { SectionProps } from './section';
 import { FieldConditions, type FieldFilter, fieldsSummary } from './views-filters';
 
 type Filters = View['filters'];
@@ -40,24 +45,11 @@ const CHANNELS: Array<[Channel, string]> = [
 /** The lists a filter picks from: members, teams, mailboxes (admins only), labels, ticket fields. */
 export function usePickLists(admin: boolean) {
   const ws = useWorkspace();
-  const members = useQuery({
-    queryKey: ['config', ws, 'members'],
-    queryFn: () => ok(api.GET('/v1/members', { params: { query: { limit: 100 } } })),
-  });
-  const teams = useQuery({
-    queryKey: ['config', ws, 'teams'],
-    queryFn: () => ok(api.GET('/v1/teams', { params: { query: { limit: 100 } } })),
-  });
-  const mailboxes = useQuery({
-    queryKey: ['config', ws, 'mailboxes'],
-    queryFn: () => ok(api.GET('/v1/mailboxes', { params: { query: { limit: 100 } } })),
-    enabled: admin,
-  });
-  const tags = useQuery({ queryKey: ['config', ws, 'tags'], queryFn: () => ok(api.GET('/v1/tags')) });
-  const fields = useQuery({
-    queryKey: ['config', ws, 'custom-fields'],
-    queryFn: () => ok(api.GET('/v1/custom-fields', { params: { query: { archived: 'any' } } })),
-  });
+  const members = useConfigMembers(ws);
+  const teams = useConfigTeams(ws);
+  const mailboxes = useConfigMailboxes(ws, admin);
+  const tags = useConfigTags(ws);
+  const fields = useConfigFields(ws);
   return {
     members: members.data?.data ?? [],
     teams: teams.data?.data ?? [],
@@ -71,21 +63,15 @@ type PickLists = ReturnType<typeof usePickLists>;
 export default function Views(_: SectionProps) {
   const ws = useWorkspace();
   const admin = useIsAdmin();
-  const qc = useQueryClient();
-  const views = useQuery({ queryKey: keys.views(ws), queryFn: () => ok(api.GET('/v1/views')) });
-  const counts = useQuery({ queryKey: keys.counts(ws), queryFn: () => ok(api.GET('/v1/tickets/counts')) });
+  const views = useViews(ws);
+  const counts = useTicketCounts(ws);
+  const remove = useDeleteView(ws);
   const lists = usePickLists(admin);
-  useLiveRefetch(['tag.', 'custom_field.'], ['config', ws]);
+  useLiveRefresh(['tag.', 'custom_field.'], keys.config(ws));
   const [editing, setEditing] = useState<View | 'new' | null>(null);
   const all = views.data?.data ?? [];
   const mine = all.filter((v) => !v.shared);
   const shared = all.filter((v) => v.shared);
-  const refresh = async () => {
-    await Promise.all([
-      qc.invalidateQueries({ queryKey: keys.views(ws) }),
-      qc.invalidateQueries({ queryKey: keys.counts(ws) }),
-    ]);
-  };
 
   const list = (items: View[], label: string, empty: string) =>
     items.length === 0 ? (
@@ -118,10 +104,7 @@ export default function Views(_: SectionProps) {
                         : 'It disappears from your sidebar. The tickets stay as they are.'
                     }
                     confirm="Delete view"
-                    onConfirm={async () => {
-                      await ok(api.DELETE('/v1/views/{id}', { params: { path: { id: v.id } } }));
-                      await refresh();
-                    }}
+                    onConfirm={() => remove.mutateAsync(v.id)}
                   />
                 </div>
               )}
@@ -168,7 +151,6 @@ export default function Views(_: SectionProps) {
           view={editing === 'new' ? null : editing}
           admin={admin}
           lists={lists}
-          onSaved={refresh}
           onClose={() => setEditing(null)}
         />
       )}
@@ -198,15 +180,14 @@ function ViewDialog({
   view,
   admin,
   lists,
-  onSaved,
   onClose,
 }: {
   view: View | null;
   admin: boolean;
   lists: PickLists;
-  onSaved(): Promise<unknown>;
   onClose(): void;
 }) {
+  const saveView = useSaveView(useWorkspace());
   const f0 = view?.filters ?? {};
   const [name, setName] = useState(view?.name ?? '');
   const [shared, setShared] = useState(view?.shared ?? false);
@@ -249,9 +230,7 @@ function ViewDialog({
       ...(conditions.length ? { fields: conditions } : {}),
     };
     const body = { name: n, shared, filters };
-    if (view) await ok(api.PATCH('/v1/views/{id}', { params: { path: { id: view.id } }, body }));
-    else await ok(api.POST('/v1/views', { body }));
-    await onSaved();
+    await saveView.mutateAsync({ id: view?.id ?? null, body });
   };
 
   const toggle = <T,>(list: T[], v: T, on: boolean) => (on ? [...list, v] : list.filter((x) => x !== v));

@@ -3,13 +3,12 @@
 // with the workspace's widget_key; the identity-verification secret (POST
 // /v1/workspace/widget-secret/rotate: shown once, each rotation replaces it) with the server-side
 // code that signs a user id with it. Non-admins are told, not sent to a 403.
-import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { type FormEvent, useId, useState } from 'react';
 import type { paths } from '../../api.gen';
+import { useRotateWidgetSecret, useSaveWidgetSettings, useWidgetSettings } from '../../data/widget';
 import { useWorkspaceRecord } from '../../data/workspace';
 import { publicAddress } from '../../lib/address';
-import { api, ok } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { isAdmin, useRole } from '../../lib/role';
 import { CopyButton } from '../../ui/copy';
@@ -18,18 +17,13 @@ import { ErrorNote, Loading, PageTitle } from '../../ui/page';
 import './channels.css';
 
 type WidgetSettings = paths['/v1/widget/settings']['get']['responses'][200]['content']['application/json'];
-const settingsKey = (ws: string) => ['widget-settings', ws] as const;
 
 export default function WidgetSection() {
   const ws = useWorkspace();
   const role = useRole();
   const admin = isAdmin(role);
   const workspace = useWorkspaceRecord(ws);
-  const settings = useQuery({
-    queryKey: settingsKey(ws),
-    queryFn: () => ok(api.GET('/v1/widget/settings')),
-    enabled: admin,
-  });
+  const settings = useWidgetSettings(ws, admin);
   return (
     <>
       <PageTitle>Chat widget</PageTitle>
@@ -79,8 +73,7 @@ function InstallSnippet({ widgetKey }: { widgetKey: string }) {
 const ORIGIN = /^https?:\/\/[^/\s?#]+$/i;
 
 function WidgetForm({ initial }: { initial: WidgetSettings }) {
-  const ws = useWorkspace();
-  const queryClient = useQueryClient();
+  const saveSettings = useSaveWidgetSettings(useWorkspace());
   const [enabled, setEnabled] = useState(initial.enabled);
   const [greeting, setGreeting] = useState(initial.greeting);
   const [requireEmail, setRequireEmail] = useState(initial.require_email);
@@ -110,12 +103,12 @@ function WidgetForm({ initial }: { initial: WidgetSettings }) {
     setError(null);
     setSaved(null);
     try {
-      const updated = await ok(
-        api.PATCH('/v1/widget/settings', {
-          body: { enabled, greeting: greeting.trim(), require_email: requireEmail, allowed_origins: origins },
-        }),
-      );
-      queryClient.setQueryData(settingsKey(ws), updated);
+      const updated = await saveSettings.mutateAsync({
+        enabled,
+        greeting: greeting.trim(),
+        require_email: requireEmail,
+        allowed_origins: origins,
+      });
       setOrigins(updated.allowed_origins);
       setSaved('Saved. Widgets pick the change up when a page opens them next.');
     } catch (err) {
@@ -231,6 +224,7 @@ def user_hash(user_id: str) -> str:
 
 function IdentitySecret() {
   const [secret, setSecret] = useState<string | null>(null);
+  const rotate = useRotateWidgetSecret();
   return (
     <section className="channel-box" aria-labelledby="widget-identity-title">
       <h2 id="widget-identity-title">Verified identities</h2>
@@ -255,7 +249,7 @@ function IdentitySecret() {
         description="The current secret stops working at once: visitors identified with it are refused until your server signs with the new one."
         confirm="Make a new secret"
         onConfirm={async () => {
-          const r = await ok(api.POST('/v1/workspace/widget-secret/rotate'));
+          const r = await rotate.mutateAsync();
           setSecret(r.widget_secret);
         }}
       >

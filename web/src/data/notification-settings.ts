@@ -1,0 +1,65 @@
+// Notifications (/v1/notifications): a person's list, marking read, and which kinds they are told
+// about here (/v1/notifications/settings). The bell's count is the app's (its own data file);
+// these hooks serve the settings section and the bell's popover.
+import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { api, ok } from '../lib/api';
+import { keys } from './keys';
+import { type Body, useChange, useLiveRefresh } from './settings-kit';
+
+/** Every notification, unread first (or only), 50 a page; read again when a new one lands. */
+export function useAllNotifications(ws: string, unreadOnly: boolean) {
+  useLiveRefresh(['notification.created'], keys.notifications(ws));
+  return useInfiniteQuery({
+    queryKey: keys.notificationsAll(ws, unreadOnly),
+    queryFn: ({ pageParam }) =>
+      ok(
+        api.GET('/v1/notifications', {
+          params: {
+            query: {
+              sort: 'unread_first',
+              limit: 50,
+              ...(unreadOnly ? { unread: true } : {}),
+              ...(pageParam ? { cursor: pageParam } : {}),
+            },
+          },
+        }),
+      ),
+    initialPageParam: null as string | null,
+    getNextPageParam: (last) => last.next_cursor,
+  });
+}
+
+/** The bell's popover: the newest 20, unread first. */
+export const useNewestNotifications = (ws: string) =>
+  useQuery({
+    queryKey: keys.notificationsList(ws),
+    queryFn: () => ok(api.GET('/v1/notifications', { params: { query: { sort: 'unread_first', limit: 20 } } })),
+  });
+
+/** Marks some (ids) or all read; every notification list and count is read again. */
+export const useMarkRead = (ws: string) =>
+  useChange(
+    (body: Body<'/v1/notifications/read', 'post'>) => ok(api.POST('/v1/notifications/read', { body })),
+    [keys.notifications(ws)],
+  );
+
+export const useNotificationSettings = (ws: string) =>
+  useQuery({ queryKey: keys.notificationSettings(ws), queryFn: () => ok(api.GET('/v1/notifications/settings')) });
+
+type Muted = Body<'/v1/notifications/settings', 'patch'>['muted'];
+
+/** The muted kinds: shown at once, the answer kept, put back when refused. */
+export function useSaveNotificationSettings(ws: string) {
+  const qc = useQueryClient();
+  const key = keys.notificationSettings(ws);
+  return useMutation({
+    mutationFn: (muted: Muted) => ok(api.PATCH('/v1/notifications/settings', { body: { muted } })),
+    onMutate: (muted) => {
+      const before = qc.getQueryData(key);
+      qc.setQueryData(key, { muted });
+      return { before };
+    },
+    onError: (_, __, context) => qc.setQueryData(key, context?.before),
+    onSuccess: (r) => qc.setQueryData(key, r),
+  });
+}
