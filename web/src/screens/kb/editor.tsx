@@ -16,7 +16,7 @@ import { every } from '../../lib/every';
 import { when } from '../../lib/format';
 import { canWrite, useRole } from '../../lib/role';
 import { ConfirmButton, fieldError, SelectField, TextField } from '../../ui/form';
-import { type FormatTool, FormatToolbar } from '../../ui/format-toolbar';
+import { FORMAT, type FormatTool, FormatToolbar } from '../../ui/format-toolbar';
 import { LinkTool } from '../../ui/link-tool';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
 import { type Article, kbKeys, useCollections } from './data';
@@ -426,20 +426,8 @@ function Preview({ editor, title }: { editor: Editor; title: string }) {
 }
 
 const TOOLS: FormatTool[] = [
-  {
-    label: 'Bold',
-    icon: 'bold',
-    keys: 'Ctrl+B',
-    active: (e) => e.isActive('bold'),
-    run: (e) => e.chain().focus().toggleBold().run(),
-  },
-  {
-    label: 'Italic',
-    icon: 'italic',
-    keys: 'Ctrl+I',
-    active: (e) => e.isActive('italic'),
-    run: (e) => e.chain().focus().toggleItalic().run(),
-  },
+  FORMAT.bold,
+  FORMAT.italic,
   {
     // The title is the article's h1 (here and on the help center): the body's headings start at h2.
     label: 'Subheading',
@@ -455,20 +443,8 @@ const TOOLS: FormatTool[] = [
     active: (e) => e.isActive('heading', { level: 3 }),
     run: (e) => e.chain().focus().toggleHeading({ level: 3 }).run(),
   },
-  {
-    label: 'Bulleted list',
-    icon: 'bulletedList',
-    keys: 'Ctrl+Shift+8',
-    active: (e) => e.isActive('bulletList'),
-    run: (e) => e.chain().focus().toggleBulletList().run(),
-  },
-  {
-    label: 'Numbered list',
-    icon: 'numberedList',
-    keys: 'Ctrl+Shift+7',
-    active: (e) => e.isActive('orderedList'),
-    run: (e) => e.chain().focus().toggleOrderedList().run(),
-  },
+  FORMAT.bulletedList,
+  FORMAT.numberedList,
   {
     label: 'Code',
     icon: 'code',
