@@ -81,7 +81,7 @@ const TOOLS = [
   ['/settings', 'Settings', 'settings'],
 ] as const satisfies ReadonlyArray<readonly [string, string, IconName]>;
 
-/** The narrow layout's breakpoint (styles.css has the same width). */
+/** The narrow layout's breakpoint (styles/tickets.css and shell.css have the same width). */
 const NARROW = '(max-width: 720px)';
 
 function useNarrow(): boolean {
