@@ -22,6 +22,14 @@ export const messagesQuery = (ws: string, ticketId: string) =>
 export const useMessages = (ws: string, ticketId: string, enabled = true) =>
   useQuery({ ...messagesQuery(ws, ticketId), enabled });
 
+/** One message of the thread as the cache has it now (kept live): the composer's last sent one. */
+export const useMessageInThread = (ws: string, ticketId: string, id: string | null) =>
+  useQuery({
+    ...messagesQuery(ws, ticketId),
+    select: (list) => list.find((x) => x.id === id),
+    enabled: id !== null,
+  });
+
 /** The message in the thread's cache, added or in place of its older copy. */
 function putMessage(qc: QueryClient, ws: string, ticketId: string, m: Message, replace = false): void {
   qc.setQueryData<Message[]>(keys.messages(ws, ticketId), (old) =>

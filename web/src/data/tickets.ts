@@ -47,10 +47,11 @@ export const useTicketList = (ws: string, query: TicketQuery, onPage?: () => voi
   });
 
 /** One ticket by its number (the ticket page, a chat). */
-export const useTicket = (ws: string, number: number) =>
+export const useTicket = (ws: string, number: number, enabled = true) =>
   useQuery({
     queryKey: keys.ticket(ws, number),
     queryFn: () => ok(api.GET('/v1/tickets/{id}', { params: { path: { id: String(number) } } })),
+    enabled,
   });
 
 /** One ticket by its id (a link to a merged or linked ticket): its number does not change. */
