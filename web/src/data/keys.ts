@@ -33,6 +33,7 @@ export const keys = {
   /** The bell's count and the popover's list: everything of it starts with notifications(ws). */
   notifications: (ws: string) => ['notifications', ws] as const,
   unreadNotifications: (ws: string) => ['notifications', ws, 'unread'] as const,
+  notificationList: (ws: string) => ['notifications', ws, 'list'] as const,
   onboarding: (ws: string) => ['onboarding', ws] as const,
   /** Not per workspace: the accounts of this browser, an invitation looked up by its token. */
   accounts: (userId: string) => ['accounts', userId] as const,
