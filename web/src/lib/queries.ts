@@ -144,3 +144,6 @@ export function reloadWorkspace(ws: string): void {
     void queryClient.invalidateQueries({ queryKey: [k, ws] });
   }
 }
+
+/** A "Try again" button's handler: the query asked again (its error shows until the answer). */
+export const askAgain = (query: { refetch(): Promise<unknown> }) => (): void => void query.refetch();

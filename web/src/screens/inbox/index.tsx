@@ -16,6 +16,7 @@ import { errorText, type Ticket } from '../../lib/api';
 import { useShowShortcuts, useWorkspace } from '../../lib/context';
 import { ago, STATUS_LABEL } from '../../lib/format';
 import { useShortcuts } from '../../lib/keys';
+import { askAgain } from '../../lib/queries';
 import { DEFAULT_VIEW, filterCount, type InboxSearch, VIEWS } from '../../lib/views';
 import { Avatar } from '../../ui/avatar';
 import { Icon } from '../../ui/icons';
@@ -285,7 +286,7 @@ export function Inbox() {
       {list.error ? (
         <div className="error" role="alert">
           <p>Could not load the tickets: {errorText(list.error)}</p>
-          <button type="button" onClick={() => void list.refetch()}>
+          <button type="button" onClick={askAgain(list)}>
             Try again
           </button>
         </div>

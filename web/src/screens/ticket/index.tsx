@@ -15,6 +15,7 @@ import { useLiveConnection, useShowShortcuts, useWorkspace } from '../../lib/con
 import { STATUS_LABEL } from '../../lib/format';
 import { useShortcuts } from '../../lib/keys';
 import type { TicketLive, Viewer } from '../../lib/live';
+import { askAgain } from '../../lib/queries';
 import { useSession } from '../../lib/session';
 import { Avatar } from '../../ui/avatar';
 import { Icon } from '../../ui/icons';
@@ -72,7 +73,7 @@ export function TicketPage() {
             : `Could not load the ticket: ${errorText(ticket.error)}`}
         </p>
         {(ticket.error as { status?: number }).status !== 404 && (
-          <button type="button" onClick={() => void ticket.refetch()}>
+          <button type="button" onClick={askAgain(ticket)}>
             Try again
           </button>
         )}{' '}

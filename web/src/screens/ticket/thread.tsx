@@ -13,6 +13,7 @@ import { servicePath } from '../../lib/address';
 import { type Activity, errorText, type Message, type Ticket, type TicketStatus } from '../../lib/api';
 import { bytes, STATUS_LABEL, when } from '../../lib/format';
 import { deliveryText } from '../../lib/mail';
+import { askAgain } from '../../lib/queries';
 import { Avatar } from '../../ui/avatar';
 import { contactName, ratingText } from '../../ui/words';
 import { SendAgain } from './mail-state';
@@ -30,7 +31,7 @@ export function Thread({ ws, ticket }: { ws: string; ticket: Ticket }) {
     return (
       <p className="error" role="alert">
         Could not load the messages: {errorText(messages.error)}{' '}
-        <button type="button" className="link" onClick={() => void messages.refetch()}>
+        <button type="button" className="link" onClick={askAgain(messages)}>
           Try again
         </button>
       </p>
