@@ -1,22 +1,30 @@
-// npm run check:cycles [dir…]: import cycles among the TypeScript files under `dir` (default
-// src), type-only imports counted: `import type`, `export type … from`, `import('…')` types and
-// dynamic imports are edges like any other, because a ring of types still ties the files'
-// meaning together. Specifiers are resolved by the TypeScript compiler itself with tsconfig.json's
-// options (NodeNext: './x.js' is ./x.ts, a folder's index.ts). Each cycle is printed as the files
-// of one strongly connected component and one loop through them; exit status 1 when there is any.
+// npm run check:cycles [dir…]: import cycles among the TypeScript files under each `dir` (default
+// src and web/src, the server and the agent app), type-only imports counted: `import type`,
+// `export type … from`, `import('…')` types and dynamic imports are edges like any other, because a
+// ring of types still ties the files' meaning together. Each directory is its own program, and its
+// specifiers are resolved by the TypeScript compiler itself with the options of the tsconfig.json
+// nearest above it (src: the root's, NodeNext: './x.js' is ./x.ts; web/src: web/tsconfig.json,
+// Bundler: './x' is ./x.ts or ./x.tsx, a folder's index). Each cycle is printed as the files of one
+// strongly connected component and one loop through them; exit status 1 when there is any.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 
 const root = process.cwd();
-const dirs = (process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['src']).map((d) => resolve(root, d));
+const given = process.argv.slice(2);
+const dirs = (given.length > 0 ? given : ['src', 'web/src']).map((d) => resolve(root, d));
 
-const configPath = ts.findConfigFile(root, ts.sys.fileExists, 'tsconfig.json');
-if (!configPath) throw new Error('no tsconfig.json');
-const config = ts.parseJsonConfigFileContent(ts.readConfigFile(configPath, ts.sys.readFile).config, ts.sys, root);
-const options = config.options;
-const host = ts.createCompilerHost(options);
-const cache = ts.createModuleResolutionCache(root, (f) => host.getCanonicalFileName(f), options);
+/** The compiler's options and resolver for the files under `dir`: its nearest tsconfig.json. */
+function resolverFor(dir: string) {
+  const configPath = ts.findConfigFile(dir, ts.sys.fileExists, 'tsconfig.json');
+  if (!configPath) throw new Error(`no tsconfig.json above ${dir}`);
+  const base = dirname(configPath);
+  const config = ts.parseJsonConfigFileContent(ts.readConfigFile(configPath, ts.sys.readFile).config, ts.sys, base);
+  const options = config.options;
+  const host = ts.createCompilerHost(options);
+  const cache = ts.createModuleResolutionCache(base, (f) => host.getCanonicalFileName(f), options);
+  return { configPath, options, host, cache };
+}
 
 function walk(dir: string, out: string[]): string[] {
   for (const name of readdirSync(dir)) {
@@ -55,20 +63,35 @@ function specifiers(file: string): string[] {
   return out;
 }
 
-const files = dirs.flatMap((d) => walk(d, [])).sort();
-const known = new Set(files);
+const files: string[] = [];
 const edges = new Map<string, string[]>();
-for (const file of files) {
-  const to = new Set<string>();
-  // ESM or CommonJS, as the compiler decides it for this file (package.json "type", extension).
-  const format = ts.getImpliedNodeFormatForFile(file, cache.getPackageJsonInfoCache(), host, options);
-  for (const spec of specifiers(file)) {
-    const r = ts.resolveModuleName(spec, file, options, host, cache, undefined, format).resolvedModule;
-    if (!r || r.isExternalLibraryImport) continue;
-    const target = resolve(r.resolvedFileName);
-    if (known.has(target)) to.add(target);
+for (const dir of dirs) {
+  const { configPath, options, host, cache } = resolverFor(dir);
+  const mine = walk(dir, []).sort();
+  const known = new Set(mine);
+  let count = 0;
+  for (const file of mine) {
+    const to = new Set<string>();
+    // ESM or CommonJS, as the compiler decides it for this file (package.json "type", extension).
+    const format = ts.getImpliedNodeFormatForFile(file, cache.getPackageJsonInfoCache(), host, options);
+    for (const spec of specifiers(file)) {
+      const r = ts.resolveModuleName(spec, file, options, host, cache, undefined, format).resolvedModule;
+      if (!r || r.isExternalLibraryImport) continue;
+      const target = resolve(r.resolvedFileName);
+      if (known.has(target)) to.add(target);
+    }
+    count += to.size;
+    edges.set(file, [...to].sort());
   }
-  edges.set(file, [...to].sort());
+  files.push(...mine);
+  // A resolver that finds no imports at all would report 0 cycles for the wrong reason.
+  if (mine.length > 1 && count === 0) {
+    console.log(
+      `${relative(root, dir)}: no import between its ${mine.length} files resolved with ${relative(root, configPath)}`,
+    );
+    process.exit(1);
+  }
+  console.log(`${relative(root, dir)}: ${mine.length} files, ${count} imports (${relative(root, configPath)})`);
 }
 
 // Tarjan's strongly connected components (iterative: deep import chains must not overflow).

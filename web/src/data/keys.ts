@@ -19,6 +19,25 @@ export const keys = {
   contact: (ws: string, id: string) => ['contact', ws, id] as const,
   company: (ws: string, id: string) => ['company', ws, id] as const,
   contactTickets: (ws: string, id: string) => ['contact-tickets', ws, id] as const,
+  /** A ticket known by its id (links between tickets): not per workspace, its id says which. */
+  ticketById: (id: string) => ['ticket-by-id', id] as const,
+  followUps: (ws: string, id: string) => ['followUps', ws, id] as const,
+  mergeSearch: (ws: string, q: string) => ['merge-search', ws, q] as const,
+  messageOriginal: (id: string) => ['message-original', id] as const,
+  /** The knowledge base: everything of it starts with kb(ws). */
+  kb: (ws: string) => ['kb', ws] as const,
+  kbCollections: (ws: string) => ['kb', ws, 'collections'] as const,
+  kbArticles: (ws: string, filter: object) => ['kb', ws, 'articles', filter] as const,
+  kbArticle: (ws: string, id: string) => ['kb', ws, 'article', id] as const,
+  reports: (ws: string, from: string, to: string) => ['reports', ws, from, to] as const,
+  /** The bell's count and the popover's list: everything of it starts with notifications(ws). */
+  notifications: (ws: string) => ['notifications', ws] as const,
+  unreadNotifications: (ws: string) => ['notifications', ws, 'unread'] as const,
+  notificationList: (ws: string) => ['notifications', ws, 'list'] as const,
+  onboarding: (ws: string) => ['onboarding', ws] as const,
+  /** Not per workspace: the accounts of this browser, an invitation looked up by its token. */
+  accounts: (userId: string) => ['accounts', userId] as const,
+  invitation: (token: string) => ['invitation', token] as const,
   /** The workspace record (its slug makes the public addresses; its settings). */
   workspace: (ws: string) => ['workspace', ws] as const,
   /** Whether outgoing mail is set up (GET /v1/mail/status). */

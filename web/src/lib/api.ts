@@ -5,7 +5,7 @@
 // ApiError, whose message says what failed and what to do; whether the server answered at all is
 // noted (reachable.ts), so that what failed while it was away is tried again when it is back.
 import createClient from 'openapi-fetch';
-import type { components, paths } from '../api.gen';
+import type { paths } from '../api.gen';
 import { ApiError, offline } from './errors';
 import { sendWithinLimit } from './rate-limit';
 import { noteReachable } from './reachable';
@@ -13,15 +13,17 @@ import { authorize, refreshAfter401 } from './session';
 
 export { ApiError, errorText } from './errors';
 
-export type Schemas = components['schemas'];
-export type Ticket = Schemas['Ticket'];
-export type Message = Schemas['Message'];
-export type Activity = Schemas['Activity'];
-export type View = Schemas['View'];
-export type TicketStatus = Ticket['status'];
-export type TicketCounts = paths['/v1/tickets/counts']['get']['responses'][200]['content']['application/json'];
-export type Me = paths['/v1/me']['get']['responses'][200]['content']['application/json'];
-export type WorkspaceRef = Me['workspaces'][number];
+export type {
+  Activity,
+  Me,
+  Message,
+  Schemas,
+  Ticket,
+  TicketCounts,
+  TicketStatus,
+  View,
+  WorkspaceRef,
+} from './schemas';
 
 /**
  * fetch with the session's credentials; a 401 refreshes the session once and tries again, a 429

@@ -3,6 +3,7 @@
 // shortly after (a new ticket, or one that left a view), coalesced when events come in bursts.
 import { type InfiniteData, QueryClient } from '@tanstack/react-query';
 import { keys } from '../data/keys';
+import type { TicketPage } from '../data/tickets';
 import type { Activity, Message, Ticket } from './api';
 import { emitLiveEvent } from './events';
 import type { Envelope } from './live';
@@ -20,13 +21,9 @@ onComeback(() => {
   void queryClient.refetchQueries({ type: 'active', predicate: (q) => q.state.status === 'error' });
 });
 
+export type { TicketPage };
 // The keys are defined in one place, beside the resources' hooks (web/src/data/keys.ts).
 export { keys };
-
-export interface TicketPage {
-  data: Ticket[];
-  next_cursor: string | null;
-}
 
 const soon = new Map<string, ReturnType<typeof setTimeout>>();
 function refetchSoon(key: readonly unknown[]): void {
@@ -147,3 +144,6 @@ export function reloadWorkspace(ws: string): void {
     void queryClient.invalidateQueries({ queryKey: [k, ws] });
   }
 }
+
+/** A "Try again" button's handler: the query asked again (its error shows until the answer). */
+export const askAgain = (query: { refetch(): Promise<unknown> }) => (): void => void query.refetch();

@@ -5,9 +5,9 @@
 // this tab, and one at a time across tabs under a Web Lock. The selected workspace is remembered
 // per browser (localStorage) and sent as SVC-Workspace.
 import { useSyncExternalStore } from 'react';
-import type { Me } from './api';
 import { ApiError, offline } from './errors';
 import { sendWithinLimit } from './rate-limit';
+import type { Me } from './schemas';
 
 export interface SessionUser {
   id: string;

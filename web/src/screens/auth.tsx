@@ -2,7 +2,8 @@
 // workspace for someone who has none.
 import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { type FormEvent, type ReactNode, useEffect, useRef, useState } from 'react';
-import { ApiError, api, errorText, ok } from '../lib/api';
+import { useCreateWorkspace } from '../data/auth';
+import { ApiError, errorText } from '../lib/api';
 import { Redirect } from '../lib/redirect';
 import {
   type BrowserAccount,
@@ -10,7 +11,6 @@ import {
   listAccounts,
   login,
   register,
-  reloadMe,
   signOutAccount,
   useSession,
 } from '../lib/session';
@@ -260,9 +260,9 @@ export function NewWorkspace() {
   const s = useSession();
   const navigate = useNavigate();
   const [name, setName] = useState('');
+  const createWorkspace = useCreateWorkspace();
   const submit = useSubmit(async () => {
-    const w = await ok(api.POST('/v1/workspaces', { body: { name: name.trim() } }));
-    await reloadMe(w.id);
+    await createWorkspace.mutateAsync(name.trim());
     await navigate({ to: '/inbox', search: {} });
   });
   if (s.status === 'loading') return <p className="loading">Loading…</p>;

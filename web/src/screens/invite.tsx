@@ -2,12 +2,12 @@
 // copies): what it is for (GET /v1/invitations/lookup, public); signed out, signing in or creating
 // an account right here (the invited address filled in); signed in, Accept (POST
 // /v1/invitations/accept), then the workspace is selected and its inbox opens.
-import { useQuery } from '@tanstack/react-query';
 import { useNavigate, useParams } from '@tanstack/react-router';
 import { useState } from 'react';
-import { ApiError, api, ok } from '../lib/api';
+import { useAcceptInvitation, useInvitation } from '../data/auth';
+import { ApiError } from '../lib/api';
 import { ROLE_LABEL } from '../lib/role';
-import { completeMfa, login, register, reloadMe, useSession } from '../lib/session';
+import { completeMfa, login, register, useSession } from '../lib/session';
 import { ErrorNote, Loading } from '../ui/page';
 import { useAction } from '../ui/people';
 import { AuthPage } from './auth';
@@ -18,11 +18,7 @@ const GONE_TEXT =
 export function AcceptInvitation() {
   const { token } = useParams({ from: '/invite/$token' });
   const s = useSession();
-  const lookup = useQuery({
-    queryKey: ['invitation', token],
-    queryFn: () => ok(api.GET('/v1/invitations/lookup', { params: { query: { token } } })),
-    retry: false,
-  });
+  const lookup = useInvitation(token);
   const [signingIn, setSigningIn] = useState(false);
 
   if (lookup.isPending || s.status === 'loading') {
@@ -88,11 +84,11 @@ function Accept({
 }) {
   const navigate = useNavigate();
   const action = useAction();
+  const acceptInvitation = useAcceptInvitation();
   const mismatch = invited.toLowerCase() !== signedInAs.toLowerCase();
   const accept = () =>
     action.run(async () => {
-      const r = await ok(api.POST('/v1/invitations/accept', { body: { token } }));
-      await reloadMe(r.workspace.id);
+      await acceptInvitation.mutateAsync(token);
       await navigate({ to: '/inbox', search: {} });
     });
   const gone = action.error instanceof ApiError && action.error.status === 404;

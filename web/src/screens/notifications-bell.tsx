@@ -3,11 +3,9 @@
 // topic, docs/realtime.md). The popover with the list is a chunk of its own
 // (settings/notifications-popover.tsx), loaded after the first render; until then the bell is a
 // plain button with the same look.
-import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { lazy, Suspense, useRef } from 'react';
-import { api, ok } from '../lib/api';
+import { useUnreadCount } from '../data/notifications';
 import { useWorkspace } from '../lib/context';
-import { useLiveEvents } from '../lib/events';
 import { Icon } from '../ui/icons';
 import './notifications-bell.css';
 
@@ -15,15 +13,7 @@ const NotificationsPopover = lazy(() => import('./settings/notifications-popover
 
 export function NotificationsBell() {
   const ws = useWorkspace();
-  const queryClient = useQueryClient();
-  const unread = useQuery({
-    queryKey: ['notifications', ws, 'unread'],
-    queryFn: () => ok(api.GET('/v1/notifications', { params: { query: { unread: true, limit: 1 } } })),
-    select: (d) => d.unread_count,
-  });
-  useLiveEvents(['notification.created'], (_e, from) => {
-    if (from === ws) void queryClient.invalidateQueries({ queryKey: ['notifications', ws] });
-  });
+  const unread = useUnreadCount(ws);
   const count = unread.data ?? 0;
   const plain = useRef<HTMLButtonElement>(null);
   const fallback = (

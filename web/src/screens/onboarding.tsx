@@ -4,21 +4,15 @@
 // the screen that does it; "Hide this checklist" dismisses it for this person (POST
 // /v1/onboarding/dismiss). Loaded lazily by onboarding-slot.tsx.
 import * as Popover from '@radix-ui/react-popover';
-import { useQueryClient } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
-import { api, ok } from '../lib/api';
+import { type Onboarding, useDismissOnboarding, useRefreshOnboarding } from '../data/onboarding';
 import { useWorkspace } from '../lib/context';
 import { Icon } from '../ui/icons';
 import { ErrorNote } from '../ui/page';
 import { useAction } from '../ui/people';
 import { sectionById } from './settings/sections';
 import './onboarding.css';
-
-type Onboarding = Awaited<ReturnType<typeof fetchOnboarding>>;
-const fetchOnboarding = () => ok(api.GET('/v1/onboarding'));
-/** The same key as onboarding-slot.tsx's query. */
-const onboardingKey = (ws: string) => ['onboarding', ws] as const;
 
 /** The app's own address for a step's href, or null when the app has no screen for it yet. */
 function appPath(href: string): string | null {
@@ -32,7 +26,8 @@ function appPath(href: string): string | null {
 
 export default function Checklist({ data }: { data: Onboarding }) {
   const ws = useWorkspace();
-  const qc = useQueryClient();
+  const refresh = useRefreshOnboarding(ws);
+  const dismissal = useDismissOnboarding(ws);
   const [open, setOpen] = useState(false);
   const dismiss = useAction();
   return (
@@ -41,7 +36,7 @@ export default function Checklist({ data }: { data: Onboarding }) {
       onOpenChange={(o) => {
         setOpen(o);
         // What was done meanwhile shows as done.
-        if (o) void qc.invalidateQueries({ queryKey: onboardingKey(ws) });
+        if (o) refresh();
       }}
     >
       <Popover.Trigger className="onboarding-trigger view-link">
@@ -101,8 +96,7 @@ export default function Checklist({ data }: { data: Onboarding }) {
               disabled={dismiss.busy}
               onClick={() =>
                 void dismiss.run(async () => {
-                  await ok(api.POST('/v1/onboarding/dismiss'));
-                  qc.setQueryData<Onboarding>(onboardingKey(ws), (d) => (d ? { ...d, dismissed: true } : d));
+                  await dismissal.mutateAsync();
                 })
               }
             >

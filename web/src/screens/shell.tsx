@@ -5,25 +5,17 @@
 // so every entry stays reachable on a phone; the top bar keeps the live state.
 import * as Dialog from '@radix-ui/react-dialog';
 import * as Menu from '@radix-ui/react-dropdown-menu';
-import { useQuery } from '@tanstack/react-query';
 import { Link, Outlet, useLocation, useNavigate } from '@tanstack/react-router';
 import { useEffect, useRef, useState, useSyncExternalStore } from 'react';
-import { keys } from '../data/keys';
+import { useAccounts } from '../data/auth';
+import { useTicketCounts } from '../data/tickets';
 import { useViews } from '../data/views';
-import { api, ok, type TicketCounts } from '../lib/api';
+import type { TicketCounts } from '../lib/api';
 import { LiveContext, ShortcutsContext, WorkspaceContext } from '../lib/context';
 import { useShortcuts } from '../lib/keys';
 import type { LiveStatus } from '../lib/live';
 import { Redirect } from '../lib/redirect';
-import {
-  getSession,
-  listAccounts,
-  logout,
-  type Session,
-  selectWorkspace,
-  switchAccount,
-  useSession,
-} from '../lib/session';
+import { getSession, logout, type Session, selectWorkspace, switchAccount, useSession } from '../lib/session';
 import { useLive } from '../lib/use-live';
 import { DEFAULT_VIEW, VIEWS } from '../lib/views';
 import { TicketCount } from '../ui/count';
@@ -81,7 +73,7 @@ const TOOLS = [
   ['/settings', 'Settings', 'settings'],
 ] as const satisfies ReadonlyArray<readonly [string, string, IconName]>;
 
-/** The narrow layout's breakpoint (styles.css has the same width). */
+/** The narrow layout's breakpoint (styles/tickets.css and shell.css have the same width). */
 const NARROW = '(max-width: 720px)';
 
 function useNarrow(): boolean {
@@ -142,7 +134,7 @@ function Sidebar({
   /** In the narrow layout's drawer: the top bar shows the live state. */
   inDrawer?: boolean;
 }) {
-  const counts = useQuery({ queryKey: keys.counts(ws), queryFn: () => ok(api.GET('/v1/tickets/counts')) });
+  const counts = useTicketCounts(ws);
   const views = useViews(ws);
   const count = (k: keyof Omit<TicketCounts, 'views'>) => counts.data?.[k];
   // The view on screen: the inbox without one is the default view's.
@@ -224,7 +216,7 @@ function WorkspaceMenu({ session, ws }: { session: SignedIn; ws: string }) {
   const navigate = useNavigate();
   const workspaces = session.me?.workspaces ?? [];
   const current = workspaces.find((w) => w.id === ws);
-  const accounts = useQuery({ queryKey: ['accounts', session.user.id], queryFn: listAccounts });
+  const accounts = useAccounts(session.user.id);
   const others = (accounts.data ?? []).filter((a) => a.user.id !== session.user.id);
   const signOut = async (all: boolean) => {
     await logout(all).catch(() => {});

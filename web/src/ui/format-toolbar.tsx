@@ -1,6 +1,6 @@
 // The formatting toolbar of the app's TipTap editors (the reply composer, the knowledge base's
 // article editor, saved replies): Radix's Toolbar, so one tab stop with the arrow keys, Home and
-// End moving along it. Each editor gives its own tools; each button shows its icon, is named
+// End moving along it. Each editor gives its own tools, starting from BASIC_TOOLS; each button shows its icon, is named
 // (aria-label), shows its name and keys in its title (the tooltip) and is pressed (aria-pressed) when the selection has its format, read
 // through TipTap's useEditorState. A press keeps the text's selection (mousedown does not move
 // the focus); the tool's command focuses the editor again.
@@ -22,6 +22,49 @@ export interface FormatTool {
   run(e: Editor): void;
 }
 
+/** The tools every editor of the app has, each defined once (the editors add their own around them). */
+export const FORMAT = {
+  bold: {
+    label: 'Bold',
+    icon: 'bold',
+    keys: 'Ctrl+B',
+    active: (e) => e.isActive('bold'),
+    run: (e) => e.chain().focus().toggleBold().run(),
+  },
+  italic: {
+    label: 'Italic',
+    icon: 'italic',
+    keys: 'Ctrl+I',
+    active: (e) => e.isActive('italic'),
+    run: (e) => e.chain().focus().toggleItalic().run(),
+  },
+  bulletedList: {
+    label: 'Bulleted list',
+    icon: 'bulletedList',
+    keys: 'Ctrl+Shift+8',
+    active: (e) => e.isActive('bulletList'),
+    run: (e) => e.chain().focus().toggleBulletList().run(),
+  },
+  numberedList: {
+    label: 'Numbered list',
+    icon: 'numberedList',
+    keys: 'Ctrl+Shift+7',
+    active: (e) => e.isActive('orderedList'),
+    run: (e) => e.chain().focus().toggleOrderedList().run(),
+  },
+} satisfies Record<string, FormatTool>;
+
+/**
+ * Bold, italic, bulleted and numbered list, in that order: the saved replies' whole toolbar, and
+ * where the reply composer and the article editor start from.
+ */
+export const BASIC_TOOLS: readonly FormatTool[] = [
+  FORMAT.bold,
+  FORMAT.italic,
+  FORMAT.bulletedList,
+  FORMAT.numberedList,
+];
+
 /** Any other control placed among the tools (the link's popover): rendered as given. */
 export type FormatItem = FormatTool | { key: string; node: ReactNode };
 
@@ -32,7 +75,7 @@ export function FormatToolbar({
 }: {
   editor: Editor | null;
   label?: string;
-  tools: FormatItem[];
+  tools: readonly FormatItem[];
 }) {
   const pressed = useEditorState({
     editor,

@@ -4,16 +4,16 @@
 // ticket: the visitor's messages arrive live (lib/queries.ts keeps the messages' cache), the
 // visitor's typing shows (customer_typing on the ticket's topic) and mine reaches the widget
 // (typing with the contact's id). Reply, solve, close; the visitor's rating when they gave one.
-import { useInfiniteQuery, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from '@tanstack/react-router';
 import { type FormEvent, type KeyboardEvent, useEffect, useLayoutEffect, useRef, useState } from 'react';
 import type { paths } from '../../api.gen';
-import { api, errorText, type Message, ok, type Ticket, type TicketStatus } from '../../lib/api';
+import { useChatList } from '../../data/chats';
+import { useMessages, useSendMessage } from '../../data/messages';
+import { useTicket, useUpdateTicket } from '../../data/tickets';
+import { errorText, type Message, type Ticket, type TicketStatus } from '../../lib/api';
 import { useLiveConnection, useWorkspace } from '../../lib/context';
-import { useLiveEvents } from '../../lib/events';
 import { ago, STATUS_LABEL, when } from '../../lib/format';
 import type { TicketLive } from '../../lib/live';
-import { keys, type TicketPage } from '../../lib/queries';
 import { canWrite, useRole } from '../../lib/role';
 import { useSession } from '../../lib/session';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
@@ -39,18 +39,7 @@ export function Chats() {
   const selected = Number.isSafeInteger(open) && open > 0 ? open : null;
   const [filter, setFilter] = useState<Filter>('active');
   const seen = useSeen(ws);
-  const queryClient = useQueryClient();
-  const query = QUERIES[filter];
-  const listKey = [...keys.tickets(ws), query] as const;
-  const list = useInfiniteQuery({
-    queryKey: listKey,
-    queryFn: ({ pageParam }) =>
-      ok(api.GET('/v1/tickets', { params: { query: { ...query, ...(pageParam ? { cursor: pageParam } : {}) } } })),
-    initialPageParam: null as string | null,
-    getNextPageParam: (last: TicketPage) => last.next_cursor,
-  });
-  // A visitor's message moves their chat to the top (ticket events refetch it too: lib/queries.ts).
-  useLiveEvents(['message.created'], () => void queryClient.invalidateQueries({ queryKey: listKey }));
+  const list = useChatList(ws, QUERIES[filter]);
   const chats = list.data?.pages.flatMap((p) => p.data) ?? [];
 
   return (
@@ -170,19 +159,11 @@ function useChatLive(ticket: Ticket | undefined) {
 
 function Conversation({ number, onSeen }: { number: number; onSeen(t: Ticket): void }) {
   const ws = useWorkspace();
-  const queryClient = useQueryClient();
   const writer = canWrite(useRole());
-  const ticket = useQuery({
-    queryKey: keys.ticket(ws, number),
-    queryFn: () => ok(api.GET('/v1/tickets/{id}', { params: { path: { id: String(number) } } })),
-  });
+  const ticket = useTicket(ws, number);
   const t = ticket.data;
-  const messages = useQuery({
-    queryKey: keys.messages(ws, t?.id ?? ''),
-    queryFn: async () =>
-      (await ok(api.GET('/v1/tickets/{id}/messages', { params: { path: { id: t?.id ?? '' } } }))).data,
-    enabled: !!t,
-  });
+  const messages = useMessages(ws, t?.id ?? '', !!t);
+  const update = useUpdateTicket(ws, { lists: true });
   const live = useChatLive(t);
   const [statusError, setStatusError] = useState<unknown>(null);
   const count = messages.data?.length ?? 0;
@@ -208,10 +189,7 @@ function Conversation({ number, onSeen }: { number: number; onSeen(t: Ticket): v
     if (!t) return;
     setStatusError(null);
     try {
-      const updated = await ok(api.PATCH('/v1/tickets/{id}', { params: { path: { id: t.id } }, body: { status } }));
-      queryClient.setQueryData(keys.ticket(ws, updated.number), updated);
-      void queryClient.invalidateQueries({ queryKey: keys.tickets(ws) });
-      void queryClient.invalidateQueries({ queryKey: keys.counts(ws) });
+      await update.mutateAsync({ ticket: t, body: { status } });
     } catch (err) {
       setStatusError(err);
     }
@@ -351,7 +329,7 @@ const plainToHtml = (text: string): string =>
 
 function ChatComposer({ ticket, live }: { ticket: Ticket; live: TicketLive | null }) {
   const ws = useWorkspace();
-  const queryClient = useQueryClient();
+  const sendMessage = useSendMessage(ws, ticket);
   const [text, setText] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -361,15 +339,7 @@ function ChatComposer({ ticket, live }: { ticket: Ticket; live: TicketLive | nul
     setBusy(true);
     setError(null);
     try {
-      const m = await ok(
-        api.POST('/v1/tickets/{id}/messages', {
-          params: { path: { id: ticket.id } },
-          body: { kind: 'reply', body_html: plainToHtml(text) },
-        }),
-      );
-      queryClient.setQueryData<Message[]>(keys.messages(ws, ticket.id), (old) =>
-        old && !old.some((x) => x.id === m.id) ? [...old, m] : old,
-      );
+      await sendMessage.mutateAsync({ kind: 'reply', body_html: plainToHtml(text) });
       setText('');
     } catch (err) {
       setError(err);

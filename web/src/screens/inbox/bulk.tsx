@@ -1,18 +1,16 @@
 // Bulk changes to the selected tickets: status, assignee, add or remove a label, through
 // POST /v1/tickets/bulk (up to 100 a request; more are sent in turns with a progress note).
 import * as Menu from '@radix-ui/react-dropdown-menu';
-import { useQueryClient } from '@tanstack/react-query';
 import { type ReactNode, useState } from 'react';
-import type { paths } from '../../api.gen';
-import { keys } from '../../data/keys';
 import { useMembers } from '../../data/members';
 import { useTags } from '../../data/tags';
-import { api, errorText, ok, type Ticket } from '../../lib/api';
+import { type BulkPatch, useBulkUpdate } from '../../data/tickets';
+import { errorText, type Ticket } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { STATUS_LABEL } from '../../lib/format';
 import { count } from '../../ui/words';
 
-type Patch = NonNullable<paths['/v1/tickets/bulk']['post']['requestBody']>['content']['application/json']['patch'];
+type Patch = BulkPatch;
 
 function BulkMenu({ label, children }: { label: string; children: ReactNode }) {
   return (
@@ -40,7 +38,7 @@ export function BulkBar({
   setError(error: string | null): void;
 }) {
   const ws = useWorkspace();
-  const queryClient = useQueryClient();
+  const bulk = useBulkUpdate(ws);
   const members = useMembers(ws).data ?? [];
   const tags = (useTags(ws).data ?? []).filter((t) => t.applies_to.includes('tickets'));
   const [busy, setBusy] = useState(false);
@@ -53,12 +51,15 @@ export function BulkBar({
     const ids = tickets.map((t) => t.id);
     let done = 0;
     try {
-      for (let i = 0; i < ids.length; i += 100) {
-        setNote(`${what}: ${done} of ${noun(ids.length)}…`);
-        const chunk = ids.slice(i, i + 100);
-        await ok(api.POST('/v1/tickets/bulk', { body: { ids: chunk, patch } }));
-        done += chunk.length;
-      }
+      // 100 at a time; the lists and counts are asked again at the end, failed or not (data/tickets.ts).
+      done = await bulk.mutateAsync({
+        ids,
+        patch,
+        progress: (n) => {
+          done = n;
+          setNote(`${what}: ${n} of ${noun(ids.length)}…`);
+        },
+      });
       setNote(`${what}: ${noun(done)} updated.`);
       onDone();
     } catch (err) {
@@ -66,8 +67,6 @@ export function BulkBar({
       setError(`${what} failed after ${noun(done)}: ${errorText(err)}`);
     } finally {
       setBusy(false);
-      void queryClient.invalidateQueries({ queryKey: keys.tickets(ws) });
-      void queryClient.invalidateQueries({ queryKey: keys.counts(ws) });
     }
   };
 

@@ -7,17 +7,16 @@
 // for a range, or all loaded) for bulk changes (POST /v1/tickets/bulk).
 // Keyboard: j/k move the focus through the list, Enter opens, e solves the focused ticket, x
 // selects it, / searches.
-import { useInfiniteQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { type FormEvent, type MouseEvent, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { paths } from '../../api.gen';
-import { keys } from '../../data/keys';
+import { useSolveFromList, useTicketList } from '../../data/tickets';
 import { useViews } from '../../data/views';
-import { api, errorText, ok, type Ticket } from '../../lib/api';
+import { errorText, type Ticket } from '../../lib/api';
 import { useShowShortcuts, useWorkspace } from '../../lib/context';
 import { ago, STATUS_LABEL } from '../../lib/format';
 import { useShortcuts } from '../../lib/keys';
-import type { TicketPage } from '../../lib/queries';
+import { askAgain } from '../../lib/queries';
 import { DEFAULT_VIEW, filterCount, type InboxSearch, VIEWS } from '../../lib/views';
 import { Avatar } from '../../ui/avatar';
 import { Icon } from '../../ui/icons';
@@ -87,20 +86,9 @@ export function Inbox() {
   const view = search.view ?? DEFAULT_VIEW;
   const navigate = useNavigate();
   const showShortcuts = useShowShortcuts();
-  const queryClient = useQueryClient();
+  const solve = useSolveFromList(ws);
   const query = queryOf(search);
-  const list = useInfiniteQuery({
-    queryKey: [...keys.tickets(ws), query],
-    queryFn: async ({ pageParam }) => {
-      const page = await ok(
-        api.GET('/v1/tickets', { params: { query: { ...query, ...(pageParam ? { cursor: pageParam } : {}) } } }),
-      );
-      performance.mark(DATA_MARK);
-      return page;
-    },
-    initialPageParam: null as string | null,
-    getNextPageParam: (last: TicketPage) => last.next_cursor,
-  });
+  const list = useTicketList(ws, query, () => performance.mark(DATA_MARK));
   const tickets = useMemo(() => list.data?.pages.flatMap((p) => p.data) ?? [], [list.data]);
   useRenderTiming(tickets);
   const seen = useSeen(ws);
@@ -191,13 +179,12 @@ export function Inbox() {
   const [bulkNote, setBulkNote] = useState<string | null>(null);
   const solveFocused = async () => {
     const i = focusedIndex();
-    const id = tickets[i]?.id;
-    if (!id) return;
+    const t = tickets[i];
+    if (!t) return;
     try {
       setActionError(null);
-      await ok(api.PATCH('/v1/tickets/{id}', { params: { path: { id } }, body: { status: 'solved' } }));
-      void queryClient.invalidateQueries({ queryKey: keys.tickets(ws) });
-      void queryClient.invalidateQueries({ queryKey: keys.counts(ws) });
+      // Shown as solved at once, as it was again if refused (data/tickets.ts).
+      await solve.mutateAsync(t);
     } catch (err) {
       setActionError(`Could not solve the ticket: ${errorText(err)}`);
     }
@@ -299,7 +286,7 @@ export function Inbox() {
       {list.error ? (
         <div className="error" role="alert">
           <p>Could not load the tickets: {errorText(list.error)}</p>
-          <button type="button" onClick={() => void list.refetch()}>
+          <button type="button" onClick={askAgain(list)}>
             Try again
           </button>
         </div>

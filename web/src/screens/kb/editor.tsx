@@ -3,23 +3,23 @@
 // optional excerpt. Save draft, publish, unpublish; a draft's preview renders here, a published
 // article opens on the public help center. Its views and status are shown; delete asks first.
 import * as Dialog from '@radix-ui/react-dialog';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate } from '@tanstack/react-router';
 import TiptapLink from '@tiptap/extension-link';
 import { type Editor, EditorContent, useEditor } from '@tiptap/react';
 import StarterKit from '@tiptap/starter-kit';
 import { type FormEvent, useId, useState } from 'react';
+import { type Article, useArticle, useCollections, useDeleteArticle, useSaveArticle } from '../../data/kb';
 import { useWorkspaceRecord } from '../../data/workspace';
-import { ApiError, api, ok } from '../../lib/api';
+import { ApiError } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { every } from '../../lib/every';
 import { when } from '../../lib/format';
 import { canWrite, useRole } from '../../lib/role';
 import { ConfirmButton, fieldError, SelectField, TextField } from '../../ui/form';
-import { type FormatTool, FormatToolbar } from '../../ui/format-toolbar';
+import { FORMAT, type FormatTool, FormatToolbar } from '../../ui/format-toolbar';
 import { LinkTool } from '../../ui/link-tool';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
-import { type Article, kbKeys, useCollections } from './data';
+
 import '../../ui/prosemirror.css';
 
 type Language = Article['language'];
@@ -89,11 +89,7 @@ let noticeAfterNavigation: string | null = null;
 
 export function ArticleEditor({ id, collectionId }: { id: string | null; collectionId: string | null }) {
   const ws = useWorkspace();
-  const article = useQuery({
-    queryKey: kbKeys.article(ws, id ?? ''),
-    queryFn: () => ok(api.GET('/v1/kb/articles/{id}', { params: { path: { id: id ?? '' } } })),
-    enabled: id !== null,
-  });
+  const article = useArticle(ws, id);
   if (id && article.error) {
     return (
       <div className="screen kb">
@@ -113,10 +109,11 @@ export function ArticleEditor({ id, collectionId }: { id: string | null; collect
 
 function ArticleForm({ article, collectionId }: { article: Article | null; collectionId: string | null }) {
   const ws = useWorkspace();
-  const queryClient = useQueryClient();
   const navigate = useNavigate();
   const writer = canWrite(useRole());
-  const collections = useCollections();
+  const collections = useCollections(ws);
+  const saveArticle = useSaveArticle(ws);
+  const deleteArticle = useDeleteArticle(ws);
   const workspace = useWorkspaceRecord(ws);
   const [title, setTitle] = useState(article?.title ?? '');
   const [slug, setSlug] = useState(article?.slug ?? '');
@@ -189,12 +186,7 @@ function ArticleForm({ article, collectionId }: { article: Article | null; colle
       ...(status ? { status } : {}),
     };
     try {
-      const saved = article
-        ? await ok(api.PATCH('/v1/kb/articles/{id}', { params: { path: { id: article.id } }, body }))
-        : await ok(api.POST('/v1/kb/articles', { body }));
-      queryClient.setQueryData(kbKeys.article(ws, saved.id), saved);
-      void queryClient.invalidateQueries({ queryKey: ['kb', ws, 'articles'] });
-      void queryClient.invalidateQueries({ queryKey: kbKeys.collections(ws) });
+      const saved = await saveArticle.mutateAsync({ id: article?.id ?? null, body });
       const said =
         status === 'published' && !published
           ? wsData?.settings.help_center_enabled === false
@@ -380,9 +372,7 @@ function ArticleForm({ article, collectionId }: { article: Article | null; colle
               }
               confirm="Delete article"
               onConfirm={async () => {
-                await ok(api.DELETE('/v1/kb/articles/{id}', { params: { path: { id: article.id } } }));
-                queryClient.removeQueries({ queryKey: kbKeys.article(ws, article.id) });
-                void queryClient.invalidateQueries({ queryKey: kbKeys.all(ws) });
+                await deleteArticle.mutateAsync(article.id);
                 await navigate({ to: '/knowledge-base' });
               }}
             >
@@ -426,20 +416,8 @@ function Preview({ editor, title }: { editor: Editor; title: string }) {
 }
 
 const TOOLS: FormatTool[] = [
-  {
-    label: 'Bold',
-    icon: 'bold',
-    keys: 'Ctrl+B',
-    active: (e) => e.isActive('bold'),
-    run: (e) => e.chain().focus().toggleBold().run(),
-  },
-  {
-    label: 'Italic',
-    icon: 'italic',
-    keys: 'Ctrl+I',
-    active: (e) => e.isActive('italic'),
-    run: (e) => e.chain().focus().toggleItalic().run(),
-  },
+  FORMAT.bold,
+  FORMAT.italic,
   {
     // The title is the article's h1 (here and on the help center): the body's headings start at h2.
     label: 'Subheading',
@@ -455,20 +433,8 @@ const TOOLS: FormatTool[] = [
     active: (e) => e.isActive('heading', { level: 3 }),
     run: (e) => e.chain().focus().toggleHeading({ level: 3 }).run(),
   },
-  {
-    label: 'Bulleted list',
-    icon: 'bulletedList',
-    keys: 'Ctrl+Shift+8',
-    active: (e) => e.isActive('bulletList'),
-    run: (e) => e.chain().focus().toggleBulletList().run(),
-  },
-  {
-    label: 'Numbered list',
-    icon: 'numberedList',
-    keys: 'Ctrl+Shift+7',
-    active: (e) => e.isActive('orderedList'),
-    run: (e) => e.chain().focus().toggleOrderedList().run(),
-  },
+  FORMAT.bulletedList,
+  FORMAT.numberedList,
   {
     label: 'Code',
     icon: 'code',

@@ -4,30 +4,34 @@
 // /knowledge-base/articles/new/<collection id> with its collection preselected). /knowledge-base/collections/<id> lists one
 // collection's articles. Changes made elsewhere (another agent, the API) arrive live.
 import * as Dialog from '@radix-ui/react-dialog';
-import { useInfiniteQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from '@tanstack/react-router';
 import { type FormEvent, useState } from 'react';
-import { api, ok } from '../../lib/api';
+import {
+  type Collection,
+  useArticles,
+  useCollections,
+  useCreateCollection,
+  useDeleteCollection,
+  useKbLive,
+  useKbRefresh,
+  useOrderCollections,
+  useUpdateCollection,
+} from '../../data/kb';
 import { useWorkspace } from '../../lib/context';
-import { useLiveEvents } from '../../lib/events';
 import { ago } from '../../lib/format';
 import { canWrite, useRole } from '../../lib/role';
 import { ConfirmButton, fieldError, SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
 import { count } from '../../ui/words';
-import { type Collection, kbKeys, useCollections } from './data';
 import { ArticleEditor } from './editor';
 import './kb.css';
 
 export function KnowledgeBase() {
   const ws = useWorkspace();
-  const queryClient = useQueryClient();
   const params = useParams({ strict: false }) as { _splat?: string };
   const [kind = '', id = '', extra = ''] = (params._splat ?? '').split('/').filter(Boolean);
   // Another agent's change, or one made through the API: what is shown is fetched again.
-  useLiveEvents(['kb_article.', 'kb_collection.'], () => {
-    void queryClient.invalidateQueries({ queryKey: kbKeys.all(ws) });
-  });
+  useKbLive(ws);
   if (kind === 'articles' && id)
     return <ArticleEditor key={id} id={id === 'new' ? null : id} collectionId={extra || null} />;
   return <Overview collectionId={kind === 'collections' && id ? id : null} />;
@@ -36,7 +40,7 @@ export function KnowledgeBase() {
 function Overview({ collectionId }: { collectionId: string | null }) {
   const role = useRole();
   const writer = canWrite(role);
-  const collections = useCollections();
+  const collections = useCollections(useWorkspace());
   const current = collectionId ? collections.data?.find((c) => c.id === collectionId) : undefined;
   return (
     <div className="screen kb">
@@ -77,13 +81,15 @@ function Overview({ collectionId }: { collectionId: string | null }) {
 
 function Collections({ selected, writer }: { selected: string | null; writer: boolean }) {
   const ws = useWorkspace();
-  const queryClient = useQueryClient();
-  const collections = useCollections();
+  const collections = useCollections(ws);
+  const createCollection = useCreateCollection(ws);
+  const orderCollections = useOrderCollections(ws);
+  const deleteCollection = useDeleteCollection(ws);
   const [name, setName] = useState('');
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const [moveError, setMoveError] = useState<unknown>(null);
-  const refresh = () => queryClient.invalidateQueries({ queryKey: kbKeys.all(ws) });
+  const refresh = useKbRefresh(ws);
 
   const create = async (e: FormEvent) => {
     e.preventDefault();
@@ -91,9 +97,8 @@ function Collections({ selected, writer }: { selected: string | null; writer: bo
     setBusy(true);
     setError(null);
     try {
-      await ok(api.POST('/v1/kb/collections', { body: { name: name.trim() } }));
+      await createCollection.mutateAsync(name.trim());
       setName('');
-      await refresh();
     } catch (err) {
       setError(err);
     } finally {
@@ -110,15 +115,10 @@ function Collections({ selected, writer }: { selected: string | null; writer: bo
     order.splice(index + by, 0, c);
     setMoveError(null);
     try {
-      for (const [i, x] of order.entries()) {
-        if (x.position !== i) {
-          await ok(api.PATCH('/v1/kb/collections/{id}', { params: { path: { id: x.id } }, body: { position: i } }));
-        }
-      }
+      await orderCollections.mutateAsync(order);
     } catch (err) {
       setMoveError(err);
     }
-    await refresh();
   };
 
   const list = collections.data ?? [];
@@ -174,8 +174,7 @@ function Collections({ selected, writer }: { selected: string | null; writer: bo
                   }
                   confirm="Delete collection"
                   onConfirm={async () => {
-                    await ok(api.DELETE('/v1/kb/collections/{id}', { params: { path: { id: c.id } } }));
-                    await refresh();
+                    await deleteCollection.mutateAsync(c.id);
                   }}
                 >
                   Delete<span className="visually-hidden"> {c.name}</span>
@@ -220,16 +219,12 @@ function RenameCollection({ collection, onDone }: { collection: Collection; onDo
   const [name, setName] = useState(collection.name);
   const [description, setDescription] = useState(collection.description ?? '');
   const [error, setError] = useState<unknown>(null);
+  const update = useUpdateCollection();
   const save = async (e: FormEvent) => {
     e.preventDefault();
     setError(null);
     try {
-      await ok(
-        api.PATCH('/v1/kb/collections/{id}', {
-          params: { path: { id: collection.id } },
-          body: { name: name.trim(), description: description.trim() || null },
-        }),
-      );
+      await update.mutateAsync({ id: collection.id, name: name.trim(), description: description.trim() || null });
       await onDone();
       setOpen(false);
     } catch (err) {
@@ -296,13 +291,7 @@ function Articles({ collectionId }: { collectionId: string | null }) {
     ...(status ? { status } : {}),
     limit: 50,
   };
-  const list = useInfiniteQuery({
-    queryKey: kbKeys.articles(ws, query),
-    queryFn: ({ pageParam }) =>
-      ok(api.GET('/v1/kb/articles', { params: { query: { ...query, ...(pageParam ? { cursor: pageParam } : {}) } } })),
-    initialPageParam: null as string | null,
-    getNextPageParam: (last: { next_cursor: string | null }) => last.next_cursor,
-  });
+  const list = useArticles(ws, query);
   const articles = list.data?.pages.flatMap((p) => p.data) ?? [];
   return (
     <>

@@ -3,7 +3,6 @@
 // medians of first response and resolution, and CSAT per day; each chart with a table of the same
 // numbers (the charts themselves are hidden from assistive technology). Viewers are told up front
 // that reports are for agents and above (the API answers them 403).
-import { useQuery } from '@tanstack/react-query';
 import { type ReactNode, useEffect, useId, useState } from 'react';
 import {
   Bar,
@@ -17,7 +16,7 @@ import {
   XAxis,
   YAxis,
 } from 'recharts';
-import { api, ok } from '../../lib/api';
+import { type Overview, useReport } from '../../data/reports';
 import { useWorkspace } from '../../lib/context';
 import { useRole } from '../../lib/role';
 import { Avatar } from '../../ui/avatar';
@@ -26,11 +25,7 @@ import { ErrorNote, Loading, PageTitle } from '../../ui/page';
 import { count } from '../../ui/words';
 import './reports.css';
 
-type Overview = Awaited<ReturnType<typeof load>>;
 type Day = Overview['by_day'][number];
-
-const load = (from: string, to?: string) =>
-  ok(api.GET('/v1/reports/overview', { params: { query: { from, ...(to ? { to } : {}) } } }));
 
 type Preset = '7' | '30' | '90' | '365' | 'custom';
 const PRESETS: Array<[Preset, string]> = [
@@ -114,12 +109,7 @@ export function Reports() {
       ? { from, to: nextDay(to) }
       : { from: dateBefore(Number(preset) - 1), to: undefined as string | undefined };
   const allowed = role !== 'viewer';
-  const q = useQuery({
-    queryKey: ['reports', ws, range.from, range.to ?? ''],
-    queryFn: () => load(range.from, range.to),
-    enabled: allowed && Boolean(range.from) && (preset !== 'custom' || Boolean(to)),
-    placeholderData: (prev) => prev,
-  });
+  const q = useReport(ws, range, allowed && Boolean(range.from) && (preset !== 'custom' || Boolean(to)));
   return (
     <div className="screen reports">
       <PageTitle>Reports</PageTitle>

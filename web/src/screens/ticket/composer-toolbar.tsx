@@ -5,38 +5,11 @@
 // the selection (ui/format-toolbar.tsx, Radix's toolbar). TipTap's own keys do the same from the
 // text box (Ctrl+B, Ctrl+I, Ctrl+Shift+8, Ctrl+Shift+7, Ctrl+Shift+B); Ctrl+K opens the link's box.
 import type { Editor } from '@tiptap/react';
-import { type FormatTool, FormatToolbar } from '../../ui/format-toolbar';
+import { BASIC_TOOLS, type FormatTool, FormatToolbar } from '../../ui/format-toolbar';
 import { LinkTool } from '../../ui/link-tool';
 
 const TOOLS: FormatTool[] = [
-  {
-    label: 'Bold',
-    icon: 'bold',
-    keys: 'Ctrl+B',
-    active: (e) => e.isActive('bold'),
-    run: (e) => e.chain().focus().toggleBold().run(),
-  },
-  {
-    label: 'Italic',
-    icon: 'italic',
-    keys: 'Ctrl+I',
-    active: (e) => e.isActive('italic'),
-    run: (e) => e.chain().focus().toggleItalic().run(),
-  },
-  {
-    label: 'Bulleted list',
-    icon: 'bulletedList',
-    keys: 'Ctrl+Shift+8',
-    active: (e) => e.isActive('bulletList'),
-    run: (e) => e.chain().focus().toggleBulletList().run(),
-  },
-  {
-    label: 'Numbered list',
-    icon: 'numberedList',
-    keys: 'Ctrl+Shift+7',
-    active: (e) => e.isActive('orderedList'),
-    run: (e) => e.chain().focus().toggleOrderedList().run(),
-  },
+  ...BASIC_TOOLS,
   {
     label: 'Quote',
     icon: 'quote',

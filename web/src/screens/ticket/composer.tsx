@@ -9,7 +9,6 @@
 // sent is confirmed as it goes: a mailed reply is queued, then sent, or saved and not sent while
 // outgoing mail is not set up (lib/mail.ts; the message as the thread's live cache has it).
 import * as Popover from '@radix-ui/react-popover';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import Mention from '@tiptap/extension-mention';
 import type { EditorState } from '@tiptap/pm/state';
@@ -25,9 +24,10 @@ import {
   useRef,
   useState,
 } from 'react';
-import { keys } from '../../data/keys';
+import { useLoadedContact } from '../../data/contacts';
 import { useMembers } from '../../data/members';
-import { api, errorText, type Message, ok, type Ticket, type TicketStatus } from '../../lib/api';
+import { useMessageInThread, useSavedReplySearch, useSendMessage, useUploadAttachment } from '../../data/messages';
+import { errorText, type Message, type Ticket, type TicketStatus } from '../../lib/api';
 import { bytes, STATUS_LABEL } from '../../lib/format';
 import type { TicketLive } from '../../lib/live';
 import { deliveryTone, sentText } from '../../lib/mail';
@@ -37,7 +37,7 @@ import { Avatar } from '../../ui/avatar';
 import { Icon } from '../../ui/icons';
 import { contactName } from '../../ui/words';
 import { ComposerToolbar } from './composer-toolbar';
-import { type Attachment, messagesQuery, sameOrigin } from './thread';
+import { type Attachment, sameOrigin } from './thread';
 import '../../ui/prosemirror.css';
 
 type Kind = 'reply' | 'note';
@@ -178,8 +178,10 @@ export function Composer({
   typing: string | null;
   customerTyping: boolean;
 }) {
-  const queryClient = useQueryClient();
   const navigate = useNavigate();
+  const sendMessage = useSendMessage(ws, ticket);
+  const uploadAttachment = useUploadAttachment();
+  const loadedContact = useLoadedContact(ws);
   const session = useSession();
   const agent = session.status === 'signed_in' ? { name: session.user.name, email: session.user.email } : null;
   const workspace = session.status === 'signed_in' ? session.me?.workspaces.find((w) => w.id === ws) : undefined;
@@ -189,11 +191,7 @@ export function Composer({
   const [error, setError] = useState<string | null>(null);
   // What was sent last, followed live in the thread's cache (queued → sent, or saved, not sent).
   const [last, setLast] = useState<Message | null>(null);
-  const lastNow = useQuery({
-    ...messagesQuery(ws, ticket.id),
-    select: (list) => list.find((x) => x.id === last?.id),
-    enabled: last !== null,
-  }).data;
+  const lastNow = useMessageInThread(ws, ticket.id, last?.id ?? null).data;
   const sent = last ? sentText(lastNow ?? last) : null;
   // Green only for what really left (or needed not to): queued is neutral, not sent is a warning.
   const sentTone = last ? deliveryTone(lastNow ?? last) : 'ok';
@@ -256,21 +254,12 @@ export function Composer({
     setError(null);
     setLast(null);
     try {
-      const m = await ok(
-        api.POST('/v1/tickets/{id}/messages', {
-          params: { path: { id: ticket.id } },
-          body: {
-            kind,
-            body_html: bodyHtml(editor.getHTML(), kind),
-            ...(status ? { status } : {}),
-            ...(files.length > 0 ? { attachment_ids: files.map((f) => f.id) } : {}),
-          },
-        }),
-      );
-      queryClient.setQueryData<Message[]>(keys.messages(ws, ticket.id), (old) =>
-        old && !old.some((x) => x.id === m.id) ? [...old, m] : old,
-      );
-      if (status) void queryClient.invalidateQueries({ queryKey: keys.ticket(ws, ticket.number) });
+      const m = await sendMessage.mutateAsync({
+        kind,
+        body_html: bodyHtml(editor.getHTML(), kind),
+        ...(status ? { status } : {}),
+        ...(files.length > 0 ? { attachment_ids: files.map((f) => f.id) } : {}),
+      });
       editor.commands.clearContent(false);
       setStatus('');
       setFiles([]);
@@ -335,16 +324,7 @@ export function Composer({
     for (const file of chosen) {
       setUploading((u) => [...u, file.name]);
       try {
-        const a = await ok(
-          api.POST('/v1/attachments', {
-            body: { file: file as unknown as string },
-            bodySerializer: () => {
-              const fd = new FormData();
-              fd.append('file', file, file.name);
-              return fd;
-            },
-          }),
-        );
+        const a = await uploadAttachment.mutateAsync(file);
         setFiles((f) => [...f, a]);
       } catch (err) {
         setError(`Could not attach ${file.name}: ${errorText(err)}`);
@@ -358,9 +338,7 @@ export function Composer({
   const insertSaved = (html: string) => {
     if (!editor) return;
     // The contact's company, as the customer panel loaded it.
-    const contact = ticket.contact
-      ? queryClient.getQueryData<{ company?: { name?: string } | null }>(keys.contact(ws, ticket.contact.id))
-      : undefined;
+    const contact = ticket.contact ? loadedContact(ticket.contact.id) : undefined;
     const filled = fillPlaceholders(
       html,
       { customer: ticket.contact, company: contact?.company, ticket, agent, workspace },
@@ -504,16 +482,7 @@ function SavedReplies({ ws, onPick }: { ws: string; onPick(html: string): void }
     const t = setTimeout(() => setDebounced(q.trim()), 200);
     return () => clearTimeout(t);
   }, [q]);
-  const replies = useQuery({
-    queryKey: [...keys.savedReplies(ws), debounced],
-    queryFn: async () =>
-      (
-        await ok(
-          api.GET('/v1/saved-replies', { params: { query: { limit: 20, ...(debounced ? { q: debounced } : {}) } } }),
-        )
-      ).data,
-    enabled: open,
-  });
+  const replies = useSavedReplySearch(ws, debounced, open);
   const searchId = useId();
   // A picked reply goes into the text box, which keeps the focus (not the popover's button).
   const picked = useRef(false);

@@ -1,13 +1,13 @@
 // The customer beside the ticket: the contact (picture, email, phone, labels, custom fields,
 // notes), their company (picture, domain, custom fields), and their other tickets as links.
 // Kept current by contact.updated and company.updated (lib/queries.ts).
-import { useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { useId } from 'react';
+import { useCompany } from '../../data/companies';
+import { useContact, useContactTickets } from '../../data/contacts';
 import { useCustomFields } from '../../data/custom-fields';
-import { keys } from '../../data/keys';
 import { useMembers } from '../../data/members';
-import { api, errorText, ok, type Schemas, type Ticket } from '../../lib/api';
+import { errorText, type Schemas, type Ticket } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { STATUS_LABEL } from '../../lib/format';
 import { Avatar } from '../../ui/avatar';
@@ -58,23 +58,11 @@ function FieldList({ fields, values }: { fields: Field[]; values: Record<string,
 
 export function ContactPanel({ ws, contactId, ticket }: { ws: string; contactId: string; ticket: Ticket }) {
   const id = useId();
-  const contact = useQuery({
-    queryKey: keys.contact(ws, contactId),
-    queryFn: () => ok(api.GET('/v1/contacts/{id}', { params: { path: { id: contactId } } })),
-  });
+  const contact = useContact(ws, contactId);
   const c = contact.data;
   const companyId = c?.company?.id ?? null;
-  const company = useQuery({
-    queryKey: keys.company(ws, companyId ?? ''),
-    queryFn: () => ok(api.GET('/v1/companies/{id}', { params: { path: { id: companyId! } } })),
-    enabled: Boolean(companyId),
-  });
-  const others = useQuery({
-    queryKey: [...keys.contactTickets(ws, contactId), ticket.updated_at],
-    queryFn: async () =>
-      (await ok(api.GET('/v1/contacts/{id}/tickets', { params: { path: { id: contactId }, query: { limit: 10 } } })))
-        .data,
-  });
+  const company = useCompany(ws, companyId);
+  const others = useContactTickets(ws, contactId, ticket.updated_at);
   const fields = useCustomFields(ws).data ?? [];
   const co = company.data;
   return (

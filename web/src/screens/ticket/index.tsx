@@ -6,16 +6,16 @@
 // Above 1000 px the page is the window's height: the thread scrolls on its own and opens at its
 // newest message, the composer stays below it, and the details beside them can be hidden (the
 // choice kept in this browser). Opening a ticket marks it read here (../seen.ts).
-import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from '@tanstack/react-router';
 import { useEffect, useRef, useState } from 'react';
-import { keys } from '../../data/keys';
 import { useMembers } from '../../data/members';
-import { api, errorText, ok, type Ticket, type TicketStatus } from '../../lib/api';
+import { useTicket, useUpdateTicket } from '../../data/tickets';
+import { errorText, type Ticket, type TicketStatus } from '../../lib/api';
 import { useLiveConnection, useShowShortcuts, useWorkspace } from '../../lib/context';
 import { STATUS_LABEL } from '../../lib/format';
 import { useShortcuts } from '../../lib/keys';
 import type { TicketLive, Viewer } from '../../lib/live';
+import { askAgain } from '../../lib/queries';
 import { useSession } from '../../lib/session';
 import { Avatar } from '../../ui/avatar';
 import { Icon } from '../../ui/icons';
@@ -34,11 +34,7 @@ export function TicketPage() {
   const n = Number(number);
   const navigate = useNavigate();
   const showShortcuts = useShowShortcuts();
-  const ticket = useQuery({
-    queryKey: keys.ticket(ws, n),
-    queryFn: () => ok(api.GET('/v1/tickets/{id}', { params: { path: { id: String(n) } } })),
-    enabled: Number.isSafeInteger(n) && n > 0,
-  });
+  const ticket = useTicket(ws, n, Number.isSafeInteger(n) && n > 0);
   const t = ticket.data;
   const composer = useRef<ComposerHandle>(null);
   const [statusError, setStatusError] = useState<string | null>(null);
@@ -77,7 +73,7 @@ export function TicketPage() {
             : `Could not load the ticket: ${errorText(ticket.error)}`}
         </p>
         {(ticket.error as { status?: number }).status !== 404 && (
-          <button type="button" onClick={() => void ticket.refetch()}>
+          <button type="button" onClick={askAgain(ticket)}>
             Try again
           </button>
         )}{' '}
@@ -285,15 +281,14 @@ function Viewers({ ws, viewers }: { ws: string; viewers: Viewer[] }) {
   );
 }
 
+/** The status, shown at once and taken back when refused (data/tickets.ts). */
 function useStatusChange(ws: string, t: Ticket | undefined, onError: (e: string | null) => void) {
-  const queryClient = useQueryClient();
+  const update = useUpdateTicket(ws);
   return async (status: TicketStatus) => {
     if (!t || t.status === status) return;
     onError(null);
     try {
-      const updated = await ok(api.PATCH('/v1/tickets/{id}', { params: { path: { id: t.id } }, body: { status } }));
-      queryClient.setQueryData(keys.ticket(ws, updated.number), updated);
-      void queryClient.invalidateQueries({ queryKey: keys.counts(ws) });
+      await update.mutateAsync({ ticket: t, body: { status }, shown: { status } });
     } catch (err) {
       onError(`Could not change the status: ${errorText(err)}`);
     }

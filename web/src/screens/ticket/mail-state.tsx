@@ -1,13 +1,12 @@
 // Outgoing mail on a ticket: the notice that its replies are not leaving (outgoing mail is not set
 // up, so they are kept in the outbox), and "Send again" on a reply whose delivery failed
 // (POST /v1/messages/{id}/resend; the message then updates live: Sending…, then Sent).
-import { useQueryClient } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
 import { useMailStatus } from '../../data/mail';
-import { api, errorText, type Message, ok, type Ticket } from '../../lib/api';
+import { useResendMessage } from '../../data/messages';
+import { errorText, type Message, type Ticket } from '../../lib/api';
 import { repliesKept } from '../../lib/mail';
-import { keys } from '../../lib/queries';
 import { canWrite, useIsAdmin, useRole } from '../../lib/role';
 
 /** Said above the composer while a reply on this ticket would be kept in the outbox, not sent. */
@@ -32,7 +31,7 @@ export function RepliesNotLeaving({ ws, ticket }: { ws: string; ticket: Ticket }
 
 /** "Send again" for a reply whose delivery failed, when sending could now work. */
 export function SendAgain({ ws, ticket, m }: { ws: string; ticket: Ticket; m: Message }) {
-  const queryClient = useQueryClient();
+  const resendMessage = useResendMessage(ws, ticket);
   const status = useMailStatus(ws);
   const role = useRole();
   const [busy, setBusy] = useState(false);
@@ -42,10 +41,7 @@ export function SendAgain({ ws, ticket, m }: { ws: string; ticket: Ticket; m: Me
     setBusy(true);
     setError(null);
     try {
-      const updated = await ok(api.POST('/v1/messages/{id}/resend', { params: { path: { id: m.id } } }));
-      queryClient.setQueryData<Message[]>(keys.messages(ws, ticket.id), (old) =>
-        old?.map((x) => (x.id === updated.id ? updated : x)),
-      );
+      await resendMessage.mutateAsync(m);
     } catch (err) {
       setError(`Could not send it again: ${errorText(err)}`);
     } finally {

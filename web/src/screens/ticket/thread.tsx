@@ -4,14 +4,16 @@
 // "View original" (GET /v1/messages/{id}/original: the whole email, quoted history included). A
 // reply whose delivery failed can be sent again (mail-state.tsx).
 import * as Dialog from '@radix-ui/react-dialog';
-import { useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { useEffect, useLayoutEffect, useRef, useState } from 'react';
+import { useActivities } from '../../data/activities';
+import { useMessageOriginal, useMessages } from '../../data/messages';
+import { useTicketById } from '../../data/tickets';
 import { servicePath } from '../../lib/address';
-import { type Activity, api, errorText, type Message, ok, type Ticket, type TicketStatus } from '../../lib/api';
+import { type Activity, errorText, type Message, type Ticket, type TicketStatus } from '../../lib/api';
 import { bytes, STATUS_LABEL, when } from '../../lib/format';
 import { deliveryText } from '../../lib/mail';
-import { keys } from '../../lib/queries';
+import { askAgain } from '../../lib/queries';
 import { Avatar } from '../../ui/avatar';
 import { contactName, ratingText } from '../../ui/words';
 import { SendAgain } from './mail-state';
@@ -20,26 +22,16 @@ export type Attachment = Message['attachments'][number];
 
 type Entry = { at: string; message: Message } | { at: string; activity: Activity };
 
-/** The ticket's messages (the composer reads the one it sent from the same cache, kept live). */
-export const messagesQuery = (ws: string, ticketId: string) => ({
-  queryKey: keys.messages(ws, ticketId),
-  queryFn: async () => (await ok(api.GET('/v1/tickets/{id}/messages', { params: { path: { id: ticketId } } }))).data,
-});
-
 export function Thread({ ws, ticket }: { ws: string; ticket: Ticket }) {
-  const messages = useQuery(messagesQuery(ws, ticket.id));
-  const activities = useQuery({
-    queryKey: keys.activities(ws, ticket.id),
-    queryFn: async () =>
-      (await ok(api.GET('/v1/tickets/{id}/activities', { params: { path: { id: ticket.id } } }))).data,
-  });
+  const messages = useMessages(ws, ticket.id);
+  const activities = useActivities(ws, ticket.id);
   const entryCount = (messages.data?.length ?? 0) + (activities.data?.length ?? 0);
   const listRef = useAtNewest(entryCount, !!messages.data);
   if (messages.error) {
     return (
       <p className="error" role="alert">
         Could not load the messages: {errorText(messages.error)}{' '}
-        <button type="button" className="link" onClick={() => void messages.refetch()}>
+        <button type="button" className="link" onClick={askAgain(messages)}>
           Try again
         </button>
       </p>
@@ -164,12 +156,7 @@ function MessageItem({ m, ws, ticket }: { m: Message; ws: string; ticket: Ticket
 /** "View original": the whole message, quoted history included, in a dialog. */
 function Original({ m }: { m: Message }) {
   const [open, setOpen] = useState(false);
-  const original = useQuery({
-    queryKey: ['message-original', m.id],
-    queryFn: () => ok(api.GET('/v1/messages/{id}/original', { params: { path: { id: m.id } } })),
-    enabled: open,
-    staleTime: Number.POSITIVE_INFINITY,
-  });
+  const original = useMessageOriginal(m.id, open);
   return (
     <Dialog.Root open={open} onOpenChange={setOpen}>
       <Dialog.Trigger className="link-button">View original</Dialog.Trigger>
@@ -257,11 +244,7 @@ function ActivityItem({ a }: { a: Activity }) {
 
 /** A link to a ticket known by its id (the page's address takes its number). */
 function TicketLink({ id }: { id: string }) {
-  const t = useQuery({
-    queryKey: ['ticket-by-id', id],
-    queryFn: () => ok(api.GET('/v1/tickets/{id}', { params: { path: { id } } })),
-    staleTime: Number.POSITIVE_INFINITY,
-  });
+  const t = useTicketById(id);
   if (!t.data) return <span>another ticket</span>;
   return (
     <Link to="/tickets/$number" params={{ number: String(t.data.number) }}>
