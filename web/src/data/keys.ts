@@ -72,12 +72,9 @@ export const keys = {
   invitations: (ws: string) => ['invitations', ws] as const,
   /** Where the person is signed in (any workspace: the key names the user). */
   meSessions: (userId?: string) => (userId ? (['me-sessions', userId] as const) : (['me-sessions'] as const)),
-  notifications: (ws: string) => ['notifications', ws] as const,
   notificationsAll: (ws: string, unreadOnly: boolean) => ['notifications', ws, 'all', unreadOnly] as const,
-  notificationsList: (ws: string) => ['notifications', ws, 'list'] as const,
   notificationSettings: (ws: string) => ['notification-settings', ws] as const,
   widgetSettings: (ws: string) => ['widget-settings', ws] as const,
   mailOutbox: (ws: string) => ['mail-outbox', ws] as const,
   mailOutboxItem: (ws: string, id: string) => ['mail-outbox', ws, id] as const,
-  ticketById: (id: string) => ['ticket-by-id', id] as const,
 };

@@ -27,15 +27,3 @@ export const useKeptMail = (ws: string, id: string) =>
     queryFn: () => ok(api.GET('/v1/mail/outbox/{id}', { params: { path: { id } } })),
     staleTime: Number.POSITIVE_INFINITY,
   });
-
-/**
- * The ticket a kept mail belongs to, by its id (GET /v1/tickets/{id}; the tickets' data file is
- * the app's, this hook is here until it takes it). Deleted or hidden: an error, not retried.
- */
-export const useTicketById = (id: string) =>
-  useQuery({
-    queryKey: keys.ticketById(id),
-    queryFn: () => ok(api.GET('/v1/tickets/{id}', { params: { path: { id } } })),
-    staleTime: Number.POSITIVE_INFINITY,
-    retry: false,
-  });

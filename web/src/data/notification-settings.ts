@@ -1,6 +1,6 @@
 // Notifications (/v1/notifications): a person's list, marking read, and which kinds they are told
 // about here (/v1/notifications/settings). The bell's count is the app's (its own data file);
-// these hooks serve the settings section and the bell's popover.
+// these hooks serve the settings section (the bell's popover uses data/notifications.ts).
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, ok } from '../lib/api';
 import { keys } from './keys';
@@ -28,13 +28,6 @@ export function useAllNotifications(ws: string, unreadOnly: boolean) {
     getNextPageParam: (last) => last.next_cursor,
   });
 }
-
-/** The bell's popover: the newest 20, unread first. */
-export const useNewestNotifications = (ws: string) =>
-  useQuery({
-    queryKey: keys.notificationsList(ws),
-    queryFn: () => ok(api.GET('/v1/notifications', { params: { query: { sort: 'unread_first', limit: 20 } } })),
-  });
 
 /** Marks some (ids) or all read; every notification list and count is read again. */
 export const useMarkRead = (ws: string) =>

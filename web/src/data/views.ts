@@ -6,13 +6,6 @@ import { type Body, useChange } from './settings-kit';
 
 export const useViews = (ws: string) => useQuery({ queryKey: keys.views(ws), queryFn: () => ok(api.GET('/v1/views')) });
 
-/**
- * How many tickets each view holds (GET /v1/tickets/counts; the tickets' own data file is the
- * app's, this hook is here until it takes it).
- */
-export const useTicketCounts = (ws: string) =>
-  useQuery({ queryKey: keys.counts(ws), queryFn: () => ok(api.GET('/v1/tickets/counts')) });
-
 /** A view changed: the sidebar's list and the counts are read again. */
 const changed = (ws: string) => [keys.views(ws), keys.counts(ws)];
 

@@ -3,7 +3,7 @@
 import * as Popover from '@radix-ui/react-popover';
 import { Link } from '@tanstack/react-router';
 import { useEffect, useRef, useState } from 'react';
-import { useMarkRead, useNewestNotifications } from '../../data/notification-settings';
+import { useMarkNotificationsRead, useNotificationList } from '../../data/notifications';
 import { errorText } from '../../lib/api';
 import { useWorkspace } from '../../lib/context';
 import { Icon } from '../../ui/icons';
@@ -48,13 +48,13 @@ export default function NotificationsPopover({ count, autoFocus }: { count: numb
 }
 
 function List({ ws, close }: { ws: string; close(): void }) {
-  const list = useNewestNotifications(ws);
-  const markRead = useMarkRead(ws);
+  const list = useNotificationList(ws);
+  const markRead = useMarkNotificationsRead(ws);
   const [error, setError] = useState<unknown>(null);
   const read = async (body: { ids: string[] } | { all: true }) => {
     setError(null);
     try {
-      await markRead.mutateAsync(body);
+      await markRead.mutateAsync('all' in body ? 'all' : body.ids);
     } catch (err) {
       setError(err);
     }

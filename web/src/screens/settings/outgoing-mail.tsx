@@ -6,7 +6,8 @@
 import './integrations.css';
 import { Link } from '@tanstack/react-router';
 import type { paths } from '../../api.gen';
-import { useKeptMail, useMailStatus, useOutbox, useTicketById } from '../../data/mail';
+import { useKeptMail, useMailStatus, useOutbox } from '../../data/mail';
+import { useTicketById } from '../../data/tickets';
 import { useWorkspace } from '../../lib/context';
 import { bytes, when } from '../../lib/format';
 import { useIsAdmin } from '../../lib/role';

@@ -6,38 +6,9 @@ import { EditorContent, useEditor } from '@tiptap/react';
 import StarterKit from '@tiptap/starter-kit';
 import { useId } from 'react';
 import { PLACEHOLDERS } from '../../lib/placeholders';
-import { type FormatTool, FormatToolbar } from '../../ui/format-toolbar';
+import { BASIC_TOOLS, FormatToolbar } from '../../ui/format-toolbar';
 
-const TOOLS: FormatTool[] = [
-  {
-    label: 'Bold',
-    icon: 'bold',
-    keys: 'Ctrl+B',
-    active: (e) => e.isActive('bold'),
-    run: (e) => e.chain().focus().toggleBold().run(),
-  },
-  {
-    label: 'Italic',
-    icon: 'italic',
-    keys: 'Ctrl+I',
-    active: (e) => e.isActive('italic'),
-    run: (e) => e.chain().focus().toggleItalic().run(),
-  },
-  {
-    label: 'Bulleted list',
-    icon: 'bulletedList',
-    keys: 'Ctrl+Shift+8',
-    active: (e) => e.isActive('bulletList'),
-    run: (e) => e.chain().focus().toggleBulletList().run(),
-  },
-  {
-    label: 'Numbered list',
-    icon: 'numberedList',
-    keys: 'Ctrl+Shift+7',
-    active: (e) => e.isActive('orderedList'),
-    run: (e) => e.chain().focus().toggleOrderedList().run(),
-  },
-];
+const TOOLS = BASIC_TOOLS;
 
 export function ReplyBodyEditor({
   label,
