@@ -1,10 +1,10 @@
-// Notifications (/v1/notifications): a person's list, marking read, and which kinds they are told
-// about here (/v1/notifications/settings). The bell's count is the app's (its own data file);
-// these hooks serve the settings section (the bell's popover uses data/notifications.ts).
+// Notifications (/v1/notifications) as the settings section shows them: every notification, and
+// which kinds a person is told about here (/v1/notifications/settings). The bell's count, its list
+// and marking read are data/notifications.ts's.
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, ok } from '../lib/api';
 import { keys } from './keys';
-import { type Body, useChange, useLiveRefresh } from './settings-kit';
+import { type Body, useLiveRefresh } from './settings-kit';
 
 /** Every notification, unread first (or only), 50 a page; read again when a new one lands. */
 export function useAllNotifications(ws: string, unreadOnly: boolean) {
@@ -28,13 +28,6 @@ export function useAllNotifications(ws: string, unreadOnly: boolean) {
     getNextPageParam: (last) => last.next_cursor,
   });
 }
-
-/** Marks some (ids) or all read; every notification list and count is read again. */
-export const useMarkRead = (ws: string) =>
-  useChange(
-    (body: Body<'/v1/notifications/read', 'post'>) => ok(api.POST('/v1/notifications/read', { body })),
-    [keys.notifications(ws)],
-  );
 
 export const useNotificationSettings = (ws: string) =>
   useQuery({ queryKey: keys.notificationSettings(ws), queryFn: () => ok(api.GET('/v1/notifications/settings')) });

@@ -4,10 +4,10 @@
 import { useState } from 'react';
 import {
   useAllNotifications,
-  useMarkRead,
   useNotificationSettings,
   useSaveNotificationSettings,
 } from '../../data/notification-settings';
+import { useMarkNotificationsRead } from '../../data/notifications';
 import { useWorkspace } from '../../lib/context';
 import { CheckboxField } from '../../ui/form';
 import './integrations.css';
@@ -22,13 +22,13 @@ export default function Notifications(_: SectionProps) {
   const [unreadOnly, setUnreadOnly] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const list = useAllNotifications(ws, unreadOnly);
-  const markRead = useMarkRead(ws);
+  const markRead = useMarkNotificationsRead(ws);
   const rows = list.data?.pages.flatMap((p) => p.data) ?? [];
   const unread = list.data?.pages[0]?.unread_count ?? 0;
   const read = async (body: { ids: string[] } | { all: true }) => {
     setError(null);
     try {
-      await markRead.mutateAsync(body);
+      await markRead.mutateAsync('all' in body ? 'all' : body.ids);
     } catch (err) {
       setError(err);
     }
