@@ -103,6 +103,16 @@ describe('a chat message', () => {
     expect(hooksOf(ticket.id, 'customer_replied')).toEqual([visitorActor]);
   });
 
+  it('a handoff on a solved conversation reopens it, the visitor acting', async () => {
+    const v = await visitor();
+    const conv = (await api().post('/v1/widget/conversations', { body: 'Hello' }, as(v.token))).body;
+    await setStatus(conv.id, 'solved');
+    const since = await latestSeqOf(svc, t);
+    const r = await api().post(`/v1/widget/conversations/${conv.id}/handoff`, undefined, as(v.token));
+    expect(r.status, r.text).toBe(200);
+    await expectReopenedBy(conv.id, v.contactId, since);
+  });
+
   it('on a closed conversation starts a follow-up', async () => {
     const v = await visitor();
     const conv = (await api().post('/v1/widget/conversations', { body: 'Hello' }, as(v.token))).body;
