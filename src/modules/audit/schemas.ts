@@ -6,6 +6,9 @@ export const AuditActor = Type.Object({
   type: Type.Union([Type.Literal('user'), Type.Literal('api_key'), Type.Literal('system')]),
   user: Nullable(UserRef),
   api_key_id: Nullable(Type.String()),
+  contact_id: Type.Optional(
+    Type.String({ description: 'The contact who acted, when a customer did (type system). Absent otherwise.' }),
+  ),
 });
 
 export const AuditLog = Type.Object(

@@ -5,7 +5,13 @@ import type { Deps } from '../../deps.js';
 import { newId } from '../../platform/crypto/random.js';
 import { createdBefore, microsOf, pageLimit } from '../../platform/db/keyset.js';
 import type { DB } from '../../platform/db/schema.js';
-import { type Actor, type RequestContext, recordedActorType } from '../../platform/http/context.js';
+import {
+  type Actor,
+  actingContactId,
+  actingUserId,
+  type RequestContext,
+  unknownActor,
+} from '../../platform/http/context.js';
 import { invalid } from '../../platform/http/errors.js';
 import type { Page } from '../../platform/http/pagination.js';
 import { iso } from '../../platform/http/schemas.js';
@@ -27,6 +33,28 @@ export interface AuditContext {
   ip: string | null;
 }
 
+/**
+ * An entry's actor_type: the audit log knows user, api_key and system. Everything but a person's
+ * session and a key is the system; the contact who acted (a visitor, a customer) is kept in
+ * actor_contact_id, the person an AI acted for in actor_user_id.
+ */
+export function auditActorType(actor: Actor): 'user' | 'api_key' | 'system' {
+  switch (actor.kind) {
+    case 'member':
+      return 'user';
+    case 'api_key':
+      return 'api_key';
+    case 'system':
+    case 'automation':
+    case 'visitor':
+    case 'customer':
+    case 'ai':
+      return 'system';
+    default:
+      return unknownActor(actor);
+  }
+}
+
 export async function recordAudit(trx: Transaction<DB>, ctx: AuditContext, entry: AuditEntry): Promise<void> {
   const { actor } = ctx;
   await trx
@@ -34,9 +62,10 @@ export async function recordAudit(trx: Transaction<DB>, ctx: AuditContext, entry
     .values({
       workspace_id: ctx.workspaceId,
       id: newId(),
-      actor_type: recordedActorType(actor),
-      actor_user_id: actor.kind === 'member' ? actor.userId : null,
+      actor_type: auditActorType(actor),
+      actor_user_id: actingUserId(actor),
       actor_api_key_id: actor.kind === 'api_key' ? actor.apiKeyId : null,
+      actor_contact_id: actingContactId(actor),
       action: entry.action,
       entity_type: entry.entityType,
       entity_id: entry.entityId,
@@ -74,6 +103,7 @@ export async function listAuditLogs(
       'a.actor_type',
       'a.actor_user_id',
       'a.actor_api_key_id',
+      'a.actor_contact_id',
       'a.action',
       'a.entity_type',
       'a.entity_id',
@@ -111,6 +141,7 @@ export async function listAuditLogs(
         type: r.actor_type as AuditLogView['actor']['type'],
         user: r.u_id ? { id: r.u_id, name: r.u_name!, email: r.u_email!, avatar_url: r.u_avatar_url } : null,
         api_key_id: r.actor_api_key_id,
+        ...(r.actor_contact_id !== null ? { contact_id: r.actor_contact_id } : {}),
       },
       action: r.action,
       entity_type: r.entity_type,

@@ -16,7 +16,8 @@
 //    address; then a bare "[#n]" only when the sender already takes part in ticket n;
 //    otherwise a new email ticket in the mailbox's team. A closed ticket gets a follow-up
 //    ticket (custom.follow_up_of) instead of the message.
-// 6. Status (tickets/inbound.ts): a customer's mail reopens a pending, on_hold or solved
+// 6. Status (writeCustomerMessage, tickets/inbound.ts: the one write of a customer's message,
+//    the mail its email part): a customer's mail reopens a pending, on_hold or solved
 //    ticket; a mail failing sender checks changes nothing and says so in a status_changed
 //    activity (reason sender_unverified); automatic mail (autoSubmitted: auto-replies,
 //    lists, bulk, no-reply senders) is added without touching the status, so another help
@@ -34,17 +35,13 @@ import type { Unit } from '../../platform/db/tx.js';
 import { inlineSrc } from '../attachments/inline.js';
 import { storageKeyOf } from '../attachments/service.js';
 import { findOrCreateContactByEmail } from '../contacts/service.js';
+import type { CustomerMessage, InboundFile } from '../tickets/customer-message.js';
 import {
-  appendInboundMessage,
-  createInboundTicket,
   DuplicateInboundMessage,
-  type InboundFile,
-  type InboundMessage,
-  type InboundMode,
   lockTicketById,
   markMessageBounced,
+  writeCustomerMessage,
 } from '../tickets/inbound.js';
-import type { TicketRow } from '../tickets/queries.js';
 import { authResults, formSender } from './auth.js';
 import { autoSubmitted, bounceOf } from './classify.js';
 import type { InboundDelivered } from './delivered.js';
@@ -358,41 +355,39 @@ async function waitForParent(deps: Deps, s: Spooled, mail: InboundMail): Promise
   return true;
 }
 
+/** A mail as a customer's message, before its sender's contact is found (in the write's transaction). */
+type MailMessage = Omit<CustomerMessage, 'contactId'>;
+
 /** The message to store, its inline images pointing at the stored files. */
-function inboundMessage(
-  deps: Deps,
-  s: Spooled,
-  mail: InboundMail,
-  sender: Sender,
-  files: InboundFile[],
-): Omit<InboundMessage, 'contactId'> {
+function inboundMessage(deps: Deps, s: Spooled, mail: InboundMail, sender: Sender, files: InboundFile[]): MailMessage {
   const cids = new Map<string, string>();
   for (const f of files) {
     if (f.content_id) cids.set(f.content_id, inlineSrc(deps.config.publicUrl, f.id));
   }
   const withFiles = (html: string) => (cids.size > 0 ? rewriteCids(html, cids) : html);
   return {
-    mailboxId: s.mailboxId,
-    rawInboundId: s.id,
+    workspaceId: s.workspaceId,
     subject: mail.subject,
-    fromEmail: sender.fromEmail,
-    fromName: sender.fromName,
-    to: mail.to.map((a) => a.address).slice(0, 100),
-    cc: mail.cc.map((a) => a.address).slice(0, 100),
-    bodyHtml: withFiles(mail.visible_html),
-    bodyText: mail.visible_text,
-    hasQuoted: mail.has_quoted,
-    originalHtml: mail.has_quoted ? withFiles(mail.html) : null,
-    originalText: mail.has_quoted ? mail.text : null,
-    replyTo: sender.replyTo,
-    authFailed: sender.authFailed,
-    formSender: sender.formSender,
-    messageId: mail.dedupe_key,
-    messageIdSent: mail.as_sent.message_id,
-    inReplyTo: mail.as_sent.in_reply_to[0] ?? null,
-    references: mail.as_sent.references,
-    autoSubmitted: sender.auto,
+    from: { email: sender.fromEmail, name: sender.fromName },
+    body: { html: withFiles(mail.visible_html), text: mail.visible_text },
     files,
+    uploads: [],
+    channel: {
+      kind: 'email',
+      mailboxId: s.mailboxId,
+      rawInboundId: s.id,
+      to: mail.to.map((a) => a.address).slice(0, 100),
+      cc: mail.cc.map((a) => a.address).slice(0, 100),
+      original: mail.has_quoted ? { html: withFiles(mail.html), text: mail.text } : null,
+      replyTo: sender.replyTo,
+      formSender: sender.formSender,
+      authFailed: sender.authFailed,
+      autoSubmitted: sender.auto,
+      messageId: mail.dedupe_key,
+      messageIdSent: mail.as_sent.message_id,
+      inReplyTo: mail.as_sent.in_reply_to[0] ?? null,
+      references: mail.as_sent.references,
+    },
   };
 }
 
@@ -408,40 +403,22 @@ async function deliver(
   mail: InboundMail,
   mailbox: RoutingMailbox,
   sender: Sender,
-  message: Omit<InboundMessage, 'contactId'>,
+  message: MailMessage,
 ): Promise<{ outcome: InboundOutcome; delivered: InboundDelivered | null }> {
   let delivered: InboundDelivered | null = null;
   try {
     const outcome = await deps.writer.run(s.workspaceId, async (u) => {
       const { contactId, blocked } = await contactOf(u, s.workspaceId, sender);
-      const m: InboundMessage = { ...message, contactId };
+      const m: CustomerMessage = { ...message, contactId };
       const subject = mail.subject.trim() === '' ? '(no subject)' : mail.subject;
-      const open = (custom: Record<string, unknown>, spam: boolean) =>
-        createInboundTicket(
-          deps,
-          u,
-          { subject, mailboxId: s.mailboxId, teamId: mailbox.team_id, contactId, spam, custom },
-          m,
-        );
-
-      let done: { ticket: TicketRow; message: { id: string } };
-      let result: InboundResult;
-      if (blocked) {
-        [done, result] = [await open({}, true), 'spam'];
-      } else {
-        const threadId = await findThread(deps, u.trx, s.workspaceId, mail, s.recipient, sender.fromEmail || null);
-        const ticket = threadId ? await lockTicketById(u, threadId) : null;
-        if (!ticket) {
-          [done, result] = [await open({}, false), 'created'];
-        } else if (ticket.status === 'closed' && sender.auto === null) {
-          // A customer message on a closed ticket starts a new ticket linked to it (custom.follow_up_of).
-          const followUp = { follow_up_of: { id: ticket.id, number: Number(ticket.number) } };
-          [done, result] = [await open(followUp, false), 'follow_up'];
-        } else {
-          const mode: InboundMode = sender.authFailed ? 'unverified' : sender.auto !== null ? 'automatic' : 'customer';
-          [done, result] = [await appendInboundMessage(deps, u, ticket, m, mode), 'appended'];
-        }
-      }
+      const open = { subject, teamId: mailbox.team_id, spam: blocked };
+      // A blocked contact's mail is never threaded: a new ticket, spam from the start.
+      const threadId = blocked
+        ? null
+        : await findThread(deps, u.trx, s.workspaceId, mail, s.recipient, sender.fromEmail || null);
+      const ticket = threadId ? await lockTicketById(u, threadId) : null;
+      const done = await writeCustomerMessage(deps, u, m, { ticket, open });
+      const result: InboundResult = blocked ? 'spam' : done.result;
       await markProcessed(u, s.id, null, done.ticket.id, done.message.id);
       delivered = {
         workspaceId: s.workspaceId,

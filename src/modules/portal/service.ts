@@ -2,9 +2,10 @@
 //
 // - The contact form opens a ticket with channel portal: the contact found or made by its email
 //   (case-insensitively, as the API and inbound mail do), the message as the customer's first
-//   message (inbound, from the contact, public), through the same code as an email ticket
-//   (tickets/inbound.ts), so events, workflow hooks and SLA run the same way. A blocked
-//   contact's request is kept as spam, as its mail would be.
+//   message (inbound, from the contact, public): a customer's message (tickets/customer-message.ts,
+//   its portal part the session, none for the form) written by the one write of an email's
+//   (writeCustomerMessage), so events, workflow hooks and SLA run the same way, with the contact
+//   as the actor. A blocked contact's request is kept as spam, as its mail would be.
 // - A signed-in customer sees their own tickets only (not deleted, not spam) and only the
 //   public messages of each (replies, never notes). A reply is the customer's message on the
 //   ticket under the status rules of inbound mail (a pending, on_hold or solved ticket opens
@@ -17,12 +18,8 @@ import type { Unit } from '../../platform/db/tx.js';
 import { textToHtml } from '../../platform/html/index.js';
 import { type AttachmentView, attachmentsOfMessages, storageKeyOf } from '../attachments/service.js';
 import { findOrCreateContactByEmail } from '../contacts/service.js';
-import {
-  appendInboundMessage,
-  createInboundTicket,
-  type InboundFile,
-  type InboundMessage,
-} from '../tickets/inbound.js';
+import type { CustomerMessage, InboundFile } from '../tickets/customer-message.js';
+import { writeCustomerMessage } from '../tickets/inbound.js';
 import { liveTicket, type TicketRow, ticketQuery } from '../tickets/queries.js';
 import type { FormFile } from './form.js';
 import { queueConfirmation } from './mail.js';
@@ -65,34 +62,23 @@ async function storeFiles(deps: Deps, workspaceId: string, files: FormFile[]): P
 const dropStored = (deps: Deps, files: InboundFile[]) =>
   Promise.all(files.map((f) => deps.storage.delete(f.storage_key).catch(() => {})));
 
+/** A customer's message from the portal: plain text, the form's files; `sessionId` null for the contact form. */
 function portalMessage(
-  p: { subject: string; email: string; name: string; message: string },
+  workspaceId: string,
+  p: { subject: string; email: string | null; name: string; message: string },
   contactId: string,
+  sessionId: string | null,
   files: InboundFile[],
-): InboundMessage {
+): CustomerMessage {
   return {
-    mailboxId: null,
-    rawInboundId: null,
+    workspaceId,
     contactId,
     subject: p.subject,
-    fromEmail: p.email,
-    fromName: p.name,
-    to: [],
-    cc: [],
-    bodyHtml: textToHtml(p.message),
-    bodyText: p.message,
-    hasQuoted: false,
-    originalHtml: null,
-    originalText: null,
-    replyTo: null,
-    authFailed: false,
-    formSender: null,
-    messageId: null,
-    messageIdSent: null,
-    inReplyTo: null,
-    references: [],
-    autoSubmitted: null,
+    from: { email: p.email, name: p.name },
+    body: { html: textToHtml(p.message), text: p.message },
     files,
+    uploads: [],
+    channel: { kind: 'portal', sessionId },
   };
 }
 
@@ -127,20 +113,15 @@ export async function openPortalTicket(
         .where('workspace_id', '=', workspaceId)
         .where('id', '=', contactId)
         .executeTakeFirstOrThrow();
-      const m = portalMessage({ ...input, email: contact.email ?? input.email }, contactId, stored);
-      const { ticket } = await createInboundTicket(
+      const form = { ...input, email: contact.email ?? input.email };
+      const { ticket } = await writeCustomerMessage(
         deps,
         u,
+        portalMessage(workspaceId, form, contactId, null, stored),
         {
-          subject: input.subject,
-          channel: 'portal',
-          mailboxId: null,
-          teamId: null,
-          contactId,
-          spam: contact.blocked,
-          custom: {},
+          ticket: null,
+          open: { subject: input.subject, teamId: null, spam: contact.blocked },
         },
-        m,
       );
       if (!contact.blocked) queueConfirmation(deps, u, ticket.id);
       return { ticketId: ticket.id, number: Number(ticket.number) };
@@ -319,31 +300,18 @@ export async function replyToRequest(
         await dropStored(deps, stored);
         return null;
       }
-      const m = portalMessage(
-        { subject: ticket.subject, email: s.contactEmail ?? '', name: s.contactName ?? '', message: input.message },
-        s.contactId,
-        stored,
-      );
-      if (ticket.status === 'closed') {
-        const follow = { follow_up_of: { id: ticket.id, number: Number(ticket.number) } };
-        const { ticket: created } = await createInboundTicket(
-          deps,
-          u,
-          {
-            subject: ticket.subject,
-            channel: 'portal',
-            mailboxId: null,
-            teamId: ticket.team_id,
-            contactId: s.contactId,
-            spam: false,
-            custom: follow,
-          },
-          m,
-        );
-        return { number: Number(created.number), followUp: true };
-      }
-      await appendInboundMessage(deps, u, ticket, m, 'customer');
-      return { number: Number(ticket.number), followUp: false };
+      const reply = {
+        subject: ticket.subject,
+        email: s.contactEmail,
+        name: s.contactName ?? '',
+        message: input.message,
+      };
+      // On a closed ticket: a follow-up in its team (custom.follow_up_of), as mail does.
+      const done = await writeCustomerMessage(deps, u, portalMessage(s.workspaceId, reply, s.contactId, s.id, stored), {
+        ticket,
+        open: { subject: ticket.subject, teamId: ticket.team_id, spam: false },
+      });
+      return { number: Number(done.ticket.number), followUp: done.result === 'follow_up' };
     }),
   );
 }

@@ -6,7 +6,7 @@ import type { Kysely } from 'kysely';
 import { newId } from '../../platform/crypto/random.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { Unit } from '../../platform/db/tx.js';
-import { type Actor, recordedActorType } from '../../platform/http/context.js';
+import { type Actor, actingContactId, actingUserId, recordedActorType } from '../../platform/http/context.js';
 import { iso } from '../../platform/http/schemas.js';
 import type { Activity, ActivityActor } from './schemas.js';
 
@@ -14,13 +14,37 @@ export type ActivityView = Static<typeof Activity>;
 type ActorView = Static<typeof ActivityActor>;
 type UserRefView = NonNullable<ActorView['user']>;
 
-/** The activity's actor columns (`actor_type` as the API names it: a member is a `user`). */
+/**
+ * The activity's actor columns (`actor_type` as the API names it: a member is a `user`, a visitor
+ * or a customer the `system` with the contact in actor_contact_id; an AI's user is the person it
+ * acted for).
+ */
 export function actorColumns(actor: Actor) {
   return {
     actor_type: recordedActorType(actor),
-    actor_user_id: actor.kind === 'member' ? actor.userId : null,
+    actor_user_id: actingUserId(actor),
     actor_api_key_id: actor.kind === 'api_key' ? actor.apiKeyId : null,
     actor_automation_id: actor.kind === 'automation' ? actor.automationId : null,
+    actor_contact_id: actingContactId(actor),
+  };
+}
+
+/** The API's actor: the contract's four fields, and contact_id only when a contact acted. */
+function actorView(
+  r: {
+    actor_type: ActorView['type'];
+    actor_api_key_id: string | null;
+    actor_automation_id: string | null;
+    actor_contact_id: string | null;
+  },
+  user: UserRefView | null,
+): ActorView {
+  return {
+    type: r.actor_type,
+    user,
+    api_key_id: r.actor_api_key_id,
+    automation_id: r.actor_automation_id,
+    ...(r.actor_contact_id !== null ? { contact_id: r.actor_contact_id } : {}),
   };
 }
 
@@ -28,10 +52,10 @@ const userRefs = new WeakMap<object, Promise<UserRefView | null>>();
 
 /** The acting person's UserRef, read once per request (per actor object). */
 export function userRefOf(db: Kysely<DB>, actor: Actor): Promise<UserRefView | null> {
-  if (actor.kind !== 'member') return Promise.resolve(null);
+  const userId = actingUserId(actor);
+  if (userId === null) return Promise.resolve(null);
   let ref = userRefs.get(actor);
   if (!ref) {
-    const userId = actor.userId;
     ref = db
       .selectFrom('users')
       .select(['id', 'name', 'email', 'avatar_url'])
@@ -85,12 +109,7 @@ export async function addActivities(
       ticket_id: ticket.id,
       type: it.type,
       data: it.data,
-      actor: {
-        type: r.actor_type,
-        user: await userRefOf(u.trx, it.actor),
-        api_key_id: r.actor_api_key_id,
-        automation_id: r.actor_automation_id,
-      },
+      actor: actorView(r, await userRefOf(u.trx, it.actor)),
       created_at: iso(at.get(r.id))!,
     };
     u.emit({
@@ -117,6 +136,7 @@ export async function activitiesOf(db: Kysely<DB>, workspaceId: string, ticketId
       'a.actor_user_id',
       'a.actor_api_key_id',
       'a.actor_automation_id',
+      'a.actor_contact_id',
       'a.created_at',
       'u.name as user_name',
       'u.email as user_email',
@@ -132,15 +152,12 @@ export async function activitiesOf(db: Kysely<DB>, workspaceId: string, ticketId
     ticket_id: r.ticket_id,
     type: r.type,
     data: r.data ?? {},
-    actor: {
-      type: r.actor_type,
-      user:
-        r.actor_user_id !== null && r.user_name !== null
-          ? { id: r.actor_user_id, name: r.user_name, email: r.user_email ?? '', avatar_url: r.user_avatar_url }
-          : null,
-      api_key_id: r.actor_api_key_id,
-      automation_id: r.actor_automation_id,
-    },
+    actor: actorView(
+      r,
+      r.actor_user_id !== null && r.user_name !== null
+        ? { id: r.actor_user_id, name: r.user_name, email: r.user_email ?? '', avatar_url: r.user_avatar_url }
+        : null,
+    ),
     created_at: iso(r.created_at)!,
   }));
 }

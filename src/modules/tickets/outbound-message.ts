@@ -9,7 +9,7 @@ import { newId } from '../../platform/crypto/random.js';
 import type { Unit } from '../../platform/db/tx.js';
 import type { EventDraft } from '../../platform/events/envelope.js';
 import { htmlToText, preview, sanitizeHtml } from '../../platform/html/index.js';
-import type { Actor } from '../../platform/http/context.js';
+import { type Actor, unknownActor } from '../../platform/http/context.js';
 import { invalid } from '../../platform/http/errors.js';
 import { type AttachmentView, claimAttachments } from '../attachments/service.js';
 import { queueOutbound } from '../email/outbound-queue.js';
@@ -46,11 +46,25 @@ export function cleanBody(html: string, hasAttachments: boolean, location = 'bod
   return { html: clean, text };
 }
 
-/** Who wrote an outbound message: a person, a key, or (automations, the system) nobody named. */
+/**
+ * Who wrote an outbound message: a person, a key, or (automations, the system, the AI on its
+ * own) nobody named. Visitors and customers write inbound messages only (customer-message.ts).
+ */
 function authorOf(actor: Actor) {
-  if (actor.kind === 'member') return { type: 'user' as const, userId: actor.userId, apiKeyId: null };
-  if (actor.kind === 'api_key') return { type: 'api' as const, userId: null, apiKeyId: actor.apiKeyId };
-  return { type: 'system' as const, userId: null, apiKeyId: null };
+  switch (actor.kind) {
+    case 'member':
+      return { type: 'user' as const, userId: actor.userId, apiKeyId: null };
+    case 'api_key':
+      return { type: 'api' as const, userId: null, apiKeyId: actor.apiKeyId };
+    case 'system':
+    case 'automation':
+    case 'ai':
+    case 'visitor':
+    case 'customer':
+      return { type: 'system' as const, userId: null, apiKeyId: null };
+    default:
+      return unknownActor(actor);
+  }
 }
 
 /**

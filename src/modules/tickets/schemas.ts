@@ -235,6 +235,13 @@ export const ActivityActor = Type.Object({
   user: Nullable(UserRef),
   api_key_id: Nullable(Type.String()),
   automation_id: Nullable(Type.String()),
+  contact_id: Type.Optional(
+    Type.String({
+      description:
+        'The contact who acted, when a customer did (type system): a message by email, chat or the portal ' +
+        'reopening the ticket. Absent for every other actor.',
+    }),
+  ),
 });
 
 export const Activity = Type.Object(

@@ -4,12 +4,12 @@
 //
 // - A conversation is a chat ticket of the visitor's contact (channel chat); a visitor sees their
 //   own chat tickets only (not deleted, not spam) and only their public messages (replies).
-// - A visitor's message is a customer's message, written like an email's or the portal's
-//   (tickets/inbound.ts, the system acting): plain text kept as text (HTML is escaped, never
-//   interpreted), the status rules of a customer message (a pending, on_hold or solved ticket
-//   opens again; a closed one gets a follow-up ticket with custom.follow_up_of), the workflow
-//   hooks, and message.created published to the agents and, being public on a chat ticket, to
-//   the visitor's contact topic.
+// - A visitor's message is a customer's message (tickets/customer-message.ts, its chat part the
+//   visitor), written by the one write of an email's or the portal's (writeCustomerMessage), the
+//   visitor acting: plain text kept as text (HTML is escaped, never interpreted), the status rules
+//   of a customer message (a pending, on_hold or solved ticket opens again; a closed one gets a
+//   follow-up ticket with custom.follow_up_of), the workflow hooks, and message.created published
+//   to the agents and, being public on a chat ticket, to the visitor's contact topic.
 import { createHmac } from 'node:crypto';
 import type { Static } from '@sinclair/typebox';
 import type { Deps } from '../../deps.js';
@@ -18,7 +18,7 @@ import { constantTimeEqual, isUuid } from '../../platform/crypto/random.js';
 import type { Unit } from '../../platform/db/tx.js';
 import { uniqueOrConflict } from '../../platform/db/unique.js';
 import { preview, textToHtml } from '../../platform/html/index.js';
-import { SYSTEM, type VisitorContext } from '../../platform/http/context.js';
+import { asVisitor, type VisitorContext } from '../../platform/http/context.js';
 import { ApiError, invalid, notFound, unauthorized } from '../../platform/http/errors.js';
 import { iso } from '../../platform/http/schemas.js';
 import { createAttachmentFor } from '../attachments/service.js';
@@ -27,7 +27,8 @@ import { visitorContact } from '../contacts/service.js';
 import { csatToken, csatUrl } from '../csat/service.js';
 import { widgetPicture } from '../images/sources.js';
 import { gatewayUrl } from '../realtime/routes.js';
-import { appendInboundMessage, createInboundTicket, type InboundMessage } from '../tickets/inbound.js';
+import type { CustomerMessage } from '../tickets/customer-message.js';
+import { writeCustomerMessage } from '../tickets/inbound.js';
 import { listMessagesOfTicket } from '../tickets/messages.js';
 import { applyPatch } from '../tickets/patch.js';
 import { type TicketRow, ticketQuery } from '../tickets/queries.js';
@@ -326,38 +327,23 @@ async function becomeContact(u: Unit, v: VisitorContext, name: string): Promise<
   await attachContact(u, v.visitorId, v.contactId);
 }
 
+/** The visitor's message: plain text (whatever HTML it holds is escaped and stays text). */
 function chatMessage(
   v: VisitorContext,
   from: { email: string | null; name: string },
   subject: string,
   text: string,
-  attachmentIds: string[],
-): InboundMessage {
+  uploads: string[],
+): CustomerMessage {
   return {
-    mailboxId: null,
-    rawInboundId: null,
+    workspaceId: v.workspaceId,
     contactId: v.contactId,
     subject,
-    fromEmail: from.email ?? '',
-    fromName: from.name,
-    to: [],
-    cc: [],
-    // Plain text: whatever HTML it holds is escaped and stays text.
-    bodyHtml: textToHtml(text),
-    bodyText: text,
-    hasQuoted: false,
-    originalHtml: null,
-    originalText: null,
-    replyTo: null,
-    authFailed: false,
-    formSender: null,
-    messageId: null,
-    messageIdSent: null,
-    inReplyTo: null,
-    references: [],
-    autoSubmitted: null,
+    from: { email: from.email, name: from.name },
+    body: { html: textToHtml(text), text },
     files: [],
-    attachmentIds,
+    uploads,
+    channel: { kind: 'chat', visitorId: v.visitorId },
   };
 }
 
@@ -405,20 +391,10 @@ export async function startConversation(
     const ids = await checkUploads(u, v, input.attachment_ids ?? []);
     if (from.pending) await becomeContact(u, v, from.name);
     const subject = preview(text, SUBJECT_LENGTH);
-    const { ticket } = await createInboundTicket(
-      deps,
-      u,
-      {
-        subject,
-        channel: 'chat',
-        mailboxId: null,
-        teamId: null,
-        contactId: v.contactId,
-        spam: from.blocked,
-        custom: {},
-      },
-      chatMessage(v, from, subject, text, ids),
-    );
+    const { ticket } = await writeCustomerMessage(deps, u, chatMessage(v, from, subject, text, ids), {
+      ticket: null,
+      open: { subject, teamId: null, spam: from.blocked },
+    });
     return presentConversation(ticket);
   });
 }
@@ -449,25 +425,11 @@ export async function sendMessage(
     const ticket = await lockOwnChat(u, v, id);
     const from = await sender(u, v);
     const ids = await checkUploads(u, v, input.attachment_ids ?? []);
-    const m = chatMessage(v, from, ticket.subject, text, ids);
-    if (ticket.status === 'closed') {
-      const { message } = await createInboundTicket(
-        deps,
-        u,
-        {
-          subject: ticket.subject,
-          channel: 'chat',
-          mailboxId: null,
-          teamId: ticket.team_id,
-          contactId: v.contactId,
-          spam: false,
-          custom: { follow_up_of: { id: ticket.id, number: Number(ticket.number) } },
-        },
-        m,
-      );
-      return widgetMessage(message)!;
-    }
-    const { message } = await appendInboundMessage(deps, u, ticket, m, 'customer');
+    // On a closed conversation: a follow-up in its team (its conversation_id says so).
+    const { message } = await writeCustomerMessage(deps, u, chatMessage(v, from, ticket.subject, text, ids), {
+      ticket,
+      open: { subject: ticket.subject, teamId: ticket.team_id, spam: false },
+    });
     return widgetMessage(message)!;
   });
 }
@@ -482,7 +444,7 @@ export async function requestHandoff(deps: Deps, v: VisitorContext, id: string):
     const ticket = await lockOwnChat(u, v, id);
     if (ticket.status === 'closed') throw invalid('path.id', 'this conversation is closed: start a new one');
     const reopen = ticket.status === 'pending' || ticket.status === 'on_hold' || ticket.status === 'solved';
-    const { row } = await applyPatch(deps, u, SYSTEM, ticket, {
+    const { row } = await applyPatch(deps, u, asVisitor(v), ticket, {
       custom: { handoff_requested_at: new Date().toISOString() },
       ...(reopen ? { status: 'open' as const } : {}),
     });

@@ -175,6 +175,8 @@ export interface AuditLogsTable {
   actor_type: string;
   actor_user_id: string | null;
   actor_api_key_id: string | null;
+  /** The contact who acted (a visitor's or a customer's act, recorded as system). */
+  actor_contact_id: Generated<string | null>;
   action: string;
   entity_type: string;
   entity_id: string | null;

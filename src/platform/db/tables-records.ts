@@ -130,6 +130,8 @@ export interface TicketActivitiesTable {
   actor_user_id: string | null;
   actor_api_key_id: string | null;
   actor_automation_id: string | null;
+  /** The contact who acted (a visitor's or a customer's act, recorded as system). */
+  actor_contact_id: Generated<string | null>;
   created_at: DefaultTimestamp;
 }
 

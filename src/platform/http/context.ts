@@ -25,11 +25,16 @@ export const roleAtLeast = (role: Role, min: Role): boolean => ROLES.indexOf(rol
  * - member: a person signed in to the workspace (their session; null outside one, e.g. an audit
  *   entry of a failed sign-in).
  * - api_key: an integration's key (`createdBy`: the person who made it, if still known).
- * - system: the service itself (merges, snooze wake-ups, SLA timers, auto-assignment, auto-close).
+ * - system: the service itself (merges, snooze wake-ups, SLA timers, auto-assignment, auto-close,
+ *   mail whose sender cannot be named or trusted).
  * - automation: one of the workspace's automations.
- * The widget's visitors, the portal's customers and the AI assistant join as kinds of their own.
+ * - visitor: the chat widget's visitor (their token's row), with their contact once they have one.
+ * - customer: a contact writing by email or through the help center's portal.
+ * - ai: the AI assistant, with its model and the person it acts for (if any). No producer yet.
+ * On the wire a visitor and a customer are `system` with the contact's id beside it (the
+ * contract's actor types; docs/decisions.md "Who a customer's message names as its actor").
  */
-export type Actor = MemberActor | ApiKeyActor | SystemActor | AutomationActor;
+export type Actor = MemberActor | ApiKeyActor | SystemActor | AutomationActor | VisitorActor | CustomerActor | AiActor;
 export interface MemberActor {
   kind: 'member';
   userId: string;
@@ -47,6 +52,24 @@ export interface AutomationActor {
   kind: 'automation';
   automationId: string;
   name: string;
+}
+export interface VisitorActor {
+  kind: 'visitor';
+  /** The visitor token's row (widget_visitors.id). */
+  visitorId: string;
+  /** Their contact, once they have one (their first message or email makes it). */
+  contactId: string | null;
+}
+export interface CustomerActor {
+  kind: 'customer';
+  contactId: string;
+}
+export interface AiActor {
+  kind: 'ai';
+  /** The model that acted, as its provider names it. */
+  model: string;
+  /** The person on whose behalf it acted (an agent asking for a draft), or null on its own. */
+  onBehalfOf: string | null;
 }
 /** The actors a credential stands for: who calls the API (a member through a session). */
 export type CallerActor = (MemberActor & { sessionId: string }) | ApiKeyActor;
@@ -66,12 +89,13 @@ export interface RequestContext {
 
 /**
  * Who acts on a workspace's records, as the write path (tickets, messages, labels, the workflow
- * hooks) sees it: a request's context (a member or a key, with its role and scopes), or the
- * service's own acting as the system or as an automation. Told apart by `ctx.actor.kind`.
+ * hooks) sees it: a request's context (a member or a key, with its role and scopes), or an actor
+ * without one: the service as the system or an automation, a customer or a visitor whose message
+ * the service writes, the AI assistant. Told apart by `ctx.actor.kind`.
  */
 export type ActingContext = RequestContext | ServiceContext;
 export interface ServiceContext {
-  actor: SystemActor | AutomationActor;
+  actor: SystemActor | AutomationActor | VisitorActor | CustomerActor | AiActor;
 }
 
 export const SYSTEM_ACTOR: SystemActor = { kind: 'system' };
@@ -79,21 +103,81 @@ export const SYSTEM: ServiceContext = { actor: SYSTEM_ACTOR };
 export const asAutomation = (automation: { id: string; name: string }): ServiceContext => ({
   actor: { kind: 'automation', automationId: automation.id, name: automation.name },
 });
+/** A chat widget's visitor acting (their message, their handoff). */
+export const asVisitor = (v: { visitorId: string; contactId: string | null }): ServiceContext => ({
+  actor: { kind: 'visitor', visitorId: v.visitorId, contactId: v.contactId },
+});
 
 /** A member's or a key's request (not the system, not an automation). */
 export const isCaller = (ctx: ActingContext): ctx is RequestContext =>
   ctx.actor.kind === 'member' || ctx.actor.kind === 'api_key';
 
-/** How records and the API name an actor's kind (`actor_type`: a member is a `user`). */
-export const recordedActorType = (actor: Actor) => (actor.kind === 'member' ? ('user' as const) : actor.kind);
+/** Fails to compile when a switch on `actor.kind` misses a kind. */
+export function unknownActor(actor: never): never {
+  throw new Error(`unknown actor kind: ${JSON.stringify(actor)}`);
+}
 
-/** The person acting, if a person acts. */
-export const actingUserId = (actor: Actor): string | null => (actor.kind === 'member' ? actor.userId : null);
+/**
+ * How records and the API name an actor's kind (`actor_type` of activities): a member is a
+ * `user`; a visitor and a customer are `system` (the contract's types), their contact recorded
+ * beside it (contactOf).
+ */
+export function recordedActorType(actor: Actor): 'user' | 'api_key' | 'system' | 'automation' | 'ai' {
+  switch (actor.kind) {
+    case 'member':
+      return 'user';
+    case 'api_key':
+    case 'system':
+    case 'automation':
+    case 'ai':
+      return actor.kind;
+    case 'visitor':
+    case 'customer':
+      return 'system';
+    default:
+      return unknownActor(actor);
+  }
+}
+
+/** The person acting, if a person acts: a member, or the one an AI acts for. */
+export function actingUserId(actor: Actor): string | null {
+  switch (actor.kind) {
+    case 'member':
+      return actor.userId;
+    case 'ai':
+      return actor.onBehalfOf;
+    case 'api_key':
+    case 'system':
+    case 'automation':
+    case 'visitor':
+    case 'customer':
+      return null;
+    default:
+      return unknownActor(actor);
+  }
+}
+
+/** The contact acting, if a customer acts (a visitor before their contact exists: null). */
+export function actingContactId(actor: Actor): string | null {
+  switch (actor.kind) {
+    case 'visitor':
+    case 'customer':
+      return actor.contactId;
+    case 'member':
+    case 'api_key':
+    case 'system':
+    case 'automation':
+    case 'ai':
+      return null;
+    default:
+      return unknownActor(actor);
+  }
+}
 
 /**
  * A chat widget's visitor (`Authorization: Visitor svc_vis_…`, src/modules/widget): one
- * workspace, one contact. Not an actor of the write path: what a visitor writes is a customer's
- * message, written as the system writes inbound mail.
+ * workspace, one contact. What a visitor writes is a customer's message
+ * (tickets/customer-message.ts), with the visitor as its actor (`asVisitor`).
  */
 export interface VisitorContext {
   workspaceId: string;
