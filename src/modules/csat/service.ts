@@ -6,7 +6,7 @@
 // figures read the stored score.
 import type { Static } from '@sinclair/typebox';
 import type { Deps } from '../../deps.js';
-import { SYSTEM_ACTOR } from '../../platform/http/context.js';
+import { type Actor, SYSTEM_ACTOR } from '../../platform/http/context.js';
 import { conflict, invalid, notFound } from '../../platform/http/errors.js';
 import { addActivity } from '../tickets/activities.js';
 import { emitUpdated } from '../tickets/patch.js';
@@ -94,7 +94,7 @@ export async function rate(deps: Deps, token: string, input: Static<typeof RateB
   }
   return deps.writer.run(workspaceId, async (u) => {
     const ticket = await ticketQuery(u.trx, workspaceId)
-      .select('t.csat')
+      .select(['t.csat', 't.contact_id'])
       .where('t.id', '=', ticketId)
       .forUpdate('t')
       .executeTakeFirst();
@@ -118,8 +118,10 @@ export async function rate(deps: Deps, token: string, input: Static<typeof RateB
       .where('id', '=', ticketId)
       .execute();
     const row = await reload(u, ticketId);
-    // The customer rates through a link, not as a member or a key: the service records it.
-    await addActivity(u, SYSTEM_ACTOR, { id: row.id, privateTeamId: row.private_team_id }, 'csat_received', {
+    // The customer rates through a link: recorded as the system with the contact who rated
+    // (docs/decisions.md, "Who a customer's message names as its actor").
+    const rater: Actor = ticket.contact_id ? { kind: 'customer', contactId: ticket.contact_id } : SYSTEM_ACTOR;
+    await addActivity(u, rater, { id: row.id, privateTeamId: row.private_team_id }, 'csat_received', {
       score: input.score,
       ...(comment !== null ? { comment } : {}),
     });
