@@ -12,8 +12,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RouteEntry } from '../src/app.js';
 import { ERROR_CODES } from '../src/platform/http/errors.js';
-import { newTenant, type Service, startService, type Tenant } from './helpers.js';
-import { type OwnDatabase, ownDatabase } from './own-database.js';
+import { newTenant, type Service, startService, type Tenant } from './support/helpers.js';
+import { type OwnDatabase, ownDatabase } from './support/own-database.js';
 
 type Schema = Record<string, any>;
 

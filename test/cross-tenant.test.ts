@@ -3,7 +3,7 @@
 // nothing. A new route with an id parameter must add its record factory here.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keepMail, outboxTransport } from '../src/platform/mail/outbox.js';
-import { makeCompany, makeContact, makeTicket } from './builders.js';
+import { makeCompany, makeContact, makeTicket } from './support/builders.js';
 import {
   ALL_SCOPES,
   type Api,
@@ -14,7 +14,7 @@ import {
   startService,
   type Tenant,
   unique,
-} from './helpers.js';
+} from './support/helpers.js';
 
 let svc: Service;
 beforeAll(async () => {

@@ -1,0 +1,768 @@
+// Pictures (src/modules/images, docs/images.md): uploads of avatars, company logos and the
+// workspace's images through the pool, the issue's bad-input list with the real files of
+// test/fixtures/images (made by make-fixtures.ts), serving (headers, ETag, sizes, no metadata,
+// never the uploaded bytes), removal after the cache horizon, PATCH /v1/me avatar_url with the
+// webhooks' address rules, the automatic sources (gravatar, domain logos, widget pictures) against
+// stand-in servers on loopback, events, audit entries, onboarding, and other workspaces' records.
+import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { widgetPicture } from '../../../src/modules/images/sources.js';
+import { imageKey, removeRetiredPictures } from '../../../src/modules/images/store.js';
+import { refusedAddress } from '../../../src/platform/net/address.js';
+import { makeCompany, makeContact } from '../../support/builders.js';
+import {
+  addMember,
+  eventsAfterOf,
+  isErrorBody,
+  latestSeqOf,
+  newTenant,
+  type ReqOpts,
+  type Service,
+  startService,
+  type Tenant,
+  unique,
+} from '../../support/helpers.js';
+import { type OwnDatabase, ownDatabase } from '../../support/own-database.js';
+
+const FIXTURES = join(import.meta.dirname, '..', '..', 'support', 'fixtures', 'images');
+const fixture = (name: string) => readFileSync(join(FIXTURES, name));
+
+// ---- stand-in servers on loopback -----------------------------------------------------------
+
+/** What the stand-in answers, by path; records every path asked. */
+const routes = new Map<string, (res: import('node:http').ServerResponse) => void>();
+const asked: string[] = [];
+let standIn: Server;
+let base = '';
+
+const png = (bytes: Buffer) => (res: import('node:http').ServerResponse) => {
+  res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(bytes.length) });
+  res.end(bytes);
+};
+const html = (body: string) => (res: import('node:http').ServerResponse) => {
+  res.writeHead(200, { 'content-type': 'text/html' });
+  res.end(body);
+};
+const redirect = (to: string) => (res: import('node:http').ServerResponse) => {
+  res.writeHead(302, { location: to });
+  res.end();
+};
+
+/** Names the services resolve (no DNS in the tests). */
+async function resolve(host: string) {
+  const table: Record<string, string> = { 'ten.test': '10.0.0.1', 'pics.test': '127.0.0.1' };
+  const a = table[host];
+  if (!a) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+  return [{ address: a, family: 4 }];
+}
+
+// ---- the services ----------------------------------------------------------------------------
+
+let own: OwnDatabase;
+/** Loopback allowed for the stand-ins: every address rule but "127.0.0.1 is private" applies. */
+let svc: Service;
+/** The production address rules (no WEBHOOK_ALLOW_PRIVATE). */
+let strict: Service;
+
+beforeAll(async () => {
+  standIn = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0]!;
+    asked.push(path);
+    const route = routes.get(path);
+    if (route) route(res);
+    else {
+      res.writeHead(404);
+      res.end();
+    }
+  });
+  await new Promise<void>((r) => standIn.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(standIn.address() as AddressInfo).port}`;
+  own = await ownDatabase('images');
+  svc = await startService(
+    { ...own.env, WEBHOOK_ALLOW_PRIVATE: 'true' },
+    {
+      jobs: true,
+      pictures: {
+        gravatarUrl: (hash) => `${base}/avatar/${hash}`,
+        domainUrl: (domain) => `${base}/site/${domain}/`,
+        resolve,
+        // The address rules of production, except that the stand-in's 127.0.0.1 counts as public.
+        refuse: (a) => (a === '127.0.0.1' ? null : refusedAddress(a)),
+      },
+    },
+  );
+  strict = await startService({}, { jobs: false, pictures: { resolve } });
+});
+afterAll(async () => {
+  await svc?.stop();
+  await strict?.stop();
+  await own?.drop();
+  standIn?.close();
+});
+
+// ---- helpers -----------------------------------------------------------------------------------
+
+function headersOf(as: ReqOpts): Record<string, string> {
+  const h: Record<string, string> = {};
+  if (as.token) h.authorization = `Bearer ${as.token}`;
+  if (as.workspace) h['svc-workspace'] = as.workspace;
+  return h;
+}
+
+async function put(s: Service, path: string, as: ReqOpts, data: Buffer, filename: string, type: string) {
+  const form = new FormData();
+  form.append('file', new Blob([data], { type }), filename);
+  const r = await fetch(`${s.url}${path}`, { method: 'PUT', headers: headersOf(as), body: form });
+  const text = await r.text();
+  let body: any = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON
+  }
+  return { status: r.status, body, headers: r.headers, text };
+}
+
+const ID_RE = /\/v1\/images\/([0-9a-f-]{36})$/;
+function idOf(url: string | null): string {
+  const m = ID_RE.exec(url ?? '');
+  if (!m) throw new Error(`not a picture url: ${url}`);
+  return m[1]!;
+}
+
+async function served(s: Service, url: string | null, size?: 64 | 256, headers: Record<string, string> = {}) {
+  const r = await fetch(`${s.url}/v1/images/${idOf(url)}${size ? `?s=${size}` : ''}`, { headers });
+  return { status: r.status, headers: r.headers, bytes: Buffer.from(await r.arrayBuffer()) };
+}
+
+async function until<T>(what: () => Promise<T>, ok: (v: T) => boolean, ms = 8000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await what();
+    if (ok(v) || Date.now() > end) return v;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const auditActions = async (s: Service, t: Tenant) =>
+  ((await s.api.get('/v1/audit-logs?limit=100', t.as)).body.data as Array<{ action: string; entity_id: string }>).map(
+    (e) => e.action,
+  );
+
+// ---- uploads: the issue's bad-input list --------------------------------------------------------
+
+describe('uploads', () => {
+  let t: Tenant;
+  beforeAll(async () => {
+    t = await newTenant(svc.api, 'Pictures Inc');
+  });
+
+  it('accepts a PNG named .jpg by its content, serves 256 and 64 px PNGs with the spec headers', async () => {
+    const r = await put(svc, '/v1/me/avatar', t.as, fixture('png-named.jpg'), 'me.jpg', 'image/jpeg');
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.avatar_source).toBe('upload');
+    expect(r.body.avatar_url).toMatch(ID_RE);
+    const big = await served(svc, r.body.avatar_url);
+    expect(big.status).toBe(200);
+    expect(big.headers.get('content-type')).toBe('image/png');
+    expect(big.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(big.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(big.headers.get('content-security-policy')).toBe("default-src 'none'; sandbox");
+    expect(Number(big.headers.get('content-length'))).toBe(big.bytes.length);
+    expect(await sharp(big.bytes).metadata()).toMatchObject({ format: 'png', width: 256, height: 256 });
+    const small = await served(svc, r.body.avatar_url, 64);
+    expect(await sharp(small.bytes).metadata()).toMatchObject({ format: 'png', width: 64, height: 64 });
+    // ETag: the same answer is not sent twice.
+    const etag = big.headers.get('etag')!;
+    expect(etag).toMatch(/^"[0-9a-f-]{36}-256"$/);
+    const again = await served(svc, r.body.avatar_url, 256, { 'if-none-match': etag });
+    expect(again.status).toBe(304);
+    expect(again.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(again.bytes.length).toBe(0);
+    expect((await served(svc, r.body.avatar_url, 64, { 'if-none-match': etag })).status).toBe(200);
+  });
+
+  it('refuses an SVG with a script, whatever its name and type say (422 unsupported_image)', async () => {
+    for (const [name, type] of [
+      ['evil.svg', 'image/svg+xml'],
+      ['evil.png', 'image/png'],
+    ]) {
+      const r = await put(svc, '/v1/me/avatar', t.as, fixture('script.svg'), name!, type!);
+      expect(r.status, r.text).toBe(422);
+      expect(isErrorBody(r.body, 422, 'unsupported_image')).toBe(true);
+    }
+  });
+
+  it('refuses a 1x1 PNG (422 image_too_large: under 16 px)', async () => {
+    const r = await put(svc, '/v1/me/avatar', t.as, fixture('one-pixel.png'), 'dot.png', 'image/png');
+    expect(r.status, r.text).toBe(422);
+    expect(isErrorBody(r.body, 422, 'image_too_large')).toBe(true);
+  });
+
+  it('refuses a 20,000 x 20,000 PNG header from the header alone, before any pixel is decoded', async () => {
+    const started = performance.now();
+    const r = await put(svc, '/v1/me/avatar', t.as, fixture('huge-header.png'), 'huge.png', 'image/png');
+    expect(r.status, r.text).toBe(422);
+    expect(isErrorBody(r.body, 422, 'image_too_large')).toBe(true);
+    expect(r.body.detail).toContain('20000 x 20000');
+    // Decoding 400 megapixels would take seconds and 1.6 GB.
+    expect(performance.now() - started).toBeLessThan(1500);
+  });
+
+  it('applies the 4,096 px side limit and the 16-megapixel limit each on its own, up to the limit included', async () => {
+    // A plain colour compresses to a few kilobytes, whatever its size.
+    const plain = (width: number, height: number) =>
+      sharp({ create: { width, height, channels: 3, background: '#3b82f6' } })
+        .png()
+        .toBuffer();
+    const avatarNow = async () => (await svc.api.get('/v1/me', { token: t.owner.token })).body.avatar_url;
+    const before = await avatarNow();
+    for (const [width, height, why] of [
+      // 100,000 pixels: only the side is over.
+      [5000, 20, 'side'],
+      [20, 5000, 'side'],
+      // 4,096 a side at most, 16,388,096 pixels: only the pixel count is over.
+      [4096, 4001, 'megapixels'],
+    ] as const) {
+      const r = await put(svc, '/v1/me/avatar', t.as, await plain(width, height), 'big.png', 'image/png');
+      expect(r.status, `${width} x ${height} (${why})`).toBe(422);
+      expect(isErrorBody(r.body, 422, 'image_too_large')).toBe(true);
+      expect(r.body.detail).toContain(`${width} x ${height}`);
+    }
+    expect(await avatarNow()).toBe(before);
+    // Exactly at each limit: accepted and stored (4,000 x 4,000 is 16,000,000 pixels).
+    for (const [width, height] of [
+      [4096, 20],
+      [4000, 4000],
+    ] as const) {
+      const r = await put(svc, '/v1/me/avatar', t.as, await plain(width, height), 'ok.png', 'image/png');
+      expect(r.status, `${width} x ${height}: ${r.text}`).toBe(200);
+      expect(r.body.avatar_url).toMatch(/\/v1\/images\//);
+      expect(r.body.avatar_url).not.toBe(before);
+    }
+  });
+
+  it('refuses a truncated JPEG (422 unsupported_image)', async () => {
+    const r = await put(svc, '/v1/me/avatar', t.as, fixture('truncated.jpg'), 'half.jpg', 'image/jpeg');
+    expect(r.status, r.text).toBe(422);
+    expect(isErrorBody(r.body, 422, 'unsupported_image')).toBe(true);
+  });
+
+  it('refuses a 6 MB file with 413 too_large, also when streamed without a length', async () => {
+    const six = fixture('six-mb.jpg');
+    const r = await put(svc, '/v1/me/avatar', t.as, six, 'big.jpg', 'image/jpeg');
+    expect(r.status, r.text).toBe(413);
+    expect(isErrorBody(r.body, 413, 'too_large')).toBe(true);
+    // Chunked: no Content-Length to refuse early; the upload stops at 5 MB while it streams.
+    const streamed = await new Promise<{ status: number; body: string; sent: number }>((done, fail) => {
+      const req = httpRequest(`${svc.url}/v1/me/avatar`, {
+        method: 'PUT',
+        headers: { ...headersOf(t.as), 'content-type': 'multipart/form-data; boundary=xyz' },
+      });
+      let sent = 0;
+      req.on('response', (res) => {
+        let body = '';
+        res.on('data', (c) => {
+          body += c;
+        });
+        res.on('end', () => done({ status: res.statusCode ?? 0, body, sent }));
+      });
+      req.on('error', fail);
+      req.write('--xyz\r\nContent-Disposition: form-data; name="file"; filename="big.jpg"\r\n\r\n');
+      const step = 256 * 1024;
+      const pump = () => {
+        while (sent < six.length) {
+          const piece = six.subarray(sent, sent + step);
+          sent += piece.length;
+          if (!req.write(piece)) {
+            req.once('drain', pump);
+            return;
+          }
+        }
+        req.end('\r\n--xyz--\r\n');
+      };
+      pump();
+    });
+    expect(streamed.status).toBe(413);
+    expect(isErrorBody(JSON.parse(streamed.body), 413, 'too_large')).toBe(true);
+  });
+
+  it('serves a GIF/JavaScript polyglot only as the re-encoded PNG', async () => {
+    const poly = fixture('polyglot.gif');
+    expect(poly.toString('latin1')).toContain('alert(document.domain)');
+    const r = await put(svc, '/v1/me/avatar', t.as, poly, 'cat.gif', 'image/gif');
+    expect(r.status, r.text).toBe(200);
+    for (const size of [256, 64] as const) {
+      const got = await served(svc, r.body.avatar_url, size);
+      expect(got.headers.get('content-type')).toBe('image/png');
+      expect(got.bytes.subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a');
+      expect(got.bytes.toString('latin1')).not.toContain('alert');
+      expect(got.bytes.toString('latin1')).not.toContain('GIF89a');
+    }
+  });
+
+  it('serves a JPEG with GPS EXIF without it (no metadata at all)', async () => {
+    const gps = fixture('gps.jpg');
+    expect(gps.toString('latin1')).toContain('GPS-FIXTURE-SECRET-LOCATION');
+    expect((await sharp(gps).metadata()).exif).toBeDefined();
+    const r = await put(svc, '/v1/me/avatar', t.as, gps, 'holiday.jpg', 'image/jpeg');
+    expect(r.status, r.text).toBe(200);
+    for (const size of [256, 64] as const) {
+      const got = await served(svc, r.body.avatar_url, size);
+      const meta = await sharp(got.bytes).metadata();
+      expect(meta.exif).toBeUndefined();
+      expect(meta.xmp).toBeUndefined();
+      expect(meta.icc).toBeUndefined();
+      expect(got.bytes.toString('latin1')).not.toContain('GPS-FIXTURE');
+      expect(got.bytes.toString('latin1')).not.toContain('Exif');
+    }
+  });
+
+  it('applies EXIF orientation before the centred square crop', async () => {
+    // Stored 120 x 60, red left and blue right, orientation 6: shown 60 x 120, red on top.
+    const r = await put(svc, '/v1/me/avatar', t.as, fixture('rotated.jpg'), 'turned.jpg', 'image/jpeg');
+    expect(r.status, r.text).toBe(200);
+    const got = await served(svc, r.body.avatar_url);
+    const { data, info } = await sharp(got.bytes).raw().toBuffer({ resolveWithObject: true });
+    const at = (x: number, y: number) => Array.from(data.subarray((y * info.width + x) * info.channels).subarray(0, 3));
+    const [tr, , tb] = at(128, 20);
+    const [br, , bb] = at(128, 236);
+    expect(tr).toBeGreaterThan(200);
+    expect(tb).toBeLessThan(60);
+    expect(br).toBeLessThan(60);
+    expect(bb).toBeGreaterThan(200);
+  });
+
+  it('accepts WebP', async () => {
+    const r = await put(svc, '/v1/me/avatar', t.as, fixture('photo.webp'), 'p.webp', 'image/webp');
+    expect(r.status, r.text).toBe(200);
+  });
+
+  it('wants one part named file, as multipart', async () => {
+    const form = new FormData();
+    form.append('picture', new Blob([fixture('photo.webp')]), 'p.webp');
+    const wrong = await fetch(`${svc.url}/v1/me/avatar`, { method: 'PUT', headers: headersOf(t.as), body: form });
+    expect(wrong.status).toBe(422);
+    const json = await svc.api.req('PUT', '/v1/me/avatar', { ...t.as, body: { file: 'x' } });
+    expect(json.status).toBe(415);
+  });
+
+  it('answers 404 for pictures that do not exist, 422 for ids that cannot be one', async () => {
+    const none = '5b0c1f0e-8d1a-4c52-9a53-0d6f2d7e9b11';
+    expect((await fetch(`${svc.url}/v1/images/${none}`)).status).toBe(404);
+    expect((await fetch(`${svc.url}/v1/images/../../etc/passwd`)).status).toBe(404);
+    expect((await fetch(`${svc.url}/v1/images/abc`)).status).toBe(422);
+    expect((await fetch(`${svc.url}/v1/images/${none}?s=128`)).status).toBe(422);
+  });
+});
+
+// ---- owners: me, contacts, companies, the workspace ----------------------------------------------
+
+describe('owners', () => {
+  it("a person's picture: member.updated and user.avatar_updated in each workspace, upload_photo done", async () => {
+    const a = await newTenant(svc.api, 'First Co');
+    const b = await newTenant(svc.api, 'Second Co');
+    await addMember(svc, b, 'agent', a.owner);
+    const before = (await svc.api.get('/v1/onboarding', a.as)).body.steps.find((s: any) => s.id === 'upload_photo');
+    expect(before.done).toBe(false);
+    const [seqA, seqB] = [await latestSeqOf(svc, a), await latestSeqOf(svc, b)];
+    const r = await put(svc, '/v1/me/avatar', a.as, fixture('png-named.jpg'), 'me.png', 'image/png');
+    expect(r.status, r.text).toBe(200);
+    for (const [t, seq] of [
+      [a, seqA],
+      [b, seqB],
+    ] as const) {
+      const events = await eventsAfterOf(svc, t, seq);
+      const updated = events.find((e) => e.type === 'member.updated');
+      expect(updated?.data.member.user).toMatchObject({ id: a.owner.userId, avatar_url: r.body.avatar_url });
+      expect(updated?.data.member.user.avatar_source).toBe('upload');
+      expect(await auditActions(svc, t)).toContain('user.avatar_updated');
+    }
+    const after = (await svc.api.get('/v1/onboarding', a.as)).body.steps.find((s: any) => s.id === 'upload_photo');
+    expect(after.done).toBe(true);
+    const members = (await svc.api.get('/v1/members', b.as)).body.data;
+    expect(members.find((m: any) => m.user.id === a.owner.userId).user.avatar_url).toBe(r.body.avatar_url);
+
+    const removed = await svc.api.delete('/v1/me/avatar', a.as);
+    expect(removed.status).toBe(200);
+    expect(removed.body).toMatchObject({ avatar_url: null, avatar_source: null });
+    expect(await auditActions(svc, b)).toContain('user.avatar_removed');
+    // API keys have no picture of their own.
+    const key = (await svc.api.post('/v1/api-keys', { name: unique('k'), scopes: ['contacts:write'] }, a.as)).body.key;
+    const byKey = await put(svc, '/v1/me/avatar', { token: key }, fixture('photo.webp'), 'p.webp', 'image/webp');
+    expect(byKey.status).toBe(403);
+  });
+
+  it("a contact's picture: contact.updated, audit entries, removal; other workspaces' contacts are 404", async () => {
+    const t = await newTenant(svc.api, 'Contacts Co');
+    const other = await newTenant(svc.api, 'Other Co');
+    const contact = await makeContact(svc.api, t, { name: 'Carla' });
+    const seq = await latestSeqOf(svc, t);
+    const r = await put(svc, `/v1/contacts/${contact.id}/avatar`, t.as, fixture('wide-logo.png'), 'c.png', 'image/png');
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toMatchObject({ id: contact.id, name: 'Carla', avatar_source: 'upload' });
+    // A person's picture is cropped: the corner is the picture's, not transparent.
+    const got = await served(svc, r.body.avatar_url);
+    const corner = await sharp(got.bytes).extract({ left: 0, top: 0, width: 1, height: 1 }).raw().toBuffer();
+    expect(corner[3]).toBe(255);
+    const events = await eventsAfterOf(svc, t, seq);
+    expect(events.find((e) => e.type === 'contact.updated')?.data.contact.avatar_url).toBe(r.body.avatar_url);
+    expect(await auditActions(svc, t)).toContain('contact.avatar_updated');
+    expect((await svc.api.get(`/v1/contacts/${contact.id}`, t.as)).body.avatar_url).toBe(r.body.avatar_url);
+
+    // Another workspace: 404 for every picture route, and nothing changes.
+    const foreign = await put(svc, `/v1/contacts/${contact.id}/avatar`, other.as, fixture('photo.webp'), 'x.webp', 'x');
+    expect(foreign.status).toBe(404);
+    expect((await svc.api.delete(`/v1/contacts/${contact.id}/avatar`, other.as)).status).toBe(404);
+    expect((await svc.api.post(`/v1/contacts/${contact.id}/avatar/refresh`, undefined, other.as)).status).toBe(404);
+    expect((await svc.api.get(`/v1/contacts/${contact.id}`, t.as)).body.avatar_url).toBe(r.body.avatar_url);
+    // A viewer may not change it.
+    const viewer = await addMember(svc, t, 'viewer');
+    expect(
+      (await put(svc, `/v1/contacts/${contact.id}/avatar`, viewer.as, fixture('photo.webp'), 'v.webp', 'image/webp'))
+        .status,
+    ).toBe(403);
+
+    const removed = await svc.api.delete(`/v1/contacts/${contact.id}/avatar`, t.as);
+    expect(removed.status).toBe(200);
+    expect(removed.body).toMatchObject({ avatar_url: null, avatar_source: null });
+    expect(await auditActions(svc, t)).toContain('contact.avatar_removed');
+  });
+
+  it("a company's logo is fitted, not cropped; company.updated; other workspaces' companies are 404", async () => {
+    const t = await newTenant(svc.api, 'Logos Co');
+    const other = await newTenant(svc.api, 'Elsewhere Co');
+    const company = await makeCompany(svc.api, t, { name: 'Wide Ltd' });
+    const seq = await latestSeqOf(svc, t);
+    const r = await put(
+      svc,
+      `/v1/companies/${company.id}/avatar`,
+      t.as,
+      fixture('wide-logo.png'),
+      'l.png',
+      'image/png',
+    );
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toMatchObject({ id: company.id, avatar_source: 'upload' });
+    const got = await served(svc, r.body.avatar_url);
+    const corner = await sharp(got.bytes).extract({ left: 0, top: 0, width: 1, height: 1 }).raw().toBuffer();
+    expect(corner[3]).toBe(0); // above the 3:1 logo: transparent
+    const centre = await sharp(got.bytes).extract({ left: 10, top: 128, width: 1, height: 1 }).raw().toBuffer();
+    expect(centre[3]).toBe(255);
+    const events = await eventsAfterOf(svc, t, seq);
+    expect(events.find((e) => e.type === 'company.updated')?.data.company.avatar_url).toBe(r.body.avatar_url);
+    expect(await auditActions(svc, t)).toContain('company.avatar_updated');
+    const foreign = await put(svc, `/v1/companies/${company.id}/avatar`, other.as, fixture('photo.webp'), 'x', 'x');
+    expect(foreign.status).toBe(404);
+    expect((await svc.api.delete(`/v1/companies/${company.id}/avatar`, other.as)).status).toBe(404);
+    expect((await svc.api.post(`/v1/companies/${company.id}/avatar/refresh`, undefined, other.as)).status).toBe(404);
+    const removed = await svc.api.delete(`/v1/companies/${company.id}/avatar`, t.as);
+    expect(removed.body.avatar_url).toBeNull();
+    expect(await auditActions(svc, t)).toContain('company.avatar_removed');
+  });
+
+  it("the workspace's logo and images: admins only, workspace.updated, image_updated and image_removed", async () => {
+    const t = await newTenant(svc.api, 'Brand Co');
+    const agent = await addMember(svc, t, 'agent');
+    const seq = await latestSeqOf(svc, t);
+    const logo = await put(svc, '/v1/workspace/images/logo', t.as, fixture('wide-logo.png'), 'l.png', 'image/png');
+    expect(logo.status, logo.text).toBe(200);
+    expect(logo.body.avatar_url).toMatch(ID_RE);
+    expect(logo.body.avatar_source).toBe('upload');
+    const fav = await put(
+      svc,
+      '/v1/workspace/images/help_center_favicon',
+      t.as,
+      fixture('photo.webp'),
+      'f.webp',
+      'image/webp',
+    );
+    expect(fav.status, fav.text).toBe(200);
+    expect(fav.body.images.help_center_favicon).toMatch(ID_RE);
+    expect(fav.body.images.widget_avatar).toBeNull();
+    expect(fav.body.avatar_url).toBe(logo.body.avatar_url);
+    const events = await eventsAfterOf(svc, t, seq);
+    expect(events.filter((e) => e.type === 'workspace.updated')).toHaveLength(2);
+    expect(await auditActions(svc, t)).toContain('workspace.image_updated');
+    const byAgent = await put(svc, '/v1/workspace/images/logo', agent.as, fixture('photo.webp'), 'a.webp', 'x');
+    expect(byAgent.status).toBe(403);
+    expect((await put(svc, '/v1/workspace/images/banner', t.as, fixture('photo.webp'), 'a', 'x')).status).toBe(422);
+    const removed = await svc.api.delete('/v1/workspace/images/help_center_favicon', t.as);
+    expect(removed.status).toBe(200);
+    expect(removed.body.images.help_center_favicon).toBeNull();
+    expect(removed.body.avatar_url).toBe(logo.body.avatar_url);
+    expect(await auditActions(svc, t)).toContain('workspace.image_removed');
+  });
+});
+
+// ---- removal after the cache horizon --------------------------------------------------------------
+
+describe('removal', () => {
+  it('keeps a replaced picture servable until the horizon, then removes its bytes and row', async () => {
+    const t = await newTenant(svc.api, 'Removal Co');
+    const first = await put(svc, '/v1/me/avatar', t.as, fixture('photo.webp'), 'a.webp', 'image/webp');
+    const second = await put(svc, '/v1/me/avatar', t.as, fixture('png-named.jpg'), 'b.jpg', 'image/jpeg');
+    expect(second.body.avatar_url).not.toBe(first.body.avatar_url);
+    expect((await served(svc, first.body.avatar_url)).status).toBe(200);
+    const deps = svc.rt.deps;
+    // Within the horizon nothing in use or recently retired goes.
+    await removeRetiredPictures(deps);
+    expect((await served(svc, first.body.avatar_url)).status).toBe(200);
+    // Past it (a day from now, with no horizon): the retired one goes, the one in use stays.
+    const removed = await removeRetiredPictures(deps, { horizonMs: 0, now: new Date(Date.now() + 1000) });
+    expect(removed).toBeGreaterThanOrEqual(1);
+    const oldId = idOf(first.body.avatar_url);
+    expect(await deps.storage.open(imageKey(oldId, 256))).toBeNull();
+    expect(await deps.database.db.selectFrom('images').select('id').where('id', '=', oldId).execute()).toEqual([]);
+    expect((await served(svc, first.body.avatar_url)).status).toBe(404);
+    expect((await served(svc, second.body.avatar_url)).status).toBe(200);
+  });
+});
+
+describe('a deleted workspace', () => {
+  it("retires its logo and its contacts' pictures (gone after the horizon); its owner's own picture stays", async () => {
+    const t = await newTenant(svc.api, 'Gone Soon');
+    const contact = await makeContact(svc.api, t);
+    const pic = await put(
+      svc,
+      `/v1/contacts/${contact.id}/avatar`,
+      t.as,
+      fixture('photo.webp'),
+      'c.webp',
+      'image/webp',
+    );
+    expect(pic.status, pic.text).toBe(200);
+    const me = await put(svc, '/v1/me/avatar', t.as, fixture('photo.webp'), 'me.webp', 'image/webp');
+    expect(me.status, me.text).toBe(200);
+    const deps = svc.rt.deps;
+    await deps.database.db.updateTable('users').set({ mfa_enabled: true }).where('id', '=', t.owner.userId).execute();
+    const r = await svc.api.req('DELETE', '/v1/workspace', { ...t.as, body: { confirm_name: 'Gone Soon' } });
+    expect(r.status, r.text).toBe(204);
+    await removeRetiredPictures(deps, { horizonMs: 0, now: new Date(Date.now() + 1000) });
+    expect((await served(svc, pic.body.avatar_url)).status).toBe(404);
+    expect(await deps.storage.open(imageKey(idOf(pic.body.avatar_url), 256))).toBeNull();
+    expect((await served(svc, me.body.avatar_url)).status).toBe(200);
+  });
+});
+
+// ---- avatar_url: fetched server-side under the webhooks' address rules -------------------------------
+
+describe('PATCH /v1/me avatar_url', () => {
+  it('copies a picture from a URL: fetched, processed, served from here', async () => {
+    const t = await newTenant(svc.api, 'Url Co');
+    routes.set('/me.png', png(fixture('png-named.jpg')));
+    const r = await svc.api.patch('/v1/me', { avatar_url: `${base}/me.png`, name: 'Renamed Owner' }, t.as);
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toMatchObject({ name: 'Renamed Owner', avatar_source: 'upload' });
+    expect(r.body.avatar_url).toMatch(ID_RE);
+    expect(r.body.avatar_url).not.toContain(base);
+    const got = await served(svc, r.body.avatar_url);
+    expect(await sharp(got.bytes).metadata()).toMatchObject({ format: 'png', width: 256 });
+    // null removes it.
+    expect((await svc.api.patch('/v1/me', { avatar_url: null }, t.as)).body.avatar_url).toBeNull();
+  });
+
+  it('refuses what it fetches when it is not an acceptable picture', async () => {
+    const t = await newTenant(svc.api, 'Url Bad Co');
+    routes.set('/evil.svg', (res) => {
+      res.writeHead(200, { 'content-type': 'image/png' });
+      res.end(fixture('script.svg'));
+    });
+    routes.set('/big.jpg', png(fixture('six-mb.jpg')));
+    const svg = await svc.api.patch('/v1/me', { avatar_url: `${base}/evil.svg` }, t.as);
+    expect(svg.status).toBe(422);
+    expect(svg.body.code).toBe('unsupported_image');
+    const big = await svc.api.patch('/v1/me', { avatar_url: `${base}/big.jpg` }, t.as);
+    expect(big.status).toBe(422);
+    expect(big.body.errors[0]).toMatchObject({ location: 'body.avatar_url' });
+    expect(big.body.detail).toContain('larger than 5 MB');
+    const missing = await svc.api.patch('/v1/me', { avatar_url: `${base}/nothing.png` }, t.as);
+    expect(missing.status).toBe(422);
+    expect((await svc.api.get('/v1/me', t.as)).body.avatar_url).toBeNull();
+  });
+
+  it('refuses a redirect to a private address, to a name resolving to one, and to a local name', async () => {
+    const t = await newTenant(svc.api, 'Redirect Co');
+    routes.set('/to-ten-name', redirect('http://ten.test/a.png'));
+    routes.set('/to-ten-ip', redirect('http://10.0.0.1/a.png'));
+    routes.set('/to-localhost', redirect('http://localhost/a.png'));
+    routes.set('/to-metadata', redirect('http://169.254.169.254/latest/meta-data/'));
+    for (const path of ['/to-ten-name', '/to-ten-ip', '/to-localhost', '/to-metadata']) {
+      const r = await svc.api.patch('/v1/me', { avatar_url: `${base}${path}` }, t.as);
+      expect(r.status, path).toBe(422);
+      expect(r.body.errors[0].location).toBe('body.avatar_url');
+      expect(r.body.detail).toMatch(/refused/);
+    }
+    // A redirect to an acceptable place is followed.
+    routes.set('/pic.png', png(fixture('photo.webp')));
+    routes.set('/moved', redirect('/pic.png'));
+    const ok = await svc.api.patch('/v1/me', { avatar_url: `${base}/moved` }, t.as);
+    expect(ok.status, ok.text).toBe(200);
+  });
+
+  it('with the production rules: refuses http://, 127.0.0.1 and a name resolving to 10.0.0.1 (422)', async () => {
+    const t = await newTenant(strict.api, 'Strict Co');
+    const cases = [
+      'http://pics.example.com/strict.png',
+      'https://127.0.0.1/strict.png',
+      'https://ten.test/strict.png',
+      'https://localhost/strict.png',
+      'https://[::1]/strict.png',
+    ];
+    for (const url of cases) {
+      const r = await strict.api.patch('/v1/me', { avatar_url: url }, t.as);
+      expect(r.status, url).toBe(422);
+      expect(isErrorBody(r.body, 422, 'validation_failed')).toBe(true);
+      expect(r.body.errors[0].location).toBe('body.avatar_url');
+    }
+    expect(asked.some((p) => p.startsWith('/strict.png'))).toBe(false);
+    expect((await strict.api.get('/v1/me', t.as)).body.avatar_url).toBeNull();
+  });
+});
+
+// ---- automatic sources ---------------------------------------------------------------------------
+
+describe('automatic sources', () => {
+  it('gravatar: off by default; on, a new contact with an email gets its gravatar (by SHA-256)', async () => {
+    const t = await newTenant(svc.api, 'Gravatar Co');
+    const email = `${unique('g')}@example.com`;
+    const { createHash } = await import('node:crypto');
+    const hash = createHash('sha256').update(email).digest('hex');
+    routes.set(`/avatar/${hash}`, png(fixture('photo.webp')));
+    const off = await makeContact(svc.api, t, { email });
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await svc.api.get(`/v1/contacts/${off.id}`, t.as)).body.avatar_url).toBeNull();
+    expect(asked).not.toContain(`/avatar/${hash}`);
+
+    await svc.api.patch('/v1/workspace', { settings: { gravatar: true } }, t.as);
+    const refresh = await svc.api.post(`/v1/contacts/${off.id}/avatar/refresh`, undefined, t.as);
+    expect(refresh.status).toBe(202);
+    const got = await until(
+      async () => (await svc.api.get(`/v1/contacts/${off.id}`, t.as)).body,
+      (c) => c.avatar_url !== null,
+    );
+    expect(got.avatar_source).toBe('gravatar');
+    expect(got.avatar_url).toMatch(ID_RE);
+
+    // A new contact: looked up on its own.
+    const email2 = `${unique('g2')}@example.com`;
+    routes.set(`/avatar/${createHash('sha256').update(email2).digest('hex')}`, png(fixture('png-named.jpg')));
+    const fresh = await makeContact(svc.api, t, { email: email2 });
+    const seen = await until(
+      async () => (await svc.api.get(`/v1/contacts/${fresh.id}`, t.as)).body,
+      (c) => c.avatar_url !== null,
+    );
+    expect(seen.avatar_source).toBe('gravatar');
+
+    // No gravatar (404): the picture stays null, quietly.
+    const none = await makeContact(svc.api, t, { email: `${unique('none')}@example.com` });
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await svc.api.get(`/v1/contacts/${none.id}`, t.as)).body.avatar_url).toBeNull();
+  });
+
+  it('an uploaded picture is never replaced by a lookup', async () => {
+    const t = await newTenant(svc.api, 'Keep Co');
+    await svc.api.patch('/v1/workspace', { settings: { gravatar: true } }, t.as);
+    const email = `${unique('k')}@example.com`;
+    const { createHash } = await import('node:crypto');
+    routes.set(`/avatar/${createHash('sha256').update(email).digest('hex')}`, png(fixture('photo.webp')));
+    const c = await makeContact(svc.api, t, {});
+    const up = await put(svc, `/v1/contacts/${c.id}/avatar`, t.as, fixture('png-named.jpg'), 'u.png', 'image/png');
+    await svc.api.patch(`/v1/contacts/${c.id}`, { email }, t.as);
+    await svc.api.post(`/v1/contacts/${c.id}/avatar/refresh`, undefined, t.as);
+    await new Promise((r) => setTimeout(r, 1500));
+    const now = (await svc.api.get(`/v1/contacts/${c.id}`, t.as)).body;
+    expect(now.avatar_url).toBe(up.body.avatar_url);
+    expect(now.avatar_source).toBe('upload');
+  });
+
+  it("domain logos (on by default): the icon the domain's page names, else the PNG inside favicon.ico", async () => {
+    const t = await newTenant(svc.api, 'Domains Co');
+    routes.set(
+      '/site/icons.test/',
+      html(
+        '<html><head><link rel="icon" type="image/svg+xml" href="/i.svg"><link rel="icon" sizes="32x32" href="/i32.png">' +
+          '<link rel="apple-touch-icon" sizes="180x180" href="/touch.png"></head></html>',
+      ),
+    );
+    routes.set('/touch.png', png(fixture('wide-logo.png')));
+    const a = await makeCompany(svc.api, t, { name: 'Icons', domain: 'icons.test' });
+    const withIcon = await until(
+      async () => (await svc.api.get(`/v1/companies/${a.id}`, t.as)).body,
+      (c) => c.avatar_url !== null,
+    );
+    expect(withIcon.avatar_source).toBe('domain');
+    expect(asked).not.toContain('/i.svg');
+
+    routes.set('/site/ico.test/', html('<html><head><title>no icons</title></head></html>'));
+    routes.set('/favicon.ico', (res) => {
+      res.writeHead(200, { 'content-type': 'image/x-icon' });
+      res.end(fixture('favicon.ico'));
+    });
+    const b = await makeCompany(svc.api, t, { name: 'Ico', domain: 'ico.test' });
+    const withIco = await until(
+      async () => (await svc.api.get(`/v1/companies/${b.id}`, t.as)).body,
+      (c) => c.avatar_url !== null,
+    );
+    expect(withIco.avatar_source).toBe('domain');
+
+    // A domain with nothing to find: null, quietly; and with domain_logos off, not even asked.
+    // (Every stand-in domain has the same origin: its favicon.ico goes.)
+    routes.delete('/favicon.ico');
+    const c = await makeCompany(svc.api, t, { name: 'Nothing', domain: 'nothing.test' });
+    await svc.api.patch('/v1/workspace', { settings: { domain_logos: false } }, t.as);
+    const d = await makeCompany(svc.api, t, { name: 'Off', domain: 'off.test' });
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await svc.api.get(`/v1/companies/${c.id}`, t.as)).body.avatar_url).toBeNull();
+    expect((await svc.api.get(`/v1/companies/${d.id}`, t.as)).body.avatar_url).toBeNull();
+    expect(asked).not.toContain('/site/off.test/');
+    expect((await svc.api.post(`/v1/companies/${d.id}/avatar/refresh`, undefined, t.as)).status).toBe(202);
+  });
+
+  it("a verified widget identity's picture (source widget), given to POST /v1/widget/session", async () => {
+    const t = await newTenant(svc.api, 'Widget Co');
+    const key = (await svc.api.get('/v1/workspace', t.as)).body.widget_key as string;
+    const secret = (await svc.api.post('/v1/workspace/widget-secret/rotate', undefined, t.as)).body.widget_secret;
+    const hash = createHmac('sha256', secret).update('user-7').digest('hex');
+    routes.set('/widget-me.png', png(fixture('png-named.jpg')));
+    // Without a verified identity, or not a URL: 422 and no visitor.
+    for (const body of [
+      { key, avatar_url: `${base}/widget-me.png` },
+      { key, user_id: 'user-7', user_hash: hash, avatar_url: 'ftp://example.com/me.png' },
+      { key, user_id: 'user-7', user_hash: hash, avatar_url: 'not a url' },
+    ]) {
+      const r = await svc.api.post('/v1/widget/session', body);
+      expect(isErrorBody(r.body, 422, 'validation_failed'), r.text).toBe(true);
+      expect(r.body.errors[0].location).toBe('body.avatar_url');
+    }
+    const s = await svc.api.post('/v1/widget/session', {
+      key,
+      user_id: 'user-7',
+      user_hash: hash,
+      name: 'Vera',
+      avatar_url: `${base}/widget-me.png`,
+    });
+    expect(s.status, s.text).toBe(200);
+    const got = await until(
+      async () => (await svc.api.get(`/v1/contacts/${s.body.contact.id}`, t.as)).body,
+      (x) => x.avatar_url !== null,
+    );
+    expect(got.avatar_source).toBe('widget');
+    // The next session of the same person brings the picture along.
+    const again = await svc.api.post('/v1/widget/session', { key, user_id: 'user-7', user_hash: hash });
+    expect(again.body.contact.avatar_url).toBe(got.avatar_url);
+    // A direct call (the job's entry) for another contact works the same way.
+    const c = await makeContact(svc.api, t, { name: 'Wes' });
+    await widgetPicture(svc.rt.deps, t.workspaceId, c.id, `${base}/widget-me.png`);
+    const other = await until(
+      async () => (await svc.api.get(`/v1/contacts/${c.id}`, t.as)).body,
+      (x) => x.avatar_url !== null,
+    );
+    expect(other.avatar_source).toBe('widget');
+  });
+});
