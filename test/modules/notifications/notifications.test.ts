@@ -111,7 +111,7 @@ describe('assigned', () => {
     const ann = await addMember(svc, t, 'agent', 'Ann Agent');
     expect((await svc.api.patch('/v1/assignment', { mode: 'round_robin' }, t.as)).status).toBe(200);
     const ticket = await newTicket(t.as);
-    expect(ticket.assignee.id).toBe(ann.userId);
+    expect(ticket.assignee!.id).toBe(ann.userId);
     const list = await listOf(ann.as);
     expect(list.data).toHaveLength(1);
     expect(list.data[0]).toMatchObject({

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepSlaBreaches } from '../../../src/modules/sla/breaches.js';
 import { parseSla, slaColumns } from '../../../src/modules/sla/engine.js';
 import { openDatabase } from '../../../src/platform/db/index.js';
+import type { Ticket } from '../../support/api-types.js';
 import { makeMessage, makeTicket } from '../../support/builders.js';
 import {
   addMember,
@@ -40,7 +41,9 @@ async function policy(t: Tenant, body: Record<string, unknown>) {
   return r.body;
 }
 
-const ticket = (t: Tenant, body: Record<string, unknown> = {}) => makeTicket(svc.api, t, body);
+/** A ticket in a workspace with SLA policies: these tests make tickets that a policy applies to. */
+const ticket = (t: Tenant, body: Record<string, unknown> = {}) =>
+  makeTicket(svc.api, t, body) as Promise<Ticket & { sla: NonNullable<Ticket['sla']> }>;
 
 const getTicket = async (t: Tenant, id: string) => (await svc.api.get(`/v1/tickets/${id}`, t.as)).body;
 const plus = (iso: string, minutes: number) => new Date(new Date(iso).getTime() + minutes * MIN).toISOString();

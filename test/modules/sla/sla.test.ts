@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addOpenMinutes, compileCalendar } from '../../../src/modules/business-hours/calendar.js';
+import type { Ticket } from '../../support/api-types.js';
 import { makeTicket } from '../../support/builders.js';
 import {
   addMember,
@@ -35,7 +36,9 @@ async function policy(t: Tenant, body: Record<string, unknown>) {
   return r.body;
 }
 
-const ticket = (t: Tenant, body: Record<string, unknown> = {}) => makeTicket(svc.api, t, body);
+/** A ticket in a workspace with SLA policies: these tests make tickets that a policy applies to. */
+const ticket = (t: Tenant, body: Record<string, unknown> = {}) =>
+  makeTicket(svc.api, t, body) as Promise<Ticket & { sla: NonNullable<Ticket['sla']> }>;
 
 const getTicket = async (t: Tenant, id: string) => (await svc.api.get(`/v1/tickets/${id}`, t.as)).body;
 const plus = (iso: string, minutes: number) => new Date(new Date(iso).getTime() + minutes * MIN).toISOString();
@@ -331,8 +334,8 @@ describe('clocks on new tickets', () => {
       resolution_due_at: addOpenMinutes(calendar, created, 20)!.toISOString(),
       breached: false,
     });
-    const fr = new Date(u.sla.first_response_due_at).getTime() - created.getTime();
-    const res = new Date(u.sla.resolution_due_at).getTime() - created.getTime();
+    const fr = new Date(u.sla.first_response_due_at!).getTime() - created.getTime();
+    const res = new Date(u.sla.resolution_due_at!).getTime() - created.getTime();
     expect(fr).toBeGreaterThan(10 * MIN);
     expect(res).toBeGreaterThan(7 * 24 * 60 * MIN);
     // A policy without business_hours counts calendar time.

@@ -31,7 +31,7 @@ describe('labels on tickets', () => {
     const tk = await ticket(t, { tags: ['Billing', 'vip'] });
     expect(names(tk)).toEqual(['Billing', 'vip']);
     expect(tk.tags[0]).toMatchObject({ name: 'Billing', group_id: null });
-    expect(typeof tk.tags[0].color).toBe('string');
+    expect(typeof tk.tags[0]!.color).toBe('string');
     const seq = await latestSeqOf(svc, t);
     const r = await api().patch(`/v1/tickets/${tk.id}`, { add_tags: ['urgent'], remove_tags: ['VIP'] }, t.as);
     expect(r.status, r.text).toBe(200);

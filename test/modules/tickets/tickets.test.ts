@@ -29,7 +29,7 @@ beforeAll(async () => {
 afterAll(async () => svc?.stop());
 
 const api = () => svc.api;
-const ticket = (t: Tenant | ReqOpts, body: Record<string, unknown> = {}) => makeTicket(api(), t, body);
+const ticket = <B extends Record<string, unknown>>(t: Tenant | ReqOpts, body?: B) => makeTicket(api(), t, body);
 const email = () => `${unique('c')}@example.com`;
 
 describe('creating and reading tickets', () => {
@@ -150,7 +150,7 @@ describe('creating and reading tickets', () => {
     const t = await newTenant(api());
     const made = await Promise.all(Array.from({ length: 12 }, () => ticket(t)));
     expect(made.map((m) => m.number).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
-    const last = made.find((m) => m.number === 12);
+    const last = made.find((m) => m.number === 12)!;
     expect((await api().delete(`/v1/tickets/${last.id}`, t.as)).status).toBe(204);
     expect((await ticket(t)).number).toBe(13);
   });
@@ -331,7 +331,7 @@ describe('bulk', () => {
     const r = await api().post(
       '/v1/tickets/bulk',
       {
-        ids: [...made.slice(0, 4).map((m) => m.id), `#${made[4].number}`],
+        ids: [...made.slice(0, 4).map((m) => m.id), `#${made[4]!.number}`],
         patch: { status: 'solved', priority: 'low' },
       },
       t.as,
@@ -356,12 +356,12 @@ describe('bulk', () => {
     expect(tooMany.body.errors[0].location).toBe('body.ids');
     const unknown = await api().post(
       '/v1/tickets/bulk',
-      { ids: [made[0].id, randomUUID()], patch: { status: 'solved' } },
+      { ids: [made[0]!.id, randomUUID()], patch: { status: 'solved' } },
       t.as,
     );
     expect(unknown.status).toBe(404);
-    expect((await api().get(`/v1/tickets/${made[0].id}`, t.as)).body.status).toBe('open');
-    const both = await api().post('/v1/tickets/bulk', { ids: [made[0].id], patch: {}, delete: true }, t.as);
+    expect((await api().get(`/v1/tickets/${made[0]!.id}`, t.as)).body.status).toBe('open');
+    const both = await api().post('/v1/tickets/bulk', { ids: [made[0]!.id], patch: {}, delete: true }, t.as);
     expect(both.status).toBe(422);
     const del = await api().post('/v1/tickets/bulk', { ids: made.map((m) => m.id), delete: true }, t.as);
     expect(del.status).toBe(200);
