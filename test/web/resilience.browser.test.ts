@@ -1,27 +1,10 @@
-// The agent web app through outages, in a real browser (Debian's Chromium, test/browser.ts), against
-// one service that the tests stop and start again on the same port and database (issue 32, item 3):
-// - With PUBLIC_URL unset, the app is live at http://127.0.0.1:PORT (what the start banner prints)
-//   and at http://localhost:PORT: the socket's Origin check takes both loopback spellings, and
-//   pictures (whose URLs the API writes with PUBLIC_URL) show at both.
-// - The server goes away: the sidebar says "Reconnecting…"; a ticket opened meanwhile shows its
-//   page's error with Retry inside the shell (its navigation stays), not an error page for the
-//   whole app and not a reload. The server comes back on the same port: the app is live again by
-//   itself, the ticket opens, and a mail posted then appears in the inbox live, with no reload. A
-//   ticket opened in a second outage says it could not be loaded, with Try again, and loads by
-//   itself once the server is back.
-// - Rate limited (a low RATE_LIMIT_PER_MINUTE, a short window): the notice counts the seconds down,
-//   the sidebar's counts say they are unknown, and when the countdown ends the requests go again
-//   by themselves and the screen fills in.
-// - With PUBLIC_URL set explicitly, the app opened at another address says which address to use.
-// axe-core finds no serious or critical problem on the error, rate-limit and address states.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserAvailable, launchBrowser, seriousViolations } from '../support/browser.js';
 import { freePort } from '../support/child-process.js';
 import { newTenant, type Service, startService, type Tenant } from '../support/helpers.js';
 import { type OwnDatabase, ownDatabase } from '../support/own-database.js';
+import { fixture } from '../support/pictures.js';
 import { ensureWebApp } from '../support/web-app.js';
 
 const run = browserAvailable();
@@ -104,7 +87,7 @@ describe.runIf(run)('the agent web app through outages', { timeout: SLOW }, () =
     forwarding = mb.body.forwarding_address;
     // The owner's picture, on the ticket's row: its URL is written with PUBLIC_URL (localhost).
     const form = new FormData();
-    const photo = readFileSync(join(import.meta.dirname, '..', 'support', 'fixtures', 'images', 'photo.webp'));
+    const photo = fixture('photo.webp');
     form.append('file', new Blob([photo], { type: 'image/webp' }), 'me.webp');
     const avatar = await fetch(`${svc.url}/v1/me/avatar`, {
       method: 'PUT',

@@ -1,52 +1,37 @@
 // Pictures, part 2 (part 1, uploads and owners: images.test.ts, whose setup this file repeats):
 // removal, a deleted workspace's pictures, PATCH /v1/me avatar_url, and the automatic sources.
 import { createHmac } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import type { Server } from 'node:http';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { widgetPicture } from '../../../src/modules/images/sources.js';
 import { imageKey, removeRetiredPictures } from '../../../src/modules/images/store.js';
-import { refusedAddress } from '../../../src/platform/net/address.js';
 import { makeCompany, makeContact } from '../../support/builders.js';
-import { isErrorBody, newTenant, type ReqOpts, type Service, startService, unique } from '../../support/helpers.js';
+import { isErrorBody, newTenant, type Service, startService, unique } from '../../support/helpers.js';
 import { type OwnDatabase, ownDatabase } from '../../support/own-database.js';
+import {
+  fixture,
+  html,
+  ID_RE,
+  idOf,
+  png,
+  put,
+  type Routes,
+  redirect,
+  resolve,
+  served,
+  standInPictures,
+  startStandIn,
+  until,
+} from '../../support/pictures.js';
 
-const FIXTURES = join(import.meta.dirname, '..', '..', 'support', 'fixtures', 'images');
-const fixture = (name: string) => readFileSync(join(FIXTURES, name));
-
-// ---- stand-in servers on loopback -----------------------------------------------------------
+// ---- the stand-in picture server and the services (test/support/pictures.ts) --------------------
 
 /** What the stand-in answers, by path; records every path asked. */
-const routes = new Map<string, (res: import('node:http').ServerResponse) => void>();
+const routes: Routes = new Map();
 const asked: string[] = [];
 let standIn: Server;
 let base = '';
-
-const png = (bytes: Buffer) => (res: import('node:http').ServerResponse) => {
-  res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(bytes.length) });
-  res.end(bytes);
-};
-const html = (body: string) => (res: import('node:http').ServerResponse) => {
-  res.writeHead(200, { 'content-type': 'text/html' });
-  res.end(body);
-};
-const redirect = (to: string) => (res: import('node:http').ServerResponse) => {
-  res.writeHead(302, { location: to });
-  res.end();
-};
-
-/** Names the services resolve (no DNS in the tests). */
-async function resolve(host: string) {
-  const table: Record<string, string> = { 'ten.test': '10.0.0.1', 'pics.test': '127.0.0.1' };
-  const a = table[host];
-  if (!a) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
-  return [{ address: a, family: 4 }];
-}
-
-// ---- the services ----------------------------------------------------------------------------
 
 let own: OwnDatabase;
 /** Loopback allowed for the stand-ins: every address rule but "127.0.0.1 is private" applies. */
@@ -55,31 +40,11 @@ let svc: Service;
 let strict: Service;
 
 beforeAll(async () => {
-  standIn = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0]!;
-    asked.push(path);
-    const route = routes.get(path);
-    if (route) route(res);
-    else {
-      res.writeHead(404);
-      res.end();
-    }
-  });
-  await new Promise<void>((r) => standIn.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(standIn.address() as AddressInfo).port}`;
+  ({ server: standIn, base } = await startStandIn(routes, asked));
   own = await ownDatabase('images');
   svc = await startService(
     { ...own.env, WEBHOOK_ALLOW_PRIVATE: 'true' },
-    {
-      jobs: true,
-      pictures: {
-        gravatarUrl: (hash) => `${base}/avatar/${hash}`,
-        domainUrl: (domain) => `${base}/site/${domain}/`,
-        resolve,
-        // The address rules of production, except that the stand-in's 127.0.0.1 counts as public.
-        refuse: (a) => (a === '127.0.0.1' ? null : refusedAddress(a)),
-      },
-    },
+    { jobs: true, pictures: standInPictures(base) },
   );
   strict = await startService({}, { jobs: false, pictures: { resolve } });
 });
@@ -89,54 +54,6 @@ afterAll(async () => {
   await own?.drop();
   standIn?.close();
 });
-
-// ---- helpers -----------------------------------------------------------------------------------
-
-function headersOf(as: ReqOpts): Record<string, string> {
-  const h: Record<string, string> = {};
-  if (as.token) h.authorization = `Bearer ${as.token}`;
-  if (as.workspace) h['svc-workspace'] = as.workspace;
-  return h;
-}
-
-async function put(s: Service, path: string, as: ReqOpts, data: Buffer, filename: string, type: string) {
-  const form = new FormData();
-  form.append('file', new Blob([data], { type }), filename);
-  const r = await fetch(`${s.url}${path}`, { method: 'PUT', headers: headersOf(as), body: form });
-  const text = await r.text();
-  let body: any = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // not JSON
-  }
-  return { status: r.status, body, headers: r.headers, text };
-}
-
-const ID_RE = /\/v1\/images\/([0-9a-f-]{36})$/;
-function idOf(url: string | null): string {
-  const m = ID_RE.exec(url ?? '');
-  if (!m) throw new Error(`not a picture url: ${url}`);
-  return m[1]!;
-}
-
-async function served(s: Service, url: string | null, size?: 64 | 256, headers: Record<string, string> = {}) {
-  const r = await fetch(`${s.url}/v1/images/${idOf(url)}${size ? `?s=${size}` : ''}`, { headers });
-  return { status: r.status, headers: r.headers, bytes: Buffer.from(await r.arrayBuffer()) };
-}
-
-async function until<T>(what: () => Promise<T>, ok: (v: T) => boolean, ms = 8000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await what();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-// ---- uploads: the issue's bad-input list --------------------------------------------------------
-
-// ---- removal after the cache horizon --------------------------------------------------------------
 
 describe('removal', () => {
   it('keeps a replaced picture servable until the horizon, then removes its bytes and row', async () => {

@@ -1,10 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { request as httpRequest, type Server } from 'node:http';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refusedAddress } from '../../../src/platform/net/address.js';
 import { makeCompany, makeContact } from '../../support/builders.js';
 import {
   addMember,
@@ -12,34 +8,31 @@ import {
   isErrorBody,
   latestSeqOf,
   newTenant,
-  type ReqOpts,
   type Service,
   startService,
   type Tenant,
   unique,
 } from '../../support/helpers.js';
 import { type OwnDatabase, ownDatabase } from '../../support/own-database.js';
+import {
+  fixture,
+  headersOf,
+  ID_RE,
+  put,
+  type Routes,
+  resolve,
+  served,
+  standInPictures,
+  startStandIn,
+} from '../../support/pictures.js';
 
-const FIXTURES = join(import.meta.dirname, '..', '..', 'support', 'fixtures', 'images');
-const fixture = (name: string) => readFileSync(join(FIXTURES, name));
-
-// ---- stand-in servers on loopback -----------------------------------------------------------
+// ---- the stand-in picture server and the services (test/support/pictures.ts) --------------------
 
 /** What the stand-in answers, by path; records every path asked. */
-const routes = new Map<string, (res: import('node:http').ServerResponse) => void>();
+const routes: Routes = new Map();
 const asked: string[] = [];
 let standIn: Server;
 let base = '';
-
-/** Names the services resolve (no DNS in the tests). */
-async function resolve(host: string) {
-  const table: Record<string, string> = { 'ten.test': '10.0.0.1', 'pics.test': '127.0.0.1' };
-  const a = table[host];
-  if (!a) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
-  return [{ address: a, family: 4 }];
-}
-
-// ---- the services ----------------------------------------------------------------------------
 
 let own: OwnDatabase;
 /** Loopback allowed for the stand-ins: every address rule but "127.0.0.1 is private" applies. */
@@ -48,31 +41,11 @@ let svc: Service;
 let strict: Service;
 
 beforeAll(async () => {
-  standIn = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0]!;
-    asked.push(path);
-    const route = routes.get(path);
-    if (route) route(res);
-    else {
-      res.writeHead(404);
-      res.end();
-    }
-  });
-  await new Promise<void>((r) => standIn.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(standIn.address() as AddressInfo).port}`;
+  ({ server: standIn, base } = await startStandIn(routes, asked));
   own = await ownDatabase('images');
   svc = await startService(
     { ...own.env, WEBHOOK_ALLOW_PRIVATE: 'true' },
-    {
-      jobs: true,
-      pictures: {
-        gravatarUrl: (hash) => `${base}/avatar/${hash}`,
-        domainUrl: (domain) => `${base}/site/${domain}/`,
-        resolve,
-        // The address rules of production, except that the stand-in's 127.0.0.1 counts as public.
-        refuse: (a) => (a === '127.0.0.1' ? null : refusedAddress(a)),
-      },
-    },
+    { jobs: true, pictures: standInPictures(base) },
   );
   strict = await startService({}, { jobs: false, pictures: { resolve } });
 });
@@ -83,47 +56,10 @@ afterAll(async () => {
   standIn?.close();
 });
 
-// ---- helpers -----------------------------------------------------------------------------------
-
-function headersOf(as: ReqOpts): Record<string, string> {
-  const h: Record<string, string> = {};
-  if (as.token) h.authorization = `Bearer ${as.token}`;
-  if (as.workspace) h['svc-workspace'] = as.workspace;
-  return h;
-}
-
-async function put(s: Service, path: string, as: ReqOpts, data: Buffer, filename: string, type: string) {
-  const form = new FormData();
-  form.append('file', new Blob([data], { type }), filename);
-  const r = await fetch(`${s.url}${path}`, { method: 'PUT', headers: headersOf(as), body: form });
-  const text = await r.text();
-  let body: any = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // not JSON
-  }
-  return { status: r.status, body, headers: r.headers, text };
-}
-
-const ID_RE = /\/v1\/images\/([0-9a-f-]{36})$/;
-function idOf(url: string | null): string {
-  const m = ID_RE.exec(url ?? '');
-  if (!m) throw new Error(`not a picture url: ${url}`);
-  return m[1]!;
-}
-
-async function served(s: Service, url: string | null, size?: 64 | 256, headers: Record<string, string> = {}) {
-  const r = await fetch(`${s.url}/v1/images/${idOf(url)}${size ? `?s=${size}` : ''}`, { headers });
-  return { status: r.status, headers: r.headers, bytes: Buffer.from(await r.arrayBuffer()) };
-}
-
 const auditActions = async (s: Service, t: Tenant) =>
   ((await s.api.get('/v1/audit-logs?limit=100', t.as)).body.data as Array<{ action: string; entity_id: string }>).map(
     (e) => e.action,
   );
-
-// ---- uploads: the issue's bad-input list --------------------------------------------------------
 
 describe('uploads', () => {
   let t: Tenant;

@@ -1,13 +1,7 @@
-// Notifications: `assigned` (by people, automations of assignment, on create), `mentioned` (in
-// notes, by link or @name/@email, once, never to oneself, only to people who can see the
-// ticket), `customer_replied` (to the assignee); GET /v1/notifications (own, newest first or
-// unread first, pages, unread_count), POST /v1/notifications/read (ids or all), and
-// notification.created on the recipient's user:<uid> topic only.
-import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { processInbound } from '../../../src/modules/email/inbound.js';
 import { notify } from '../../../src/modules/notifications/service.js';
 import { makeTicket } from '../../support/builders.js';
+import { spoolCustomerMail } from '../../support/customer-mail.js';
 import {
   addMember,
   isErrorBody,
@@ -185,39 +179,9 @@ describe('customer_replied', () => {
     const ann = await addMember(svc, t, 'agent', 'Ann Agent');
     const mbox = await svc.api.post('/v1/mailboxes', { name: 'Support', email: `${unique('help')}@acme.test` }, t.as);
     expect(mbox.status).toBe(201);
-    const deliver = async (lines: string[], body: string) => {
-      const raw = Buffer.from(
-        [
-          'From: Jane Customer <jane@example.com>',
-          `To: ${mbox.body.email}`,
-          'Date: Tue, 9 Jan 2024 10:00:00 +0000',
-          ...lines,
-          'MIME-Version: 1.0',
-          'Content-Type: text/plain; charset=utf-8',
-          '',
-          body,
-        ].join('\r\n'),
-      );
-      // Spooled without queueing its job (ingestRaw would): the job queue is one for the whole
-      // database, and another file's service that took the job could process the mail before the
-      // call below, which would then find nothing to do.
-      const id = randomUUID();
-      await svc.rt.deps.database.db
-        .insertInto('inbound_emails')
-        .values({
-          id,
-          workspace_id: t.workspaceId,
-          mailbox_id: mbox.body.id,
-          recipient: mbox.body.forwarding_address,
-          source: 'http',
-          raw,
-          size_bytes: raw.length,
-          sha256: createHash('sha256').update(raw).digest('hex'),
-          message_id: null,
-        })
-        .execute();
-      return processInbound(svc.rt.deps, id);
-    };
+    // Spooled and processed here, dated (test/support/customer-mail.ts).
+    const deliver = (lines: string[], body: string) =>
+      spoolCustomerMail(svc, t, mbox.body, ['Date: Tue, 9 Jan 2024 10:00:00 +0000', ...lines], body);
     const first = `<${unique('m')}@example.com>`;
     const created = await deliver([`Message-ID: ${first}`, 'Subject: My order'], 'Where is my order?');
     expect(created.result).toBe('created');

@@ -1,16 +1,8 @@
-// The next-response SLA clock (docs/api.md "SLA policies", docs/decisions.md): a policy's optional
-// next_response_minutes (create, change, clear, validation, other workspaces), and the ticket's
-// sla.next_response_due_at as customers write through the chat widget and by email: it starts on
-// a customer's message once the ticket has its first agent reply, keeps the oldest unanswered
-// message as its start, stops at the next agent reply (not at a note, not at an automation's
-// reply) and when the ticket is solved, follows a priority change from its start, counts business
-// hours, and is marked breached by the sweep once per cycle (activity, notification, event).
-import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addOpenMinutes, compileCalendar } from '../../../src/modules/business-hours/calendar.js';
-import { processInbound } from '../../../src/modules/email/inbound.js';
 import { sweepSlaBreaches } from '../../../src/modules/sla/breaches.js';
 import { makeMessage } from '../../support/builders.js';
+import { spoolCustomerMail } from '../../support/customer-mail.js';
 import {
   addMember,
   eventsAfterOf,
@@ -24,6 +16,7 @@ import {
   unique,
 } from '../../support/helpers.js';
 import { type OwnDatabase, ownDatabase } from '../../support/own-database.js';
+import { makeSlaPolicy, plus, QUARTER_HOUR_A_WEEK } from '../../support/sla.js';
 
 let svc: Service;
 let own: OwnDatabase;
@@ -38,15 +31,10 @@ afterAll(async () => {
 });
 
 const MIN = 60_000;
-const plus = (iso: string, minutes: number) => new Date(new Date(iso).getTime() + minutes * MIN).toISOString();
 /** A sweep `minutes` from now (a due date that close is past then, the others are not). */
 const sweepIn = (minutes: number) => sweepSlaBreaches(svc.rt.deps, new Date(Date.now() + minutes * MIN));
 
-async function policy(t: Tenant, body: Record<string, unknown>) {
-  const r = await svc.api.post('/v1/sla-policies', { name: 'Policy', ...body }, t.as);
-  if (r.status !== 201) throw new Error(`policy: ${r.status} ${r.text}`);
-  return r.body;
-}
+const policy = (t: Tenant, body: Record<string, unknown>) => makeSlaPolicy(svc.api, t, body);
 
 const getTicket = async (t: Tenant, id: string) => {
   const r = await svc.api.get(`/v1/tickets/${id}`, t.as);
@@ -271,36 +259,8 @@ describe('the next-response clock', () => {
     await policy(t, { first_response_minutes: 60, next_response_minutes: 240, resolution_minutes: 2880 });
     const mbox = await svc.api.post('/v1/mailboxes', { name: 'Support', email: `${unique('help')}@acme.test` }, t.as);
     expect(mbox.status, mbox.text).toBe(201);
-    const deliver = async (lines: string[], body: string) => {
-      const raw = Buffer.from(
-        [
-          'From: Jane Customer <jane@example.com>',
-          `To: ${mbox.body.email}`,
-          ...lines,
-          'MIME-Version: 1.0',
-          'Content-Type: text/plain; charset=utf-8',
-          '',
-          body,
-        ].join('\r\n'),
-      );
-      // Spooled without queueing its job, and processed here (as test/notifications.test.ts does).
-      const spooled = randomUUID();
-      await svc.rt.deps.database.db
-        .insertInto('inbound_emails')
-        .values({
-          id: spooled,
-          workspace_id: t.workspaceId,
-          mailbox_id: mbox.body.id,
-          recipient: mbox.body.forwarding_address,
-          source: 'http',
-          raw,
-          size_bytes: raw.length,
-          sha256: createHash('sha256').update(raw).digest('hex'),
-          message_id: null,
-        })
-        .execute();
-      return processInbound(svc.rt.deps, spooled);
-    };
+    // Spooled without queueing its job, and processed here (test/support/customer-mail.ts).
+    const deliver = (lines: string[], body: string) => spoolCustomerMail(svc, t, mbox.body, lines, body);
     const first = `<${unique('m')}@example.com>`;
     const created = await deliver([`Message-ID: ${first}`, 'Subject: My order'], 'Where is my order?');
     expect(created.result).toBe('created');
@@ -361,12 +321,7 @@ describe('the next-response clock', () => {
 
   it('counts open minutes for a business-hours policy', async () => {
     const t = await newTenant(svc.api);
-    const hours = {
-      enabled: true,
-      timezone: 'Pacific/Auckland',
-      schedule: { wed: [{ start: '12:00', end: '12:15' }] },
-      holidays: [],
-    };
+    const hours = QUARTER_HOUR_A_WEEK;
     expect((await svc.api.req('PUT', '/v1/business-hours', { ...t.as, body: hours })).status).toBe(200);
     await policy(t, {
       first_response_minutes: 60,

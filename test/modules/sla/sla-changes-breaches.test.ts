@@ -20,6 +20,7 @@ import {
   type Tenant,
 } from '../../support/helpers.js';
 import { type OwnDatabase, ownDatabase } from '../../support/own-database.js';
+import { makeSlaPolicy, plus } from '../../support/sla.js';
 
 let svc: Service;
 let own: OwnDatabase;
@@ -35,18 +36,13 @@ afterAll(async () => {
 
 const MIN = 60_000;
 
-async function policy(t: Tenant, body: Record<string, unknown>) {
-  const r = await svc.api.post('/v1/sla-policies', { name: 'Policy', ...body }, t.as);
-  if (r.status !== 201) throw new Error(`policy: ${r.status} ${r.text}`);
-  return r.body;
-}
+const policy = (t: Tenant, body: Record<string, unknown>) => makeSlaPolicy(svc.api, t, body);
 
 /** A ticket in a workspace with SLA policies: these tests make tickets that a policy applies to. */
 const ticket = (t: Tenant, body: Record<string, unknown> = {}) =>
   makeTicket(svc.api, t, body) as Promise<Ticket & { sla: NonNullable<Ticket['sla']> }>;
 
 const getTicket = async (t: Tenant, id: string) => (await svc.api.get(`/v1/tickets/${id}`, t.as)).body;
-const plus = (iso: string, minutes: number) => new Date(new Date(iso).getTime() + minutes * MIN).toISOString();
 
 /**
  * Moves a ticket's clocks: due dates set `minutesAgo` before now (as if time had passed), the

@@ -14,6 +14,7 @@ import {
   type Tenant,
 } from '../../support/helpers.js';
 import { type OwnDatabase, ownDatabase } from '../../support/own-database.js';
+import { makeSlaPolicy, plus, QUARTER_HOUR_A_WEEK } from '../../support/sla.js';
 
 let svc: Service;
 let own: OwnDatabase;
@@ -30,18 +31,13 @@ afterAll(async () => {
 const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const MIN = 60_000;
 
-async function policy(t: Tenant, body: Record<string, unknown>) {
-  const r = await svc.api.post('/v1/sla-policies', { name: 'Policy', ...body }, t.as);
-  if (r.status !== 201) throw new Error(`policy: ${r.status} ${r.text}`);
-  return r.body;
-}
+const policy = (t: Tenant, body: Record<string, unknown>) => makeSlaPolicy(svc.api, t, body);
 
 /** A ticket in a workspace with SLA policies: these tests make tickets that a policy applies to. */
 const ticket = (t: Tenant, body: Record<string, unknown> = {}) =>
   makeTicket(svc.api, t, body) as Promise<Ticket & { sla: NonNullable<Ticket['sla']> }>;
 
 const getTicket = async (t: Tenant, id: string) => (await svc.api.get(`/v1/tickets/${id}`, t.as)).body;
-const plus = (iso: string, minutes: number) => new Date(new Date(iso).getTime() + minutes * MIN).toISOString();
 
 // ---------------------------------------------------------------------------------------------
 
@@ -309,12 +305,7 @@ describe('clocks on new tickets', () => {
   it('counts only open minutes for a business-hours policy while business hours are enabled', async () => {
     const t = await newTenant(svc.api);
     // Open a quarter of an hour a week: 10 open minutes are days away, 20 more than a week.
-    const hours = {
-      enabled: true,
-      timezone: 'Pacific/Auckland',
-      schedule: { wed: [{ start: '12:00', end: '12:15' }] },
-      holidays: [],
-    };
+    const hours = QUARTER_HOUR_A_WEEK;
     expect((await svc.api.req('PUT', '/v1/business-hours', { ...t.as, body: hours })).status).toBe(200);
     const bh = await policy(t, {
       priority: 'urgent',

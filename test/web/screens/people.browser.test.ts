@@ -14,9 +14,9 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AppHarness, startAppHarness } from '../../support/app-harness.js';
 import { browserAvailable, docsScreenshot } from '../../support/browser.js';
+import { PICTURES } from '../../support/pictures.js';
 
 const run = browserAvailable();
-const IMAGES = join(import.meta.dirname, '..', '..', 'support', 'fixtures', 'images');
 
 describe.runIf(run)('account, people, reports and onboarding screens', () => {
   let h: AppHarness;
@@ -170,9 +170,9 @@ describe.runIf(run)('account, people, reports and onboarding screens', () => {
 
   it('uploads a picture (an SVG refused in words first) and shows it', async () => {
     const file = bob.getByLabel('Upload a picture');
-    await file.setInputFiles(join(IMAGES, 'script.svg'));
+    await file.setInputFiles(join(PICTURES, 'script.svg'));
     await bob.getByRole('alert').filter({ hasText: 'Choose a PNG, JPEG, GIF or WebP file' }).waitFor();
-    await file.setInputFiles(join(IMAGES, 'photo.webp'));
+    await file.setInputFiles(join(PICTURES, 'photo.webp'));
     await bob.getByRole('status').filter({ hasText: 'Picture saved.' }).waitFor();
     const img = bob.getByRole('img', { name: 'Bob B. Builder' });
     await expect.poll(() => img.evaluate((e) => (e as unknown as { naturalWidth: number }).naturalWidth)).toBe(256);
