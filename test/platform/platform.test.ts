@@ -1,5 +1,5 @@
 // Configuration, migrations and the job queue. The real process (npm start, npm run migrate) and
-// graceful shutdown: test/platform-process.test.ts.
+// graceful shutdown: test/platform/process.test.ts.
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

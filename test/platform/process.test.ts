@@ -1,5 +1,5 @@
 // The real process, built as npm start runs it: no settings, a bad setting, graceful shutdown on
-// SIGTERM, and npm run migrate. Apart from test/platform.test.ts so that these child processes
+// SIGTERM, and npm run migrate. Apart from test/platform/platform.test.ts so that these child processes
 // (each one imports and starts the service: seconds) run beside the other files.
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';

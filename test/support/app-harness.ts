@@ -1,4 +1,4 @@
-// What every browser test of the agent web app starts with (test/app-*.test.ts): the service on a
+// What every browser test of the agent web app starts with (test/web/**/*.browser.test.ts): the service on a
 // port of its own (its PUBLIC_URL must name it, for the socket's address and Origin), on a
 // database of its own on PostgreSQL, the app built, Debian's Chromium; a workspace made over the
 // API and a page signed in to it through the sign-in screen.

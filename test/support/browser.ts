@@ -65,7 +65,7 @@ export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
 
 /**
  * A screenshot for the docs (docs/screenshots/<name>.png), written only when SCREENSHOTS=1
- * (`SCREENSHOTS=1 npx vitest run test/help-center-browser.test.ts`), so that a test run leaves the
+ * (`SCREENSHOTS=1 npx vitest run test/modules/help-center/help-center.browser.test.ts`), so that a test run leaves the
  * working tree as it found it.
  */
 export async function docsScreenshot(page: Page, name: string): Promise<void> {

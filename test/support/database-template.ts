@@ -1,4 +1,4 @@
-// The migrated databases of this run (made once by test/global-setup.ts), for the test files.
+// The migrated databases of this run (made once by test/support/global-setup.ts), for the test files.
 import { readFileSync } from 'node:fs';
 import { inject } from 'vitest';
 

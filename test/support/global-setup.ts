@@ -1,5 +1,5 @@
 // Once per run, before any test file: a migrated database that each test's database is copied
-// from, instead of migrating a new one every time (test/database-template.ts).
+// from, instead of migrating a new one every time (test/support/database-template.ts).
 //
 // Embedded (DATABASE_URL unset): a new in-memory PGlite, migrated, its data directory dumped to a
 // file; startService loads it into each new embedded database (initdb and 26 migrations took
@@ -7,7 +7,7 @@
 // ownDatabase() copies with CREATE DATABASE … TEMPLATE (about 0.1 s instead of 1.2 s).
 //
 // Every service still runs the migrator on start (it finds nothing to do), and the real
-// migrations run from an empty database at least once per run: test/platform.test.ts migrates
+// migrations run from an empty database at least once per run: test/platform/platform.test.ts migrates
 // an empty database in process and starts `npm start` on an empty data directory.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

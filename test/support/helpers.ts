@@ -15,7 +15,7 @@ export const onPostgres = Boolean(process.env.DATABASE_URL);
 
 /**
  * Answers that did not match their route's response schema, from every service this test file
- * started; test/setup.ts fails the test during which one arrived. Pass `recordResponseViolation`
+ * started; test/support/setup.ts fails the test during which one arrived. Pass `recordResponseViolation`
  * as createRuntime's `checkResponses` where a test builds its runtime itself.
  */
 export const responseViolations: ResponseViolation[] = [];
@@ -95,7 +95,7 @@ export async function startService(
     // when its test says how (another file's service once took the outbound test's retries and
     // rescheduled them by its own, minutes-long, schedule).
     const email = opts.email ?? { workers: 0 };
-    // A new embedded database starts as a copy of the run's migrated one (test/global-setup.ts).
+    // A new embedded database starts as a copy of the run's migrated one (test/support/global-setup.ts).
     const databaseTemplate = embeddedTemplate();
     return createRuntime(config, {
       databaseTemplate,
@@ -128,7 +128,7 @@ export async function startService(
   return svc;
 }
 
-/** Services started and not stopped yet (test/setup.ts stops what a file left running). */
+/** Services started and not stopped yet (test/support/setup.ts stops what a file left running). */
 export const running = new Set<Service>();
 
 export interface Res<T = any> {

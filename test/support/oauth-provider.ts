@@ -3,7 +3,7 @@
 // code), the token endpoint (authorization code with PKCE S256 checked against the
 // code_verifier, the refresh_token grant), Google's userinfo, Microsoft's signed id_token and its
 // keys, and RFC 7662 introspection for Dovecot's XOAUTH2. Used by the API's mailbox tests
-// (test/mailboxes-oauth.test.ts) and the app's (test/app-integrations.test.ts).
+// (test/modules/mailboxes/oauth.test.ts) and the app's (test/web/screens/settings-integrations.browser.test.ts).
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';

@@ -7,7 +7,7 @@
 // work would take other files' (a child running `npm start`), or when it makes many sign-ins.
 // On the embedded database every file already has its own.
 //
-// The new database is a copy of the run's migrated template (test/global-setup.ts), unless the
+// The new database is a copy of the run's migrated template (test/support/global-setup.ts), unless the
 // test asks for an empty one (to migrate it itself).
 import pg from 'pg';
 import { postgresTemplate } from './database-template.js';

@@ -1,4 +1,4 @@
-// The agent web app's build for the tests that serve or measure it (test/app-*.test.ts): dist/web,
+// The agent web app's build for the tests that serve or measure it (test/web/**/*.browser.test.ts): dist/web,
 // as `npm install` and `npm run build` leave it, and as the run's global setup brings up to date
 // (scripts/build.mjs --if-stale). Should web/ still be newer (an edit during a watch run), it is
 // built again first, in a child process, one file at a time (a lock directory: test files run in

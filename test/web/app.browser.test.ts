@@ -1,8 +1,8 @@
-// The agent web app in a real browser (Debian's Chromium through playwright-core, test/browser.ts),
+// The agent web app in a real browser (Debian's Chromium through playwright-core, test/support/browser.ts),
 // end to end against one service: sign up, create the first workspace, see a customer's mail
 // (posted to the inbound route for a forwarding mailbox made over the API) arrive live in the
 // inbox, then keyboard only: open it (j, Enter), reply (r, Ctrl+Enter), see the reply reach the
-// outbound stand-in (test/mail-catcher.ts, the system mailer), see a colleague's note arrive live,
+// outbound stand-in (test/support/mail-catcher.ts, the system mailer), see a colleague's note arrive live,
 // solve it (e). A lost socket shows "Reconnecting…" and what happened meanwhile arrives once it is
 // back (seq-gap replay). Sign out, then sign in again through the two-factor step. axe-core finds
 // no serious or critical problem on the sign-in, inbox and ticket screens; nothing overflows

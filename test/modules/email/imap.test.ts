@@ -1,4 +1,4 @@
-// IMAP mailboxes against a real Dovecot on loopback (test/imap-server.ts; .ci/run starts one):
+// IMAP mailboxes against a real Dovecot on loopback (test/support/imap-server.ts; .ci/run starts one):
 // mail already in the INBOX and new mail (IDLE) become spooled inbound mail and tickets; a
 // restart fetches nothing twice and what came meanwhile; a lost position write refetches
 // safely; a renumbered folder (new UIDVALIDITY) makes no second message; two pollers never
@@ -82,8 +82,8 @@ describe.skipIf(Boolean(skip))('IMAP mailboxes (Dovecot)', () => {
   beforeAll(async () => {
     imap = await startTestImap();
     // A database of its own on PostgreSQL: a process that polls IMAP takes any mailbox of its
-    // database whose lease is free, and another file's poller (test/mailboxes-oauth.test.ts,
-    // test/email-outbound.test.ts, `npm start` children) would take these over: with its own
+    // database whose lease is free, and another file's poller (test/modules/mailboxes/oauth.test.ts,
+    // test/modules/email/outbound.test.ts, `npm start` children) would take these over: with its own
     // backoff or, without MAIL_ALLOW_PRIVATE, status error; holding the lease this file's second
     // poller is to get; polling while the tests have stopped theirs.
     own = await ownDatabase('email_imap');

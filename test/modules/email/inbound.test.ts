@@ -1,6 +1,6 @@
 // Inbound email end to end, over HTTP: POST /v1/inbound/email stores the raw mail and a job
 // turns it into a ticket or a message (src/modules/email/ingest.ts, inbound.ts). Real raw
-// messages from test/fixtures/mail (clients/, mime/, reply-bodies/ wrapped in a mail),
+// messages from test/modules/email/fixtures/mail (clients/, mime/, reply-bodies/ wrapped in a mail),
 // threading by In-Reply-To, References and ticket tokens, quoted history, duplicates (one
 // after the other and at once), bounces, automatic mail, sender trust, blocked contacts,
 // limits, unknown recipients, charsets, sanitizing, and tenants kept apart.

@@ -1,4 +1,4 @@
-// The help center in a real browser (Debian's Chromium through playwright-core, test/browser.ts):
+// The help center in a real browser (Debian's Chromium through playwright-core, test/support/browser.ts):
 // a reader opens the home page, searches, opens an article, on a desktop and on a phone; axe-core
 // finds no serious or critical accessibility problem on any page; nothing an article or a title
 // carries runs as script; a reader whose system is set to dark gets the dark variant.

@@ -251,7 +251,7 @@ describe('pages of published articles', () => {
     expect(contrast(link, '#ffffff')).toBeGreaterThanOrEqual(4.5);
     expect(css.text).toContain(':focus-visible');
     // The reader's colour scheme: a dark variant, with links of their own (checked in Chromium:
-    // test/help-center-browser.test.ts).
+    // test/modules/help-center/help-center.browser.test.ts).
     expect(css.text).toContain('@media (prefers-color-scheme: dark)');
     expect(/--link-dark:(#[0-9a-f]{6})/.exec(css.text)![1]).toBe('#fde047');
     expect(metaOf(r.text, 'color-scheme')).toBe('light dark');

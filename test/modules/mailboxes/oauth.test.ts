@@ -76,7 +76,7 @@ beforeAll(async () => {
   const smtpPort = (smtp.server.address() as AddressInfo).port;
   // A database of its own on PostgreSQL: a process that polls IMAP takes any mailbox of its
   // database whose lease is free, and a send worker any queued reply. Another file's poller
-  // (test/email-imap.test.ts, `npm start` children), without these stand-in provider URLs,
+  // (test/modules/email/imap.test.ts, `npm start` children), without these stand-in provider URLs,
   // would poll the Google and Microsoft mailboxes made here and set them to status error; and
   // this service's send workers (email: {} below) would take other files' replies and retry
   // them by the default, minutes-long, schedule.
@@ -99,7 +99,7 @@ beforeAll(async () => {
       MICROSOFT_TOKEN_URL: `${b}/microsoft/token`,
       MICROSOFT_JWKS_URL: `${b}/microsoft/keys`,
     },
-    // This file's replies are sent by its own service (test/helpers.ts). Without Dovecot there is
+    // This file's replies are sent by its own service (test/support/helpers.ts). Without Dovecot there is
     // no IMAP server to poll: the default Google host cannot be reached here, and a poller that
     // tried would set the new mailbox to status error before the test reads it.
     { email: {}, ...(imap ? {} : { imap: { maxPerProcess: 0 } }) },

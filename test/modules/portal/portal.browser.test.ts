@@ -1,4 +1,4 @@
-// The portal in a real browser (Debian's Chromium through playwright-core, test/browser.ts): a
+// The portal in a real browser (Debian's Chromium through playwright-core, test/support/browser.ts): a
 // customer sends the contact form with a file (the ticket appears through the API), asks for a
 // sign-in link, follows it from the captured mail, sees the request with the team's answer and
 // replies; axe-core finds no serious or critical problem on the form, the sign-in page, the list
@@ -138,7 +138,7 @@ describe.runIf(run)('the portal in a browser', () => {
     await expect.poll(() => page.locator('h1').textContent()).toBe('Too large');
     expect((await svc.api.get('/v1/tickets', t.as)).body.data).toHaveLength(1);
     // The API's uploads too: a page's fetch() of a widget file over the limit reads the 413, the
-    // rest of the body drained (test/upload-limits.test.ts: Node's fetch lost it before that).
+    // rest of the body drained (test/platform/http/upload-limits.test.ts: Node's fetch lost it before that).
     const key = (await svc.api.get('/v1/workspace', t.as)).body.widget_key;
     const visitor = (await svc.api.post('/v1/widget/session', { key })).body.visitor_token as string;
     await page.goto(`${svc.url}/healthz`);

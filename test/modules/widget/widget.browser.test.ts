@@ -1,4 +1,4 @@
-// The chat widget in a real browser (Debian's Chromium through playwright-core, test/browser.ts),
+// The chat widget in a real browser (Debian's Chromium through playwright-core, test/support/browser.ts),
 // embedded with <script src=".../widget.js" data-key> in a page of another website (a loopback
 // server on another port: another origin, listed in allowed_origins). The visitor opens the
 // widget, gives the email the workspace requires, sees article suggestions while typing, sends a

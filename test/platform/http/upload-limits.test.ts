@@ -3,7 +3,7 @@
 // the client is still sending on, which reset it and made Node's fetch fail with EPIPE
 // (src/platform/http/drain.ts). Every upload kind: pictures, attachments, widget files, the
 // portal's form, and JSON bodies; an endless sender is cut off; a drained connection serves the
-// next request. Browsers: test/help-center-browser.test.ts uploads from a page in Chromium.
+// next request. Browsers: test/modules/help-center/help-center.browser.test.ts uploads from a page in Chromium.
 import { connect } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import Fastify from 'fastify';

@@ -1,5 +1,5 @@
 // The agent web app's knowledge base, help center and widget settings, and chats, in a real
-// browser (test/app-harness.ts): a collection and an article written in the TipTap editor (a word
+// browser (test/support/app-harness.ts): a collection and an article written in the TipTap editor (a word
 // made bold with the toolbar), saved as a draft, published, and read on the public help center
 // with the bold word; the help center's title changed in its settings and shown on the public
 // pages; the widget's greeting and allowed origin saved in its settings and the greeting shown in

@@ -1,4 +1,4 @@
-// Outgoing mail in the agent web app, in a real browser (test/app-harness.ts), on a service with no
+// Outgoing mail in the agent web app, in a real browser (test/support/app-harness.ts), on a service with no
 // SMTP_URL: the owner is told at the top of every screen that outgoing mail is not set up (until
 // dismissed, remembered after a reload) with a link to how to set it up; an agent sees on an email
 // ticket that its replies are not leaving, and the composer says its reply was saved, not sent;

@@ -1,5 +1,5 @@
 // The account, people, reports and onboarding screens of the agent web app in a real browser
-// (test/app-harness.ts): the owner invites a second person in Members, who accepts the link in a
+// (test/support/app-harness.ts): the owner invites a second person in Members, who accepts the link in a
 // second browser context by creating an account there and lands in the workspace's inbox; the
 // owner makes them admin; they change their name and password (signing in again with the new
 // one), turn two-factor on with a code, and upload a picture (a refused SVG said in words first);

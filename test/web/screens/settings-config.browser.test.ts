@@ -1,4 +1,4 @@
-// The settings screens of what tickets are made of, in a browser (test/app-harness.ts): an owner
+// The settings screens of what tickets are made of, in a browser (test/support/app-harness.ts): an owner
 // makes, through the screens only, an exclusive label group with two labels, a dropdown custom
 // field with choices, a view filtering by one of the labels (which shows in the sidebar with its
 // count), a saved reply with a placeholder, business hours, and an SLA policy counting them (with

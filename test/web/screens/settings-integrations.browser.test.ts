@@ -1,4 +1,4 @@
-// The integrations screens of the agent web app in a real browser (test/app-harness.ts): a
+// The integrations screens of the agent web app in a real browser (test/support/app-harness.ts): a
 // forwarding mailbox made in Mailboxes and a customer's mail to its forwarding address arriving
 // live in the inbox; an automation made in the builder (a refused label shown at its action
 // first) acting on a new ticket; an API key made, used once with its secret, revoked; a webhook
@@ -57,7 +57,7 @@ describe.runIf(browserAvailable())('the integrations settings in a browser', () 
       {
         INBOUND_DOMAIN: 'in.helpdesk.test',
         WEBHOOK_ALLOW_PRIVATE: 'true',
-        // Google's OAuth at the stand-in (test/oauth-provider.ts); no IMAP poll of the mailbox made.
+        // Google's OAuth at the stand-in (test/support/oauth-provider.ts); no IMAP poll of the mailbox made.
         GOOGLE_CLIENT_ID: CLIENT.id,
         GOOGLE_CLIENT_SECRET: CLIENT.secret,
         GOOGLE_AUTH_URL: `${provider.base}/google/authorize`,

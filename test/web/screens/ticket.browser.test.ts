@@ -1,4 +1,4 @@
-// The ticket page and the inbox in a real browser (test/app-harness.ts), against one service:
+// The ticket page and the inbox in a real browser (test/support/app-harness.ts), against one service:
 // a second agent sees the first one's presence and typing and gets a new ticket live; labels with
 // an exclusive group, priority, assignee, a custom field and solve through the ticket page; a
 // filter kept in the address and a bulk change in the inbox; a saved reply with its placeholder
