@@ -9,7 +9,7 @@
 # same password (a static passdb), so each test gets an empty INBOX of its own by picking a new
 # name. With an introspection URL, XOAUTH2 and OAUTHBEARER are accepted too: Dovecot asks that
 # URL (RFC 7662, POST token=...) whether a bearer token is active and whose it is (`email`).
-# Used by .ci/run and by test/imap-server.ts (a developer's `npm test`).
+# Used by .ci/run and by test/support/imap-server.ts (a developer's `npm test`).
 set -euo pipefail
 
 PASSWORD='imap-test-Pa55'

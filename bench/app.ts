@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildWebApp, webStale } from '../scripts/web-build.mjs';
-import { launchBrowser } from '../test/browser.js';
+import { launchBrowser } from '../test/support/browser.js';
 import { call, envInt, expectStatus, percentile, startServiceProcess } from './lib.js';
 
 const ROUNDS = envInt('BENCH_ROUNDS', 15, 3, 200);

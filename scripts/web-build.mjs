@@ -2,7 +2,7 @@
 // and hashed files under dist/web/assets, which the service serves at / and /app/assets/
 // (src/modules/web-app/routes.ts). One definition for its users: scripts/build.mjs (npm install,
 // npm run build, and npm start when stale) and the tests, which build it when web/ changed since
-// (test/web-app.ts). Plain JavaScript: it needs nothing but Node and Vite (a dependency, like
+// (test/support/web-app.ts). Plain JavaScript: it needs nothing but Node and Vite (a dependency, like
 // esbuild: `npm ci --omit=dev` runs `prepare` too).
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';

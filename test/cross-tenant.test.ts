@@ -3,7 +3,7 @@
 // nothing. A new route with an id parameter must add its record factory here.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keepMail, outboxTransport } from '../src/platform/mail/outbox.js';
-import { makeCompany, makeContact, makeTicket } from './builders.js';
+import { makeCompany, makeContact, makeTicket } from './support/builders.js';
 import {
   ALL_SCOPES,
   type Api,
@@ -14,7 +14,7 @@ import {
   startService,
   type Tenant,
   unique,
-} from './helpers.js';
+} from './support/helpers.js';
 
 let svc: Service;
 beforeAll(async () => {
@@ -133,7 +133,7 @@ const FACTORIES: Record<string, Factory> = {
   '/v1/webhooks/:id/test': async (api, t) => FACTORIES['/v1/webhooks/:id']!(api, t),
   '/v1/webhooks/:id/rotate-secret': async (api, t) => FACTORIES['/v1/webhooks/:id']!(api, t),
   '/v1/webhooks/:id/deliveries': async (api, t) => FACTORIES['/v1/webhooks/:id']!(api, t),
-  // Only the endpoint id is replaced here; test/webhooks.test.ts checks foreign delivery ids.
+  // Only the endpoint id is replaced here; test/modules/webhooks/webhooks.test.ts checks foreign delivery ids.
   '/v1/webhooks/:id/deliveries/:delivery_id/redeliver': async (api, t) => FACTORIES['/v1/webhooks/:id']!(api, t),
   '/v1/webhooks/:id/deliveries/:delivery_id': async (api, t) => FACTORIES['/v1/webhooks/:id']!(api, t),
   '/v1/mailboxes/:id': async (api, t) => {
@@ -172,7 +172,7 @@ const BODIES: Record<string, unknown> = {
 describe('records of another workspace', () => {
   it('answer 404 on every route with an id, identical to a missing record', async () => {
     // `:provider` (mailbox OAuth) names google or microsoft, not a record: its mailbox_id is
-    // checked in test/mailboxes-oauth.test.ts. `:slot` (the workspace's images) names a slot of
+    // checked in test/modules/mailboxes/oauth.test.ts. `:slot` (the workspace's images) names a slot of
     // the caller's own workspace.
     const routes = svc.rt.app.routeTable.filter(
       (r) =>

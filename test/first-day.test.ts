@@ -20,9 +20,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { browserAvailable, docsScreenshot, launchBrowser, seriousViolations } from './browser.js';
-import { type ChildService, freePort, healthy, startProcess } from './child-process.js';
-import { ensureWebApp } from './web-app.js';
+import { browserAvailable, docsScreenshot, launchBrowser, seriousViolations } from './support/browser.js';
+import { type ChildService, freePort, healthy, startProcess } from './support/child-process.js';
+import { ensureWebApp } from './support/web-app.js';
 
 /** A customer's website on another origin, embedding the widget, under a strict policy. */
 function customerSite(snippet: () => string, helpDesk: () => string): Promise<{ server: Server; origin: string }> {

@@ -18,7 +18,7 @@ import {
   signUp,
   startService,
   unique,
-} from './helpers.js';
+} from './support/helpers.js';
 
 let svc: Service;
 let doc: any;

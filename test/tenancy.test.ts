@@ -1,7 +1,7 @@
 // Tenant isolation: another workspace's record answers 404, exactly like a missing one,
 // and nothing of it can be read or changed through any credential of another workspace.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newApiKey, newTenant, type Service, startService } from './helpers.js';
+import { newApiKey, newTenant, type Service, startService } from './support/helpers.js';
 
 let svc: Service;
 beforeAll(async () => {

@@ -1,5 +1,5 @@
 // The app's routes. The inbox is in the first load; the ticket page and settings are chunks of
-// their own, loaded when first opened (the inbox's first load stays small: test/app-build.test.ts).
+// their own, loaded when first opened (the inbox's first load stays small: test/web/build.browser.test.ts).
 // No screen takes the app down: a route that fails (its chunk could not be fetched, or it threw)
 // shows its own error with Retry inside the shell (ui/route-error.tsx), and the rate limit's
 // notice is above every screen.

@@ -14,7 +14,7 @@
 // the gateway's /socket/* and /health keep their own answers, and an unknown path keeps the API's
 // JSON 404. The files: dist/web, written by scripts/build.mjs (scripts/web-build.mjs), next to the
 // built modules; the service running from its sources (tests, `npm run dev`) reads the
-// repository's dist/web (tests build it first when web/ changed: test/web-app.ts).
+// repository's dist/web (tests build it first when web/ changed: test/support/web-app.ts).
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, extname, join } from 'node:path';

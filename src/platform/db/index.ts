@@ -41,7 +41,7 @@ export interface DatabaseOptions {
   /**
    * Embedded only: a dumped data directory (PGlite's dumpDataDir) to start from when the
    * database is new, instead of an empty one. The tests start each service from one migrated
-   * copy (test/database-template.ts); migrations still run after it, as on any database.
+   * copy (test/support/database-template.ts); migrations still run after it, as on any database.
    */
   template?: Blob;
 }

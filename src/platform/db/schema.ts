@@ -1,5 +1,5 @@
 // Row types of every table, for Kysely: the DB map below, the tables in tables-*.ts (written by
-// hand; test/db-schema.test.ts compares them with the migrated database column by column).
+// hand; test/platform/db/schema.test.ts compares them with the migrated database column by column).
 
 import type {
   EmailAutoRepliesTable,
