@@ -275,8 +275,10 @@ async function openTicket(
 /**
  * Adds the message to a locked, live ticket and applies the status rules of `mode`:
  * message.created, the activity (if any), then ticket.updated with what changed.
+ * writeCustomerMessage decides which ticket; exported for a caller that holds the ticket's lock
+ * already (test/modules/automations/engine.test.ts).
  */
-async function appendToTicket(
+export async function appendToTicket(
   deps: Deps,
   u: Unit,
   ticket: TicketRow,
@@ -353,73 +355,4 @@ export async function markMessageBounced(
     teamId: ticket?.private_team_id ?? null,
   });
   return { ticketId: updated.ticket_id };
-}
-
-/**
- * A mail as test/automations-engine.test.ts builds one (the shape before the customer message),
- * written through the same append as writeCustomerMessage's. For that test only: it goes when the
- * test builds a CustomerMessage (the test folder's re-layout, issue 33, moves it).
- */
-export interface InboundMessage {
-  mailboxId: string | null;
-  rawInboundId: string | null;
-  contactId: string | null;
-  subject: string;
-  fromEmail: string;
-  fromName: string;
-  to: string[];
-  cc: string[];
-  bodyHtml: string;
-  bodyText: string;
-  hasQuoted: boolean;
-  originalHtml: string | null;
-  originalText: string | null;
-  replyTo: string | null;
-  authFailed: boolean;
-  formSender: string | null;
-  messageId: string | null;
-  messageIdSent: string | null;
-  inReplyTo: string | null;
-  references: string[];
-  autoSubmitted: string | null;
-  files: InboundFile[];
-}
-
-/** test/automations-engine.test.ts's customer mail on a locked ticket (see InboundMessage). */
-export function appendInboundMessage(
-  deps: Deps,
-  u: Unit,
-  ticket: TicketRow,
-  m: InboundMessage,
-  mode: CustomerMode,
-): Promise<{ ticket: TicketRow; message: MessageView }> {
-  if (m.mailboxId === null || m.rawInboundId === null || m.messageId === null) {
-    throw new Error('a mail has a mailbox, a spooled copy and a Message-ID (or its hash)');
-  }
-  const message: CustomerMessage = {
-    workspaceId: u.workspaceId,
-    contactId: m.contactId,
-    subject: m.subject,
-    from: { email: m.fromEmail, name: m.fromName },
-    body: { html: m.bodyHtml, text: m.bodyText },
-    files: m.files,
-    uploads: [],
-    channel: {
-      kind: 'email',
-      mailboxId: m.mailboxId,
-      rawInboundId: m.rawInboundId,
-      to: m.to,
-      cc: m.cc,
-      original: m.hasQuoted ? { html: m.originalHtml ?? m.bodyHtml, text: m.originalText ?? m.bodyText } : null,
-      replyTo: m.replyTo,
-      formSender: m.formSender,
-      authFailed: m.authFailed,
-      autoSubmitted: m.autoSubmitted,
-      messageId: m.messageId,
-      messageIdSent: m.messageIdSent,
-      inReplyTo: m.inReplyTo,
-      references: m.references,
-    },
-  };
-  return appendToTicket(deps, u, ticket, message, mode);
 }

@@ -8,7 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { DecisionEngine, TriageHandler } from '../../../src/modules/automations/decide.js';
 import { RunCounts } from '../../../src/modules/automations/run-counts.js';
-import { appendInboundMessage, type InboundMessage, lockTicketById } from '../../../src/modules/tickets/inbound.js';
+import type { CustomerMessage } from '../../../src/modules/tickets/customer-message.js';
+import { appendToTicket, lockTicketById } from '../../../src/modules/tickets/inbound.js';
 import { makeMessage, makeTicket } from '../../support/builders.js';
 import {
   eventsAfterOf,
@@ -68,31 +69,32 @@ async function customerReply(t: Tenant, ticketId: string, text: string, from = '
   const deps = svc.rt.deps;
   await deps.writer.run(t.workspaceId, async (u) => {
     const row = (await lockTicketById(u, ticketId))!;
-    const m: InboundMessage = {
-      mailboxId: row.mailbox_id ?? randomUUID(),
-      rawInboundId: randomUUID(),
+    const m: CustomerMessage = {
+      workspaceId: t.workspaceId,
       contactId: row.contact_id,
       subject: `Re: ${row.subject}`,
-      fromEmail: from,
-      fromName: 'Ann',
-      to: ['support@acme.test'],
-      cc: [],
-      bodyHtml: `<p>${text}</p>`,
-      bodyText: text,
-      hasQuoted: false,
-      originalHtml: null,
-      originalText: null,
-      replyTo: null,
-      authFailed: false,
-      formSender: null,
-      messageId: `sha256:${randomUUID()}`,
-      messageIdSent: null,
-      inReplyTo: null,
-      references: [],
-      autoSubmitted: null,
+      from: { email: from, name: 'Ann' },
+      body: { html: `<p>${text}</p>`, text },
       files: [],
+      uploads: [],
+      channel: {
+        kind: 'email',
+        mailboxId: row.mailbox_id ?? randomUUID(),
+        rawInboundId: randomUUID(),
+        to: ['support@acme.test'],
+        cc: [],
+        original: null,
+        replyTo: null,
+        formSender: null,
+        authFailed: false,
+        autoSubmitted: null,
+        messageId: `sha256:${randomUUID()}`,
+        messageIdSent: null,
+        inReplyTo: null,
+        references: [],
+      },
     };
-    await appendInboundMessage(deps, u, row, m, 'customer');
+    await appendToTicket(deps, u, row, m, 'customer');
   });
 }
 

@@ -7,14 +7,21 @@
 // names no contact.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { processInbound } from '../src/modules/email/inbound.js';
-import { ingestRaw } from '../src/modules/email/ingest.js';
-import { openPortalTicket, replyToRequest } from '../src/modules/portal/service.js';
-import type { PortalSession } from '../src/modules/portal/session.js';
-import { TicketHooks } from '../src/modules/tickets/hooks.js';
-import type { Actor } from '../src/platform/http/context.js';
-import { uniqueEmail } from './builders.js';
-import { eventsAfterOf, latestSeqOf, newTenant, type Service, startService, type Tenant } from './helpers.js';
+import { processInbound } from '../../../src/modules/email/inbound.js';
+import { ingestRaw } from '../../../src/modules/email/ingest.js';
+import { openPortalTicket, replyToRequest } from '../../../src/modules/portal/service.js';
+import type { PortalSession } from '../../../src/modules/portal/session.js';
+import { TicketHooks } from '../../../src/modules/tickets/hooks.js';
+import type { Actor } from '../../../src/platform/http/context.js';
+import { makeTicket, uniqueEmail } from '../../support/builders.js';
+import {
+  eventsAfterOf,
+  latestSeqOf,
+  newTenant,
+  type Service,
+  startService,
+  type Tenant,
+} from '../../support/helpers.js';
 
 const AUTHSERV = 'mx.acme.test';
 
@@ -232,5 +239,24 @@ describe('an email', () => {
     });
     expect(last.actor).toEqual({ type: 'system', user: null, api_key_id: null, automation_id: null });
     expect(hooksOf(first.ticket_id!, 'customer_replied')).toEqual([]);
+  });
+});
+
+describe('a rating', () => {
+  it('is recorded as the rating customer (system, with their contact), like their messages', async () => {
+    const email = uniqueEmail('rater');
+    const made = await makeTicket(api(), t, { subject: 'Rate me', contact: { email } });
+    await setStatus(made.id, 'solved');
+    const { token } = await svc.rt.deps.tokens.sign({ purpose: 'csat', sub: made.id, wid: t.workspaceId });
+    const r = await api().post(`/v1/csat/${token}`, { score: 5 });
+    expect(r.status, r.text).toBe(200);
+    const rated = (await activitiesOf(made.id)).find((a) => a.type === 'csat_received');
+    expect(rated?.actor).toEqual({
+      type: 'system',
+      user: null,
+      api_key_id: null,
+      automation_id: null,
+      contact_id: made.contact.id,
+    });
   });
 });

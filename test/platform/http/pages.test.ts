@@ -2,14 +2,14 @@
 // policy (which status a refused request's page gets) and the one form reader's limit and fields.
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError, invalid, tooLarge } from '../src/platform/http/errors.js';
+import { ApiError, invalid, tooLarge } from '../../../src/platform/http/errors.js';
 import {
   FORM_BODY_LIMIT,
   pageErrorStatus,
   pageErrors,
   parseUrlencoded,
   readForms,
-} from '../src/platform/http/pages.js';
+} from '../../../src/platform/http/pages.js';
 
 const CSP = "default-src 'none'";
 
