@@ -85,7 +85,7 @@ describe.runIf(run)('the knowledge base, help center, widget settings and chats 
     await page.getByLabel('Title').fill('How refunds work');
     const body = page.getByRole('textbox', { name: 'Body' });
     await body.click();
-    await expect.poll(() => body.evaluate((el) => el.contains(document.activeElement))).toBe(true);
+    await expect.poll(() => body.evaluate((el) => el.contains(el.ownerDocument.activeElement))).toBe(true);
     await page.keyboard.type('Refunds take five working days.');
     // Select "five" with the keyboard and make it bold with the toolbar.
     await page.keyboard.press('Home');
@@ -105,7 +105,7 @@ describe.runIf(run)('the knowledge base, help center, widget settings and chats 
     // Under the title (the page's h1), the first heading of the body is an h2: the Subheading.
     await body.click();
     // The keys go to the editor only once it has the focus (a click on a busy machine lands later).
-    await expect.poll(() => body.evaluate((el) => el.contains(document.activeElement))).toBe(true);
+    await expect.poll(() => body.evaluate((el) => el.contains(el.ownerDocument.activeElement))).toBe(true);
     await page.keyboard.press('End');
     await page.keyboard.press('Enter');
     await page.keyboard.type('Who pays the postage');
