@@ -19,12 +19,14 @@ import {
   TEST_SECRET_KEY,
   unique,
 } from '../../support/helpers.js';
+import type { OwnDatabase } from '../../support/own-database.js';
 import { attachmentsSuite, download, filesUnder, headersOf, local, PNG, postForm, rowsOf, upload } from './setup.js';
 
 const suite = attachmentsSuite();
 let svc: Service;
+let own: OwnDatabase;
 beforeAll(() => {
-  ({ svc } = suite);
+  ({ svc, own } = suite);
 });
 
 /** A ticket and a message in the workspace (inserted directly: the tickets module is not needed here). */

@@ -39,8 +39,9 @@ import {
 
 const suite = attachmentsSuite();
 let svc: Service;
+let own: OwnDatabase;
 beforeAll(() => {
-  ({ svc } = suite);
+  ({ svc, own } = suite);
 });
 
 describe('uploading and downloading', () => {

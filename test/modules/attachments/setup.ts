@@ -116,5 +116,8 @@ export function attachmentsSuite() {
     get svc() {
       return svc;
     },
+    get own() {
+      return own;
+    },
   };
 }

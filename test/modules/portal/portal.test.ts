@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ticketTokenFor } from '../../../src/modules/email/ticket-token.js';
 import { makeContact, uniqueEmail } from '../../support/builders.js';
 import { type Service, startService } from '../../support/helpers.js';
+import type { OwnDatabase } from '../../support/own-database.js';
 import {
   type Center,
   contactFields,
@@ -30,9 +31,10 @@ import {
 
 const suite = portalSuite();
 const { newCenter } = suite;
+let db: OwnDatabase;
 let received: Received[];
 beforeAll(() => {
-  ({ received } = suite);
+  ({ db, received } = suite);
 });
 
 /** Rows a failed form must not have left: tickets, contacts, attachments of the workspace. */
