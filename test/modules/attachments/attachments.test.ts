@@ -21,6 +21,7 @@ import {
   TEST_SECRET_KEY,
   unique,
 } from '../../support/helpers.js';
+import type { OwnDatabase } from '../../support/own-database.js';
 import {
   attachmentsSuite,
   download,
