@@ -1,65 +1,17 @@
-// The realtime gateway, part 2 (part 1: gateway.test.ts, whose setup this file repeats): sockets
+// The realtime gateway, part 2 (part 1: gateway.test.ts, setup in gateway-setup.ts): sockets
 // closed by logout, password change and removal, replay after a forced disconnect, seq order.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { appendEvents } from '../../src/platform/events/outbox.js';
-import { makeTicket } from '../support/builders.js';
-import { type Client, collect, connect, join, realtimeToken, sleep, widgetToken } from '../support/gateway-client.js';
-import {
-  addMember,
-  eventsAfterOf,
-  latestSeqOf,
-  newApiKey,
-  newTenant,
-  type Service,
-  startService,
-  type Tenant,
-} from '../support/helpers.js';
+import { type Client, join, realtimeToken, sleep, widgetToken } from '../support/gateway-client.js';
+import { addMember, eventsAfterOf, latestSeqOf, newApiKey, newTenant, type Service } from '../support/helpers.js';
+import { gatewaySuite, quiet } from './gateway-setup.js';
 
+const suite = gatewaySuite();
+const { open, joinedWorkspace, ticket, privateTeam } = suite;
 let svc: Service;
-beforeAll(async () => {
-  svc = await startService({}, { jobs: false });
+beforeAll(() => {
+  ({ svc } = suite);
 });
-afterAll(async () => svc?.stop());
-
-const clients: Client[] = [];
-afterEach(() => {
-  for (const c of clients.splice(0)) c.disconnect();
-});
-
-function open(token: string | (() => string), o: Parameters<typeof connect>[2] = {}): Client {
-  const c = connect(svc.url, token, o);
-  clients.push(c);
-  return c;
-}
-
-async function agentSocket(as: { token?: string; workspace?: string }) {
-  return open(await realtimeToken(svc.api, as));
-}
-
-/** An agent socket joined to its workspace topic: what it receives from now on, and the seq it joined at. */
-async function joinedWorkspace(t: Tenant) {
-  const c = await agentSocket(t.as);
-  const ch = c.socket.channel(`workspace:${t.workspaceId}`);
-  const got = collect(ch);
-  const start = (await join(ch)).response.latest_seq as number;
-  return { c, ch, got, start };
-}
-
-/** Waits a moment so that anything wrongly sent would have arrived. */
-const quiet = () => sleep(300);
-
-const ticket = (t: Tenant, extra: Record<string, unknown> = {}) =>
-  makeTicket(svc.api, t, extra) as Promise<{ id: string; contact: { id: string } | null; team_id: string | null }>;
-
-async function privateTeam(t: Tenant, members: string[]) {
-  const r = await svc.api.post(
-    '/v1/teams',
-    { name: `Team ${Math.random()}`, private: true, member_ids: members },
-    t.as,
-  );
-  expect(r.status, r.text).toBe(201);
-  return r.body.id as string;
-}
 
 describe('closing sockets', () => {
   /** A socket joined to the workspace topic, reconnecting quickly with the same token. */

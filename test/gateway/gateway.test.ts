@@ -3,19 +3,8 @@
 // sockets closed by logout / password change / removal / team changes, replay after a forced
 // disconnect, and seq order exactly once when the bus repeats or reorders events.
 import { Presence } from 'phoenix';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { makeTicket } from '../support/builders.js';
-import {
-  type Client,
-  collect,
-  connect,
-  join,
-  opened,
-  push,
-  realtimeToken,
-  sleep,
-  widgetToken,
-} from '../support/gateway-client.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { collect, join, opened, push, widgetToken } from '../support/gateway-client.js';
 import {
   addMember,
   eventsAfterOf,
@@ -23,71 +12,16 @@ import {
   newApiKey,
   newTenant,
   type Service,
-  startService,
   type Tenant,
 } from '../support/helpers.js';
+import { gatewaySuite, heartbeat, quiet } from './gateway-setup.js';
 
+const suite = gatewaySuite();
+const { open, agentSocket, joinedWorkspace, ticket, privateTeam } = suite;
 let svc: Service;
-beforeAll(async () => {
-  svc = await startService({}, { jobs: false });
+beforeAll(() => {
+  ({ svc } = suite);
 });
-afterAll(async () => svc?.stop());
-
-const clients: Client[] = [];
-afterEach(() => {
-  for (const c of clients.splice(0)) c.disconnect();
-});
-
-function open(token: string | (() => string), o: Parameters<typeof connect>[2] = {}): Client {
-  const c = connect(svc.url, token, o);
-  clients.push(c);
-  return c;
-}
-
-async function agentSocket(as: { token?: string; workspace?: string }) {
-  return open(await realtimeToken(svc.api, as));
-}
-
-/** An agent socket joined to its workspace topic: what it receives from now on, and the seq it joined at. */
-async function joinedWorkspace(t: Tenant) {
-  const c = await agentSocket(t.as);
-  const ch = c.socket.channel(`workspace:${t.workspaceId}`);
-  const got = collect(ch);
-  const start = (await join(ch)).response.latest_seq as number;
-  return { c, ch, got, start };
-}
-
-/**
- * Sends a heartbeat and waits for the server's reply to it (Phoenix calls back only for the
- * reply with the heartbeat's ref): fails after 5 s without one.
- */
-async function heartbeat(socket: { ping(callback: (rtt: number) => void): boolean }): Promise<void> {
-  let sent = false;
-  const rtt = await Promise.race([
-    new Promise<number>((resolve) => {
-      sent = socket.ping(resolve);
-    }),
-    sleep(5000).then(() => null),
-  ]);
-  expect(sent, 'the heartbeat was sent (socket connected)').toBe(true);
-  expect(rtt, 'the server answered the heartbeat within 5 s').not.toBeNull();
-}
-
-/** Waits a moment so that anything wrongly sent would have arrived. */
-const quiet = () => sleep(300);
-
-const ticket = (t: Tenant, extra: Record<string, unknown> = {}) =>
-  makeTicket(svc.api, t, extra) as Promise<{ id: string; contact: { id: string } | null; team_id: string | null }>;
-
-async function privateTeam(t: Tenant, members: string[]) {
-  const r = await svc.api.post(
-    '/v1/teams',
-    { name: `Team ${Math.random()}`, private: true, member_ids: members },
-    t.as,
-  );
-  expect(r.status, r.text).toBe(201);
-  return r.body.id as string;
-}
 
 describe('the agent socket', () => {
   it('speaks Phoenix Channels v2: join replies server_time and latest_seq, heartbeats are answered', async () => {

@@ -1,7 +1,7 @@
-// /v1/attachments, part 2 (part 1: attachments.test.ts, whose setup this file repeats): claiming
+// /v1/attachments, part 2 (part 1: attachments.test.ts, shared setup in setup.ts): claiming
 // attachments for a message, purging unattached uploads, S3-compatible storage and its settings.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
@@ -14,104 +14,20 @@ import {
   addMember,
   newApiKey,
   newTenant,
-  type ReqOpts,
   type Service,
   startService,
   TEST_SECRET_KEY,
   unique,
 } from '../../support/helpers.js';
-import { type OwnDatabase, ownDatabase } from '../../support/own-database.js';
+import type { OwnDatabase } from '../../support/own-database.js';
+import { attachmentsSuite, download, filesUnder, headersOf, local, PNG, postForm, rowsOf, upload } from './setup.js';
 
-// The AWS SDK warns once per process that its 2027 releases will need Node 22.
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-
+const suite = attachmentsSuite();
 let svc: Service;
 let own: OwnDatabase;
-beforeAll(async () => {
-  // A database of its own on PostgreSQL (for every service of this file): the hourly purge job,
-  // run by whichever service of the database runs jobs, would remove the uploads dated 25 hours
-  // back below before this file's purge does, deleting their bytes from its own storage, not
-  // from this file's directory or bucket.
-  own = await ownDatabase('attachments');
-  svc = await startService(own.env, { jobs: false });
+beforeAll(() => {
+  ({ svc, own } = suite);
 });
-afterAll(async () => {
-  await svc?.stop();
-  await own?.drop();
-});
-
-/** A 1×1 PNG. */
-const PNG = Buffer.from(
-  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
-  'base64',
-);
-
-interface Part {
-  name: string;
-  data: Buffer | string;
-  /** Present: a file part. */
-  filename?: string;
-  type?: string;
-}
-
-function headersOf(as: ReqOpts): Record<string, string> {
-  const h: Record<string, string> = { ...(as.headers ?? {}) };
-  if (as.token) h.authorization = `Bearer ${as.token}`;
-  if (as.workspace) h['svc-workspace'] = as.workspace;
-  return h;
-}
-
-async function postForm(s: Service, as: ReqOpts, parts: Part[]) {
-  const form = new FormData();
-  for (const p of parts) {
-    if (p.filename !== undefined) {
-      form.append(p.name, new Blob([p.data], { type: p.type ?? 'application/octet-stream' }), p.filename);
-    } else form.append(p.name, String(p.data));
-  }
-  const r = await fetch(`${s.url}/v1/attachments`, { method: 'POST', headers: headersOf(as), body: form });
-  const text = await r.text();
-  let body: any = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // not JSON
-  }
-  return { status: r.status, body, headers: r.headers, text };
-}
-
-async function upload(s: Service, as: ReqOpts, data: Buffer | string, filename = 'file.bin', type?: string) {
-  const r = await postForm(s, as, [{ name: 'file', data, filename, ...(type ? { type } : {}) }]);
-  expect(r.status, r.text).toBe(201);
-  return r.body as {
-    id: string;
-    filename: string;
-    content_type: string;
-    size_bytes: number;
-    inline: boolean;
-    url: string;
-  };
-}
-
-/** The url's path and query on the test server (PUBLIC_URL is not where the test listens). */
-const local = (s: Service, url: string) => {
-  const u = new URL(url);
-  return `${s.url}${u.pathname}${u.search}`;
-};
-
-async function download(url: string, init: RequestInit = {}) {
-  const r = await fetch(url, { redirect: 'manual', ...init });
-  return { status: r.status, headers: r.headers, bytes: Buffer.from(await r.arrayBuffer()) };
-}
-
-const rowsOf = (s: Service, workspaceId: string) =>
-  s.rt.deps.database.db.selectFrom('attachments').selectAll().where('workspace_id', '=', workspaceId).execute();
-
-function filesUnder(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile())
-    .map((e) => join(e.parentPath, e.name));
-}
 
 /** A ticket and a message in the workspace (inserted directly: the tickets module is not needed here). */
 async function messageIn(s: Service, workspaceId: string, teamId: string | null = null) {

@@ -1,4 +1,4 @@
-// Sign-in protection, part 2 (part 1: protection.test.ts, whose setup this file repeats): the
+// Sign-in protection, part 2 (part 1: protection.test.ts, setup in protection-setup.ts): the
 // sign-in challenge (a stand-in siteverify server), App Attest attestations (genuine Apple
 // fixtures) and the App Attest routes.
 import { createHash, generateKeyPairSync, type KeyObject, randomBytes, sign } from 'node:crypto';
@@ -9,37 +9,15 @@ import cbor from 'cbor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rpIdHash, verifyAttestationObject } from '../../../src/modules/auth/app-attest.js';
 import { hashSecret } from '../../../src/platform/crypto/tokens.js';
-import { isErrorBody, type Service, startService, unique } from '../../support/helpers.js';
-import { type OwnDatabase, ownDatabase } from '../../support/own-database.js';
+import { isErrorBody, type Service, unique } from '../../support/helpers.js';
+import { login, PASSWORD, protectionSuite, registered } from './protection-setup.js';
 
-const PASSWORD = 'correct horse battery';
-const services: Service[] = [];
-let own: OwnDatabase;
-async function service(env: Record<string, string>): Promise<Service> {
-  const s = await startService({ ...own.env, ...env }, { jobs: false });
-  services.push(s);
-  return s;
-}
-/** A service with the default settings (10 per account, 30 per address, no challenge, no App Attest). */
+const suite = protectionSuite();
+const { service } = suite;
 let plain: Service;
-beforeAll(async () => {
-  own = await ownDatabase('auth_protection');
-  plain = await service({});
+beforeAll(() => {
+  ({ plain } = suite);
 });
-afterAll(async () => {
-  await Promise.all(services.map((s) => s.stop()));
-  await own?.drop();
-});
-
-async function registered(s: Service, name = 'Lou Lock'): Promise<{ email: string; userId: string; token: string }> {
-  const email = `${unique('prot')}@example.com`;
-  const r = await s.api.post('/v1/auth/register', { email, password: PASSWORD, name, challenge_token: 'good-token' });
-  expect(r.status, r.text).toBe(201);
-  return { email, userId: r.body.user.id, token: r.body.access_token };
-}
-
-const login = (s: Service, email: string, password: string, extra: Record<string, unknown> = {}) =>
-  s.api.post('/v1/auth/login', { email, password, ...extra });
 
 // --- The human-verification challenge -------------------------------------------------------------
 

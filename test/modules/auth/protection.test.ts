@@ -1,41 +1,20 @@
 import { request as httpRequest } from 'node:http';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../../src/config.js';
 import { accountKey, ipBucket } from '../../../src/modules/auth/protection.js';
-import { isErrorBody, onPostgres, type Service, startService, unique } from '../../support/helpers.js';
-import { type OwnDatabase, ownDatabase } from '../../support/own-database.js';
+import { isErrorBody, onPostgres, type Service, unique } from '../../support/helpers.js';
+import { login, PASSWORD, protectionSuite, registered } from './protection-setup.js';
 
-const PASSWORD = 'correct horse battery';
+const suite = protectionSuite();
+const { service } = suite;
+let plain: Service;
+beforeAll(() => {
+  ({ plain } = suite);
+});
+
 /** The App Attest app id of the fixtures (protection-challenge.test.ts), set in the settings tests. */
 const APP_ID = 'V8H6LQ9448.io.uebelacker.AppAttestExample';
-const services: Service[] = [];
-let own: OwnDatabase;
-async function service(env: Record<string, string>): Promise<Service> {
-  const s = await startService({ ...own.env, ...env }, { jobs: false });
-  services.push(s);
-  return s;
-}
-/** A service with the default settings (10 per account, 30 per address, no challenge, no App Attest). */
-let plain: Service;
-beforeAll(async () => {
-  own = await ownDatabase('auth_protection');
-  plain = await service({});
-});
-afterAll(async () => {
-  await Promise.all(services.map((s) => s.stop()));
-  await own?.drop();
-});
-
-async function registered(s: Service, name = 'Lou Lock'): Promise<{ email: string; userId: string; token: string }> {
-  const email = `${unique('prot')}@example.com`;
-  const r = await s.api.post('/v1/auth/register', { email, password: PASSWORD, name, challenge_token: 'good-token' });
-  expect(r.status, r.text).toBe(201);
-  return { email, userId: r.body.user.id, token: r.body.access_token };
-}
-
-const login = (s: Service, email: string, password: string, extra: Record<string, unknown> = {}) =>
-  s.api.post('/v1/auth/login', { email, password, ...extra });
 
 function expectLocked(r: { status: number; body: any; headers: Headers }, limit: number, windowSeconds: number) {
   expect(r.status).toBe(429);

@@ -1,62 +1,15 @@
-// The automation engine, part 2 (part 1: engine.test.ts, whose setup this file repeats): each
+// The automation engine, part 2 (part 1: engine.test.ts, setup in engine-setup.ts): each
 // action's visible effect, and several automations acting on one event.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { DecisionEngine, TriageHandler } from '../../../src/modules/automations/decide.js';
-import { makeTicket } from '../../support/builders.js';
-import {
-  addMember,
-  eventsAfterOf,
-  latestSeqOf,
-  newTenant,
-  type Service,
-  startService,
-  type Tenant,
-  unique,
-} from '../../support/helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { addMember, eventsAfterOf, latestSeqOf, newTenant, type Service } from '../../support/helpers.js';
+import { type Body, engineSuite, tagNames } from './engine-setup.js';
 
+const suite = engineSuite();
+const { setTriageHandler, automation, ticket, getTicket, activities, messages, runCount, labels, mailbox } = suite;
 let svc: Service;
-beforeAll(async () => {
-  svc = await startService({}, { jobs: false });
+beforeAll(() => {
+  ({ svc } = suite);
 });
-afterAll(async () => svc?.stop());
-// The AI seams are fields of the service's Deps: a test plugs in an engine and takes it out again.
-const setDecisionEngine = (e: DecisionEngine | null) => {
-  svc.rt.deps.ai.decide = e;
-};
-const setTriageHandler = (h: TriageHandler | null) => {
-  svc.rt.deps.ai.triage = h;
-};
-afterEach(() => {
-  setDecisionEngine(null);
-  setTriageHandler(null);
-});
-
-type Body = Record<string, unknown>;
-
-async function automation(t: Tenant, body: Body) {
-  const r = await svc.api.post('/v1/automations', { name: unique('Auto'), trigger: 'ticket_created', ...body }, t.as);
-  expect(r.status, r.text).toBe(201);
-  return r.body;
-}
-
-const ticket = (t: Tenant, body: Body = {}) =>
-  makeTicket(svc.api, t, { subject: 'Hello', body_html: '<p>Hi there</p>', ...body });
-
-const getTicket = async (t: Tenant, id: string) => (await svc.api.get(`/v1/tickets/${id}`, t.as)).body;
-const tagNames = (tk: any) => tk.tags.map((g: any) => g.name).sort();
-const activities = async (t: Tenant, id: string) => (await svc.api.get(`/v1/tickets/${id}/activities`, t.as)).body.data;
-const messages = async (t: Tenant, id: string) => (await svc.api.get(`/v1/tickets/${id}/messages`, t.as)).body.data;
-const runCount = async (t: Tenant, id: string) => (await svc.api.get(`/v1/automations/${id}`, t.as)).body.run_count;
-
-async function labels(t: Tenant, ...names: string[]) {
-  for (const name of names) expect((await svc.api.post('/v1/tags', { name }, t.as)).status).toBe(201);
-}
-
-async function mailbox(t: Tenant) {
-  const r = await svc.api.post('/v1/mailboxes', { name: 'Support', email: `${unique('support')}@acme.test` }, t.as);
-  expect(r.status, r.text).toBe(201);
-  return r.body;
-}
 
 describe('actions', () => {
   it('set_status solves despite an empty required field; severity set and cleared; assignment; spam; note', async () => {

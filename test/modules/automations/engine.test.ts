@@ -5,64 +5,20 @@
 // that cannot apply are skipped; run_count; activities with the automation as actor; one pass
 // per event (no loops); ai_decide holds only when a decision engine says so.
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { DecisionEngine, TriageHandler } from '../../../src/modules/automations/decide.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { RunCounts } from '../../../src/modules/automations/run-counts.js';
 import type { CustomerMessage } from '../../../src/modules/tickets/customer-message.js';
 import { appendToTicket, lockTicketById } from '../../../src/modules/tickets/inbound.js';
-import { makeMessage, makeTicket } from '../../support/builders.js';
-import {
-  eventsAfterOf,
-  latestSeqOf,
-  newTenant,
-  type Service,
-  startService,
-  type Tenant,
-  unique,
-} from '../../support/helpers.js';
+import { makeMessage } from '../../support/builders.js';
+import { eventsAfterOf, latestSeqOf, newTenant, type Service, type Tenant } from '../../support/helpers.js';
+import { type Body, engineSuite, tagNames } from './engine-setup.js';
 
+const suite = engineSuite();
+const { setDecisionEngine, automation, ticket, getTicket, activities, runCount, labels, mailbox } = suite;
 let svc: Service;
-beforeAll(async () => {
-  svc = await startService({}, { jobs: false });
+beforeAll(() => {
+  ({ svc } = suite);
 });
-afterAll(async () => svc?.stop());
-// The AI seams are fields of the service's Deps: a test plugs in an engine and takes it out again.
-const setDecisionEngine = (e: DecisionEngine | null) => {
-  svc.rt.deps.ai.decide = e;
-};
-const setTriageHandler = (h: TriageHandler | null) => {
-  svc.rt.deps.ai.triage = h;
-};
-afterEach(() => {
-  setDecisionEngine(null);
-  setTriageHandler(null);
-});
-
-type Body = Record<string, unknown>;
-
-async function automation(t: Tenant, body: Body) {
-  const r = await svc.api.post('/v1/automations', { name: unique('Auto'), trigger: 'ticket_created', ...body }, t.as);
-  expect(r.status, r.text).toBe(201);
-  return r.body;
-}
-
-const ticket = (t: Tenant, body: Body = {}) =>
-  makeTicket(svc.api, t, { subject: 'Hello', body_html: '<p>Hi there</p>', ...body });
-
-const getTicket = async (t: Tenant, id: string) => (await svc.api.get(`/v1/tickets/${id}`, t.as)).body;
-const tagNames = (tk: any) => tk.tags.map((g: any) => g.name).sort();
-const activities = async (t: Tenant, id: string) => (await svc.api.get(`/v1/tickets/${id}/activities`, t.as)).body.data;
-const runCount = async (t: Tenant, id: string) => (await svc.api.get(`/v1/automations/${id}`, t.as)).body.run_count;
-
-async function labels(t: Tenant, ...names: string[]) {
-  for (const name of names) expect((await svc.api.post('/v1/tags', { name }, t.as)).status).toBe(201);
-}
-
-async function mailbox(t: Tenant) {
-  const r = await svc.api.post('/v1/mailboxes', { name: 'Support', email: `${unique('support')}@acme.test` }, t.as);
-  expect(r.status, r.text).toBe(201);
-  return r.body;
-}
 
 /** A customer's mail on the ticket, through the code path of inbound email. */
 async function customerReply(t: Tenant, ticketId: string, text: string, from = 'ann@example.com') {

@@ -4,183 +4,30 @@
 // threading by In-Reply-To, References and ticket tokens, quoted history, duplicates (one
 // after the other and at once), bounces, automatic mail, sender trust, blocked contacts,
 // limits, unknown recipients, charsets, sanitizing, and tenants kept apart.
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ingestRaw, sweepInbound } from '../../../src/modules/email/ingest.js';
 import {
   eventsAfterOf,
   isErrorBody,
   latestSeqOf,
-  newTenant,
   onPostgres,
   type Service,
-  startService,
   type Tenant,
   unique,
 } from '../../support/helpers.js';
-import { type OwnDatabase, ownDatabase } from '../../support/own-database.js';
+import { inboundSuite, mail, SECRET } from './inbound-setup.js';
 
-const SECRET = 'test-inbound-secret-0123456789';
-const AUTHSERV = 'mx.acme.test';
-
+const suite = inboundSuite();
+const { db, deliver, spoolRow, processed, deliverAndWait, ticketOf, messagesOf, countSpool, spooledCopies } = suite;
 let svc: Service;
-let own: OwnDatabase;
 let a: Tenant;
-let b: Tenant;
 let mbA: { id: string; forwarding_address: string };
 let mbA2: { id: string; forwarding_address: string };
-
-beforeAll(async () => {
-  // A database of its own on PostgreSQL: the inbound job queue is one for the whole database,
-  // and another file's service that took this file's mail would process it with its own settings
-  // (no trusted authserv-id: the sender-trust cases) and store its attachments in its own
-  // DATA_DIR (the inline image would not load from this service).
-  own = await ownDatabase('email_inbound');
-  svc = await startService({
-    ...own.env,
-    INBOUND_AUTHSERV_IDS: `${AUTHSERV}, other.mx.test`,
-    INBOUND_DOMAIN: 'in.helpdesk.test',
-  });
-  a = await newTenant(svc.api, 'Acme');
-  b = await newTenant(svc.api, 'Bravo');
-  const team = await svc.api.post('/v1/teams', { name: 'Support', private: false, member_ids: [] }, a.as);
-  expect(team.status).toBe(201);
-  const mk = async (t: Tenant, email: string, extra: Record<string, unknown> = {}) => {
-    const r = await svc.api.post('/v1/mailboxes', { name: email, email, ...extra }, t.as);
-    expect(r.status, r.text).toBe(201);
-    return r.body;
-  };
-  mbA = await mk(a, 'support@acme.test', { team_id: team.body.id, trusted_form_senders: ['forms@webforms.test'] });
-  mbA2 = await mk(a, 'sales@acme.test');
-  await mk(b, 'support@bravo.test');
-}, 60_000);
-
-afterAll(async () => {
-  await svc?.stop();
-  await own?.drop();
+beforeAll(() => {
+  ({ svc, a, mbA, mbA2 } = suite);
 });
-
-// ---------------------------------------------------------------------------------------------
-// Helpers.
-
-const db = () => svc.rt.deps.database.db;
-
-async function deliver(raw: string | Buffer, to = mbA.forwarding_address, headers: Record<string, string> = {}) {
-  return svc.api.req('POST', `/v1/inbound/email?to=${encodeURIComponent(to)}`, {
-    raw,
-    headers: { 'content-type': 'message/rfc822', 'svc-inbound-secret': SECRET, ...headers },
-  });
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, ms = 30_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function spoolRow(id: string) {
-  return db().selectFrom('inbound_emails').selectAll().where('id', '=', id).executeTakeFirst();
-}
-
-/** The spool row once the job is done with it. */
-async function processed(id: string, ms = 30_000) {
-  return waitFor(
-    `inbound ${id}`,
-    async () => {
-      const r = await spoolRow(id);
-      return r && r.status !== 'received' ? r : null;
-    },
-    ms,
-  );
-}
-
-/** Delivers and waits: the spool row as the job left it. */
-async function deliverAndWait(raw: string | Buffer, to = mbA.forwarding_address) {
-  const r = await deliver(raw, to);
-  expect(r.status, r.text).toBe(202);
-  expect(r.body.status).toBe('received');
-  return processed(r.body.id);
-}
-
-interface MailOpts {
-  from?: string;
-  to?: string;
-  subject?: string;
-  messageId?: string | null;
-  inReplyTo?: string;
-  references?: string;
-  headers?: string[];
-  contentType?: string;
-  body?: string | Buffer;
-}
-
-/** A raw mail (CRLF line ends). */
-function mail(o: MailOpts = {}): Buffer {
-  const lines = [
-    `From: ${o.from ?? 'Jane Customer <jane@example.com>'}`,
-    `To: ${o.to ?? 'support@acme.test'}`,
-    `Subject: ${o.subject ?? 'Help needed'}`,
-    'Date: Tue, 9 Jan 2024 10:00:00 +0000',
-    ...(o.messageId === null ? [] : [`Message-ID: <${o.messageId ?? `${unique('m')}@example.com`}>`]),
-    ...(o.inReplyTo ? [`In-Reply-To: ${o.inReplyTo}`] : []),
-    ...(o.references ? [`References: ${o.references}`] : []),
-    ...(o.headers ?? []),
-    'MIME-Version: 1.0',
-    `Content-Type: ${o.contentType ?? 'text/plain; charset=utf-8'}`,
-  ];
-  const head = Buffer.from(`${lines.join('\r\n')}\r\n\r\n`);
-  const body =
-    typeof o.body === 'string' || o.body === undefined ? Buffer.from(o.body ?? 'Hello, please help.') : o.body;
-  return Buffer.concat([head, body]);
-}
-
-async function ticketOf(t: Tenant, id: string) {
-  const r = await svc.api.get(`/v1/tickets/${id}`, t.as);
-  expect(r.status, r.text).toBe(200);
-  return r.body;
-}
-
-async function messagesOf(t: Tenant, ticketId: string) {
-  const r = await svc.api.get(`/v1/tickets/${ticketId}/messages`, t.as);
-  expect(r.status, r.text).toBe(200);
-  return r.body.data as any[];
-}
-
-/** Spooled mails of this file's workspaces. Other test files share the PostgreSQL database and
- * spool mail of their own at the same time, so the whole table is not this file's to count. */
-const countSpool = async () =>
-  Number(
-    (
-      await db()
-        .selectFrom('inbound_emails')
-        .select((eb) => eb.fn.countAll().as('n'))
-        .where('workspace_id', 'in', [a.workspaceId, b.workspaceId])
-        .executeTakeFirstOrThrow()
-    ).n,
-  );
-
-/** Spooled rows holding exactly one of these mails, whichever workspace (or none) they went to. */
-const spooledCopies = async (...raws: (string | Buffer)[]) =>
-  Number(
-    (
-      await db()
-        .selectFrom('inbound_emails')
-        .select((eb) => eb.fn.countAll().as('n'))
-        .where(
-          'sha256',
-          'in',
-          raws.map((r) => createHash('sha256').update(r).digest('hex')),
-        )
-        .executeTakeFirstOrThrow()
-    ).n,
-  );
-
-// ---------------------------------------------------------------------------------------------
 
 describe('the route', () => {
   it('answers 401 without the right SVC-Inbound-Secret and stores nothing', async () => {

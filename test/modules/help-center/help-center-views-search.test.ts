@@ -1,69 +1,20 @@
 // The help center's public pages, part 2 (part 1, the pages and kept pages: help-center.test.ts,
-// whose setup this file repeats): escaping, views, search and the look.
+// the shared setup in setup.ts): escaping, views, search and the look.
 
-import { randomUUID } from 'node:crypto';
-import { DomUtils, parseDocument } from 'htmlparser2';
+import { DomUtils } from 'htmlparser2';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { contrast, DARK_SURFACES, LIGHT_SURFACES, paletteOf } from '../../../src/modules/help-center/look.js';
 import { pruneArticleViews } from '../../../src/modules/help-center/views.js';
-import { newTenant, type ReqOpts, type Service, startService, type Tenant } from '../../support/helpers.js';
+import type { Service } from '../../support/helpers.js';
+import { all, BROWSER, doc, helpCenterSuite, metaOf, textOf } from './setup.js';
 
+const suite = helpCenterSuite();
+const { newCenter, post, workspaceChanged, page } = suite;
 let svc: Service;
-beforeAll(async () => {
-  svc = await startService({ PUBLIC_URL: 'https://help.example.test' }, { jobs: false });
+beforeAll(() => {
+  ({ svc } = suite);
 });
-afterAll(async () => svc?.stop());
-
-const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36';
-
-interface Center {
-  t: Tenant;
-  slug: string;
-  base: string;
-}
-
-async function newCenter(settings: Record<string, unknown> = {}, name = 'Acme Support'): Promise<Center> {
-  const t = await newTenant(svc.api, name);
-  const r = await svc.api.patch('/v1/workspace', { settings: { help_center_enabled: true, ...settings } }, t.as);
-  if (r.status !== 200) throw new Error(`settings: ${r.status} ${r.text}`);
-  return { t, slug: r.body.slug, base: `/hc/${r.body.slug}` };
-}
-
-const post = async (as: ReqOpts, path: string, body: Record<string, unknown>) => {
-  const r = await svc.api.post(path, body, as);
-  if (r.status !== 201) throw new Error(`${path}: ${r.status} ${r.text}`);
-  return r.body;
-};
-
-/** What another process's write of the workspace tells this one: a workspace.updated on the bus. */
-const workspaceChanged = (workspaceId: string) =>
-  svc.rt.deps.bus.publish([
-    {
-      id: randomUUID(),
-      seq: 0,
-      workspace_id: workspaceId,
-      type: 'workspace.updated',
-      visibility: 'agents',
-      topics: [],
-      data: {},
-      occurred_at: new Date().toISOString(),
-    },
-  ]);
-
-/** A page as a browser asks for it. */
-const page = (path: string, headers: Record<string, string> = {}) =>
-  fetch(svc.url + path, { headers: { 'user-agent': BROWSER, ...headers }, redirect: 'manual' }).then(async (r) => ({
-    status: r.status,
-    headers: r.headers,
-    text: await r.text(),
-  }));
-
-const doc = (html: string) => parseDocument(html);
-const all = (html: string, tag: string) => DomUtils.getElementsByTagName(tag, doc(html));
-const metaOf = (html: string, key: string) =>
-  all(html, 'meta').find((m) => m.attribs.property === key || m.attribs.name === key)?.attribs.content;
-const textOf = (html: string, tag: string) => all(html, tag).map((e) => DomUtils.textContent(e).trim());
 
 describe('escaping', () => {
   it('an article whose title and body carry XSS vectors renders no script, handler or javascript: URL', async () => {

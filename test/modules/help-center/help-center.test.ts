@@ -5,53 +5,19 @@
 // odd paths, and the page shell (landmarks, one h1, skip link, brand colours with contrast).
 
 import { randomUUID } from 'node:crypto';
-import { DomUtils, parseDocument } from 'htmlparser2';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DomUtils } from 'htmlparser2';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { contrast } from '../../../src/modules/help-center/look.js';
 import { PageCache } from '../../../src/modules/help-center/page-cache.js';
-import { newTenant, type ReqOpts, type Service, startService, type Tenant } from '../../support/helpers.js';
+import { newTenant, type Service } from '../../support/helpers.js';
+import { all, type Center, helpCenterSuite, metaOf, ORIGIN, textOf } from './setup.js';
 
+const suite = helpCenterSuite();
+const { newCenter, post, page } = suite;
 let svc: Service;
-beforeAll(async () => {
-  svc = await startService({ PUBLIC_URL: 'https://help.example.test' }, { jobs: false });
+beforeAll(() => {
+  ({ svc } = suite);
 });
-afterAll(async () => svc?.stop());
-
-const ORIGIN = 'https://help.example.test';
-const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36';
-
-interface Center {
-  t: Tenant;
-  slug: string;
-  base: string;
-}
-
-async function newCenter(settings: Record<string, unknown> = {}, name = 'Acme Support'): Promise<Center> {
-  const t = await newTenant(svc.api, name);
-  const r = await svc.api.patch('/v1/workspace', { settings: { help_center_enabled: true, ...settings } }, t.as);
-  if (r.status !== 200) throw new Error(`settings: ${r.status} ${r.text}`);
-  return { t, slug: r.body.slug, base: `/hc/${r.body.slug}` };
-}
-
-const post = async (as: ReqOpts, path: string, body: Record<string, unknown>) => {
-  const r = await svc.api.post(path, body, as);
-  if (r.status !== 201) throw new Error(`${path}: ${r.status} ${r.text}`);
-  return r.body;
-};
-
-/** A page as a browser asks for it. */
-const page = (path: string, headers: Record<string, string> = {}) =>
-  fetch(svc.url + path, { headers: { 'user-agent': BROWSER, ...headers }, redirect: 'manual' }).then(async (r) => ({
-    status: r.status,
-    headers: r.headers,
-    text: await r.text(),
-  }));
-
-const doc = (html: string) => parseDocument(html);
-const all = (html: string, tag: string) => DomUtils.getElementsByTagName(tag, doc(html));
-const metaOf = (html: string, key: string) =>
-  all(html, 'meta').find((m) => m.attribs.property === key || m.attribs.name === key)?.attribs.content;
-const textOf = (html: string, tag: string) => all(html, tag).map((e) => DomUtils.textContent(e).trim());
 
 describe('pages of published articles', () => {
   let c: Center;

@@ -1,58 +1,22 @@
-// Pictures, part 2 (part 1, uploads and owners: images.test.ts, whose setup this file repeats):
+// Pictures, part 2 (part 1, uploads and owners: images.test.ts, shared setup in setup.ts):
 // removal, a deleted workspace's pictures, PATCH /v1/me avatar_url, and the automatic sources.
 import { createHmac } from 'node:crypto';
-import type { Server } from 'node:http';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { widgetPicture } from '../../../src/modules/images/sources.js';
 import { imageKey, removeRetiredPictures } from '../../../src/modules/images/store.js';
 import { makeCompany, makeContact } from '../../support/builders.js';
-import { isErrorBody, newTenant, type Service, startService, unique } from '../../support/helpers.js';
-import { type OwnDatabase, ownDatabase } from '../../support/own-database.js';
-import {
-  fixture,
-  html,
-  ID_RE,
-  idOf,
-  png,
-  put,
-  type Routes,
-  redirect,
-  resolve,
-  served,
-  standInPictures,
-  startStandIn,
-  until,
-} from '../../support/pictures.js';
+import { isErrorBody, newTenant, type Service, unique } from '../../support/helpers.js';
+import { fixture, html, ID_RE, idOf, png, put, redirect, served, until } from '../../support/pictures.js';
+import { imagesSuite } from './setup.js';
 
-// ---- the stand-in picture server and the services (test/support/pictures.ts) --------------------
-
-/** What the stand-in answers, by path; records every path asked. */
-const routes: Routes = new Map();
-const asked: string[] = [];
-let standIn: Server;
-let base = '';
-
-let own: OwnDatabase;
-/** Loopback allowed for the stand-ins: every address rule but "127.0.0.1 is private" applies. */
+const suite = imagesSuite();
+const { routes, asked } = suite;
+let base: string;
 let svc: Service;
-/** The production address rules (no WEBHOOK_ALLOW_PRIVATE). */
 let strict: Service;
-
-beforeAll(async () => {
-  ({ server: standIn, base } = await startStandIn(routes, asked));
-  own = await ownDatabase('images');
-  svc = await startService(
-    { ...own.env, WEBHOOK_ALLOW_PRIVATE: 'true' },
-    { jobs: true, pictures: standInPictures(base) },
-  );
-  strict = await startService({}, { jobs: false, pictures: { resolve } });
-});
-afterAll(async () => {
-  await svc?.stop();
-  await strict?.stop();
-  await own?.drop();
-  standIn?.close();
+beforeAll(() => {
+  ({ base, svc, strict } = suite);
 });
 
 describe('removal', () => {

@@ -1,6 +1,6 @@
-import { request as httpRequest, type Server } from 'node:http';
+import { request as httpRequest } from 'node:http';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { makeCompany, makeContact } from '../../support/builders.js';
 import {
   addMember,
@@ -9,51 +9,16 @@ import {
   latestSeqOf,
   newTenant,
   type Service,
-  startService,
   type Tenant,
   unique,
 } from '../../support/helpers.js';
-import { type OwnDatabase, ownDatabase } from '../../support/own-database.js';
-import {
-  fixture,
-  headersOf,
-  ID_RE,
-  put,
-  type Routes,
-  resolve,
-  served,
-  standInPictures,
-  startStandIn,
-} from '../../support/pictures.js';
+import { fixture, headersOf, ID_RE, put, served } from '../../support/pictures.js';
+import { imagesSuite } from './setup.js';
 
-// ---- the stand-in picture server and the services (test/support/pictures.ts) --------------------
-
-/** What the stand-in answers, by path; records every path asked. */
-const routes: Routes = new Map();
-const asked: string[] = [];
-let standIn: Server;
-let base = '';
-
-let own: OwnDatabase;
-/** Loopback allowed for the stand-ins: every address rule but "127.0.0.1 is private" applies. */
+const suite = imagesSuite();
 let svc: Service;
-/** The production address rules (no WEBHOOK_ALLOW_PRIVATE). */
-let strict: Service;
-
-beforeAll(async () => {
-  ({ server: standIn, base } = await startStandIn(routes, asked));
-  own = await ownDatabase('images');
-  svc = await startService(
-    { ...own.env, WEBHOOK_ALLOW_PRIVATE: 'true' },
-    { jobs: true, pictures: standInPictures(base) },
-  );
-  strict = await startService({}, { jobs: false, pictures: { resolve } });
-});
-afterAll(async () => {
-  await svc?.stop();
-  await strict?.stop();
-  await own?.drop();
-  standIn?.close();
+beforeAll(() => {
+  ({ svc } = suite);
 });
 
 const auditActions = async (s: Service, t: Tenant) =>

@@ -1,37 +1,24 @@
-// The knowledge base's routes, part 2 (part 1: kb.test.ts, whose setup this file repeats): lists
+// The knowledge base's routes, part 2 (part 1: kb.test.ts, shared setup in setup.ts): lists
 // and search, events and audit entries, bad input.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   eventsAfterOf,
   isErrorBody,
   latestSeqOf,
   newApiKey,
   newTenant,
-  type ReqOpts,
   type Service,
-  startService,
   type Tenant,
 } from '../../support/helpers.js';
+import { kbSuite, SLUG } from './setup.js';
 
+const suite = kbSuite();
+const { newArticle, newCollection } = suite;
 let svc: Service;
-beforeAll(async () => {
-  svc = await startService({}, { jobs: false });
+beforeAll(() => {
+  ({ svc } = suite);
 });
-afterAll(async () => svc?.stop());
-
-const SLUG = /^[a-z0-9]+(-[a-z0-9]+)*$/;
-
-const newArticle = async (as: ReqOpts, body: Record<string, unknown>) => {
-  const r = await svc.api.post('/v1/kb/articles', body, as);
-  if (r.status !== 201) throw new Error(`article: ${r.status} ${r.text}`);
-  return r.body;
-};
-const newCollection = async (as: ReqOpts, body: Record<string, unknown>) => {
-  const r = await svc.api.post('/v1/kb/collections', body, as);
-  if (r.status !== 201) throw new Error(`collection: ${r.status} ${r.text}`);
-  return r.body;
-};
 
 describe('lists and search', () => {
   let t: Tenant;

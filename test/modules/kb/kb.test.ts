@@ -3,37 +3,17 @@
 // writes, filters and search in each article's language with snippets, /v1/search, events,
 // audit entries, the onboarding step, tenant isolation and bad input.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { findArticleBySlug } from '../../../src/modules/kb/articles.js';
-import {
-  addMember,
-  isErrorBody,
-  newApiKey,
-  newTenant,
-  type ReqOpts,
-  type Service,
-  startService,
-} from '../../support/helpers.js';
+import { addMember, isErrorBody, newApiKey, newTenant, type Service } from '../../support/helpers.js';
+import { ID, kbSuite, SLUG } from './setup.js';
 
+const suite = kbSuite();
+const { newArticle, newCollection } = suite;
 let svc: Service;
-beforeAll(async () => {
-  svc = await startService({}, { jobs: false });
+beforeAll(() => {
+  ({ svc } = suite);
 });
-afterAll(async () => svc?.stop());
-
-const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const SLUG = /^[a-z0-9]+(-[a-z0-9]+)*$/;
-
-const newArticle = async (as: ReqOpts, body: Record<string, unknown>) => {
-  const r = await svc.api.post('/v1/kb/articles', body, as);
-  if (r.status !== 201) throw new Error(`article: ${r.status} ${r.text}`);
-  return r.body;
-};
-const newCollection = async (as: ReqOpts, body: Record<string, unknown>) => {
-  const r = await svc.api.post('/v1/kb/collections', body, as);
-  if (r.status !== 201) throw new Error(`collection: ${r.status} ${r.text}`);
-  return r.body;
-};
 
 describe('collections and articles: create, read, change, delete', () => {
   it('creates a collection and an article (201, Location) with the contract’s fields', async () => {

@@ -1,11 +1,8 @@
-// /v1/mailboxes, part 2 (part 1, creating, reading and bad input: mailboxes.test.ts, whose setup
-// this file repeats): trusted_form_senders, changing and deleting mailboxes, who may use them.
+// /v1/mailboxes, part 2 (part 1, creating, reading and bad input: mailboxes.test.ts; the shared
+// setup: setup.ts): trusted_form_senders, changing and deleting mailboxes, who may use them.
 
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
-import { SMTPServer } from 'smtp-server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { isPublicEmailDomain } from '../../../src/modules/email/public-domains.js';
 import {
   addMember,
@@ -15,218 +12,15 @@ import {
   newApiKey,
   newTenant,
   type Service,
-  startService,
-  type Tenant,
 } from '../../support/helpers.js';
+import { IMAP_PASSWORD, mailboxesSuite } from './setup.js';
 
-const IMAP_PASSWORD = 'imap-Secret-Pa55word-7f3a';
-const SMTP_PASSWORD = 'smtp-Secret-Pa55word-9c2e';
-const SMTP_USER = 'mailer@acme.test';
-
-// ---------------------------------------------------------------------------------------------
-// Servers on loopback.
-
-interface Smtp {
-  server: SMTPServer;
-  port: number;
-  logins: Array<{ username: string; password: string }>;
-}
-
-async function smtpServer(requireAuth: boolean): Promise<Smtp> {
-  const logins: Smtp['logins'] = [];
-  const server = new SMTPServer({
-    authOptional: !requireAuth,
-    allowInsecureAuth: true,
-    disabledCommands: requireAuth ? ['STARTTLS'] : ['STARTTLS', 'AUTH'],
-    logger: false,
-    onAuth(auth, _session, cb) {
-      logins.push({ username: auth.username ?? '', password: auth.password ?? '' });
-      if (auth.username === SMTP_USER && auth.password === SMTP_PASSWORD) cb(null, { user: auth.username });
-      else cb(new Error('Invalid username or password'));
-    },
-    onData(stream, _session, cb) {
-      stream.resume();
-      stream.on('end', () => cb());
-    },
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server.server, 'listening');
-  return { server, port: (server.server.address() as AddressInfo).port, logins };
-}
-
-/**
- * An IMAP4rev1 server speaking just what a login check needs (greeting, CAPABILITY, LOGIN,
- * NOOP, LOGOUT), with one account; anything else is BAD. Dovecot takes its place in CI for the
- * polling tests.
- */
-interface Imap {
-  server: Server;
-  port: number;
-  logins: string[];
-  commands: string[];
-  /** The commands of each connection, in connection order. */
-  sessions: string[][];
-}
-async function imapServer(user: string, password: string): Promise<Imap> {
-  const logins: string[] = [];
-  const commands: string[] = [];
-  const sessions: string[][] = [];
-  const sockets = new Set<Socket>();
-  const quote = (s: string) => `"${s.replace(/["\\]/g, (c) => `\\${c}`)}"`;
-  const server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => {});
-    socket.write('* OK [CAPABILITY IMAP4rev1] test server ready\r\n');
-    const session: string[] = [];
-    sessions.push(session);
-    let buffer = '';
-    socket.on('data', (chunk) => {
-      buffer += chunk.toString('utf8');
-      for (let i = buffer.indexOf('\r\n'); i >= 0; i = buffer.indexOf('\r\n')) {
-        const line = buffer.slice(0, i);
-        buffer = buffer.slice(i + 2);
-        const [tag, command = ''] = line.split(' ', 2);
-        const rest = line.slice((tag?.length ?? 0) + command.length + 2);
-        commands.push(command.toUpperCase());
-        session.push(command.toUpperCase());
-        switch (command.toUpperCase()) {
-          case 'CAPABILITY':
-            socket.write(`* CAPABILITY IMAP4rev1\r\n${tag} OK done\r\n`);
-            break;
-          case 'LOGIN': {
-            logins.push(rest);
-            const ok = rest === `${quote(user)} ${quote(password)}` || rest === `${user} ${password}`;
-            socket.write(
-              ok
-                ? `${tag} OK [CAPABILITY IMAP4rev1] logged in\r\n`
-                : `${tag} NO [AUTHENTICATIONFAILED] Invalid credentials\r\n`,
-            );
-            break;
-          }
-          case 'LOGOUT':
-            socket.write(`* BYE logging out\r\n${tag} OK done\r\n`);
-            socket.end();
-            break;
-          case 'NOOP':
-            socket.write(`${tag} OK done\r\n`);
-            break;
-          default:
-            socket.write(`${tag} BAD unknown command\r\n`);
-        }
-      }
-    });
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const close = server.close.bind(server);
-  server.close = (cb?: (err?: Error) => void) => {
-    for (const s of sockets) s.destroy();
-    return close(cb);
-  };
-  return { server, port: (server.address() as AddressInfo).port, logins, commands, sessions };
-}
-
+const suite = mailboxesSuite();
+const { create, imapBody, auditOf, stateOf } = suite;
 let svc: Service;
-let smtpOpen: Smtp;
-let smtpAuth: Smtp;
-let imap: Imap;
-beforeAll(async () => {
-  [smtpOpen, smtpAuth, imap] = await Promise.all([
-    smtpServer(false),
-    smtpServer(true),
-    imapServer('agent@acme.test', IMAP_PASSWORD),
-  ]);
-  svc = await startService(
-    {
-      INBOUND_DOMAIN: 'in.helpdesk.test',
-      MAIL_ALLOW_PRIVATE: 'true',
-      SMTP_URL: `smtp://127.0.0.1:${smtpOpen.port}?from=Help%20desk%20%3Chelp%40helpdesk.test%3E`,
-    },
-    // No IMAP polling here: this file checks logins to its fake IMAP server, and a poller of its
-    // mailboxes (which point at that server) would log in and LIST between the checks.
-    { jobs: false, imap: { maxPerProcess: 0 } },
-  );
+beforeAll(() => {
+  ({ svc } = suite);
 });
-afterAll(async () => {
-  await svc?.stop();
-  await Promise.all([
-    new Promise((r) => smtpOpen?.server.close(() => r(null))),
-    new Promise((r) => smtpAuth?.server.close(() => r(null))),
-    new Promise((r) => (imap ? imap.server.close(() => r(null)) : r(null))),
-  ]);
-});
-
-async function create(t: Tenant, body: Record<string, unknown> = {}) {
-  const r = await svc.api.post(
-    '/v1/mailboxes',
-    { name: 'Support', email: `support-${randomUUID()}@acme.test`, ...body },
-    t.as,
-  );
-  if (r.status !== 201) throw new Error(`mailbox: ${r.status} ${r.text}`);
-  return r.body as Record<string, any> & { id: string };
-}
-
-const imapBody = (extra: Record<string, unknown> = {}) => ({
-  name: 'Sales',
-  email: 'agent@acme.test',
-  inbound_kind: 'imap',
-  outbound_kind: 'smtp',
-  config: {
-    imap_host: '127.0.0.1',
-    imap_port: imap.port,
-    imap_tls: 'none',
-    smtp_host: '127.0.0.1',
-    smtp_port: smtpAuth.port,
-    smtp_tls: 'none',
-    smtp_username: SMTP_USER,
-  },
-  password: IMAP_PASSWORD,
-  smtp_password: SMTP_PASSWORD,
-  ...extra,
-});
-
-async function auditOf(t: Tenant, entityId: string) {
-  return svc.rt.deps.database.db
-    .selectFrom('audit_logs')
-    .selectAll()
-    .where('workspace_id', '=', t.workspaceId)
-    .where('entity_id', '=', entityId)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
-}
-
-/** The workspace's mailboxes and events, to show a refused write changed nothing. */
-/** What requests change: not the columns an IMAP poller writes as it runs (lease, position, sync, errors). */
-const POLLER_COLUMNS = [
-  'imap_lease_owner',
-  'imap_lease_until',
-  'imap_last_uid',
-  'imap_uidvalidity',
-  'last_synced_at',
-  'last_error',
-  'status',
-] as const;
-
-async function stateOf(t: Tenant) {
-  const rows = (
-    await svc.rt.deps.database.db
-      .selectFrom('mailboxes')
-      .selectAll()
-      .where('workspace_id', '=', t.workspaceId)
-      .orderBy('id')
-      .execute()
-  ).map((r) =>
-    Object.fromEntries(Object.entries(r).filter(([k]) => !(POLLER_COLUMNS as readonly string[]).includes(k))),
-  );
-  const addresses = await svc.rt.deps.database.db
-    .selectFrom('mailbox_addresses')
-    .selectAll()
-    .where('workspace_id', '=', t.workspaceId)
-    .execute();
-  return { rows, addresses: addresses.length, seq: await latestSeqOf(svc, t) };
-}
 
 describe('trusted_form_senders', () => {
   it('replaces the stored list with addresses and @domains, lower-cased and without repeats', async () => {

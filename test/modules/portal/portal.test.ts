@@ -12,131 +12,30 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ticketTokenFor } from '../../../src/modules/email/ticket-token.js';
-import { formStamp } from '../../../src/modules/portal/page.js';
 import { makeContact, uniqueEmail } from '../../support/builders.js';
-import { newTenant, type Service, startService, type Tenant } from '../../support/helpers.js';
-import { type CaughtMail, type MailCatcher, startMailCatcher } from '../../support/mail-catcher.js';
-import { type OwnDatabase, ownDatabase } from '../../support/own-database.js';
+import { type Service, startService } from '../../support/helpers.js';
+import type { OwnDatabase } from '../../support/own-database.js';
+import {
+  type Center,
+  contactFields,
+  get,
+  inputOf,
+  messagesOf,
+  ORIGIN,
+  portalSuite,
+  postForm,
+  postMultipart,
+  type Received,
+  ticketsOf,
+} from './setup.js';
 
-type Received = CaughtMail;
-
-let svc: Service;
+const suite = portalSuite();
+const { newCenter } = suite;
 let db: OwnDatabase;
-let mail: MailCatcher;
-let received: Received[] = [];
-const ORIGIN = 'https://help.acme.test';
-
-beforeAll(async () => {
-  mail = await startMailCatcher();
-  received = mail.received;
-  // Its own database on PostgreSQL: the mail queue is the database's.
-  db = await ownDatabase('portal');
-  svc = await startService({
-    ...db.env,
-    SMTP_URL: mail.smtpUrl('Acme Help <help@acme.test>'),
-    PUBLIC_URL: ORIGIN,
-    // The per-address limits are tested with X-Forwarded-For.
-    TRUST_PROXY: 'true',
-  });
+let received: Received[];
+beforeAll(() => {
+  ({ db, received } = suite);
 });
-
-afterAll(async () => {
-  await svc?.stop();
-  await db?.drop();
-  await mail?.close();
-});
-
-/** A tenant on a service with CHALLENGE set: its owner passed the human check. */
-async function humanTenant(s: Service): Promise<Tenant> {
-  const email = uniqueEmail('owner');
-  const reg = await s.api.post('/v1/auth/register', {
-    email,
-    password: 'correct horse battery',
-    name: 'Olivia Owner',
-    challenge_token: 'good-token',
-  });
-  expect(reg.status).toBe(201);
-  const token = reg.body.access_token as string;
-  const w = await s.api.post('/v1/workspaces', { name: 'Acme Support' }, { token });
-  expect(w.status).toBe(201);
-  const owner = { token, userId: reg.body.user.id, email, password: 'correct horse battery' };
-  return { owner, workspaceId: w.body.id, as: { token, workspace: w.body.id } };
-}
-
-interface Center {
-  t: Tenant;
-  slug: string;
-  base: string;
-  svc: Service;
-}
-
-async function newCenter(on = true, s: Service = svc): Promise<Center> {
-  const t = s === svc ? await newTenant(s.api) : await humanTenant(s);
-  const r = await s.api.patch('/v1/workspace', { settings: { help_center_enabled: on } }, t.as);
-  expect(r.status).toBe(200);
-  return { t, slug: r.body.slug, base: `/hc/${r.body.slug}`, svc: s };
-}
-
-interface Page {
-  status: number;
-  headers: Headers;
-  text: string;
-  location: string | null;
-}
-
-const asPage = async (r: Response): Promise<Page> => ({
-  status: r.status,
-  headers: r.headers,
-  text: await r.text(),
-  location: r.headers.get('location'),
-});
-
-const get = (c: Center, path: string, cookie?: string) =>
-  fetch(c.svc.url + path, { redirect: 'manual', headers: cookie ? { cookie } : {} }).then(asPage);
-
-/** A urlencoded form post. */
-const postForm = (c: Center, path: string, fields: Record<string, string>, headers: Record<string, string> = {}) =>
-  fetch(c.svc.url + path, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
-    body: new URLSearchParams(fields).toString(),
-  }).then(asPage);
-
-interface FileSpec {
-  name: string;
-  data: Uint8Array | string;
-  type?: string;
-}
-
-/** A multipart form post (as a browser sends a form with a file input). */
-function postMultipart(
-  c: Center,
-  path: string,
-  fields: Record<string, string>,
-  files: FileSpec[] = [],
-  headers: Record<string, string> = {},
-) {
-  const fd = new FormData();
-  for (const [k, v] of Object.entries(fields)) fd.append(k, v);
-  for (const f of files)
-    fd.append('attachments', new Blob([f.data], { type: f.type ?? 'application/octet-stream' }), f.name);
-  return fetch(c.svc.url + path, { method: 'POST', redirect: 'manual', headers, body: fd }).then(asPage);
-}
-
-/** A filled contact form, with a `started` stamp old enough (a person took a few seconds). */
-const contactFields = (c: Center, o: Record<string, string> = {}) => ({
-  name: 'Dana Customer',
-  email: uniqueEmail('dana'),
-  subject: 'My invoice is wrong',
-  message: 'Hello,\n\nthe invoice of March <b>doubles</b> the seats.',
-  started: formStamp(c.svc.rt.deps.config, c.t.workspaceId, Date.now() - 5000),
-  ...o,
-});
-
-const ticketsOf = async (c: Center) => (await c.svc.api.get('/v1/tickets', c.t.as)).body.data as any[];
-const messagesOf = async (c: Center, id: string) =>
-  (await c.svc.api.get(`/v1/tickets/${id}/messages`, c.t.as)).body.data as any[];
 
 /** Rows a failed form must not have left: tickets, contacts, attachments of the workspace. */
 async function storedRows(c: Center) {
@@ -169,10 +68,6 @@ async function mailTo(email: string, match: RegExp = /./): Promise<Received> {
     .toBeTruthy();
   return mail!;
 }
-
-const inputOf = (html: string, name: string) =>
-  new RegExp(`<input[^>]*name="${name}"[^>]*value="([^"]*)"`).exec(html)?.[1] ??
-  new RegExp(`<input[^>]*value="([^"]*)"[^>]*name="${name}"`).exec(html)?.[1];
 
 // --- The contact form ------------------------------------------------------------------------
 

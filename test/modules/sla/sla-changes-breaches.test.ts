@@ -1,15 +1,14 @@
-// SLA clocks, part 2 (part 1, the policies and clocks on new tickets: sla.test.ts, whose setup this
-// file repeats): clocks as tickets change, sort=due, the breach sweep, a deadline that passed while
+// SLA clocks, part 2 (part 1, the policies and clocks on new tickets: sla.test.ts; the shared setup:
+// setup.ts): clocks as tickets change, sort=due, the breach sweep, a deadline that passed while
 // the service was down.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { sweepSlaBreaches } from '../../../src/modules/sla/breaches.js';
 import { parseSla, slaColumns } from '../../../src/modules/sla/engine.js';
 import { openDatabase } from '../../../src/platform/db/index.js';
-import type { Ticket } from '../../support/api-types.js';
-import { makeMessage, makeTicket } from '../../support/builders.js';
+import { makeMessage } from '../../support/builders.js';
 import {
   addMember,
   eventsAfterOf,
@@ -19,30 +18,16 @@ import {
   startService,
   type Tenant,
 } from '../../support/helpers.js';
-import { type OwnDatabase, ownDatabase } from '../../support/own-database.js';
-import { makeSlaPolicy, plus } from '../../support/sla.js';
+import { ownDatabase } from '../../support/own-database.js';
+import { plus } from '../../support/sla.js';
+import { MIN, slaSuite } from './setup.js';
 
+const suite = slaSuite();
+const { policy, ticket, getTicket } = suite;
 let svc: Service;
-let own: OwnDatabase;
-beforeAll(async () => {
-  // A database of its own on PostgreSQL: another file's job workers must not sweep these tickets.
-  own = await ownDatabase('sla');
-  svc = await startService(own.env, { jobs: false });
+beforeAll(() => {
+  ({ svc } = suite);
 });
-afterAll(async () => {
-  await svc?.stop();
-  await own?.drop();
-});
-
-const MIN = 60_000;
-
-const policy = (t: Tenant, body: Record<string, unknown>) => makeSlaPolicy(svc.api, t, body);
-
-/** A ticket in a workspace with SLA policies: these tests make tickets that a policy applies to. */
-const ticket = (t: Tenant, body: Record<string, unknown> = {}) =>
-  makeTicket(svc.api, t, body) as Promise<Ticket & { sla: NonNullable<Ticket['sla']> }>;
-
-const getTicket = async (t: Tenant, id: string) => (await svc.api.get(`/v1/tickets/${id}`, t.as)).body;
 
 /**
  * Moves a ticket's clocks: due dates set `minutesAgo` before now (as if time had passed), the

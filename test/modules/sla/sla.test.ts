@@ -1,7 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { addOpenMinutes, compileCalendar } from '../../../src/modules/business-hours/calendar.js';
-import type { Ticket } from '../../support/api-types.js';
-import { makeTicket } from '../../support/builders.js';
 import {
   addMember,
   eventsAfterOf,
@@ -10,34 +8,16 @@ import {
   newApiKey,
   newTenant,
   type Service,
-  startService,
-  type Tenant,
 } from '../../support/helpers.js';
-import { type OwnDatabase, ownDatabase } from '../../support/own-database.js';
-import { makeSlaPolicy, plus, QUARTER_HOUR_A_WEEK } from '../../support/sla.js';
+import { plus, QUARTER_HOUR_A_WEEK } from '../../support/sla.js';
+import { ID, MIN, slaSuite } from './setup.js';
 
+const suite = slaSuite();
+const { policy, ticket, getTicket } = suite;
 let svc: Service;
-let own: OwnDatabase;
-beforeAll(async () => {
-  // A database of its own on PostgreSQL: another file's job workers must not sweep these tickets.
-  own = await ownDatabase('sla');
-  svc = await startService(own.env, { jobs: false });
+beforeAll(() => {
+  ({ svc } = suite);
 });
-afterAll(async () => {
-  await svc?.stop();
-  await own?.drop();
-});
-
-const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const MIN = 60_000;
-
-const policy = (t: Tenant, body: Record<string, unknown>) => makeSlaPolicy(svc.api, t, body);
-
-/** A ticket in a workspace with SLA policies: these tests make tickets that a policy applies to. */
-const ticket = (t: Tenant, body: Record<string, unknown> = {}) =>
-  makeTicket(svc.api, t, body) as Promise<Ticket & { sla: NonNullable<Ticket['sla']> }>;
-
-const getTicket = async (t: Tenant, id: string) => (await svc.api.get(`/v1/tickets/${id}`, t.as)).body;
 
 // ---------------------------------------------------------------------------------------------
 

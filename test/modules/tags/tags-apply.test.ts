@@ -1,87 +1,18 @@
-// /v1/tags, part 3 (part 1: tags.test.ts, whose setup this file repeats): applyTags, tagRefsOf and
+// /v1/tags, part 3 (part 1: tags.test.ts, shared setup in setup.ts): applyTags, tagRefsOf and
 // tagIdsByName, the functions every record's labels go through.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TagEntity } from '../../../src/modules/tags/kinds.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { applyTags, tagIdsByName, tagRefsOf } from '../../../src/modules/tags/records.js';
 import { defaultTagColor } from '../../../src/modules/tags/service.js';
-import type { RequestContext, Role, Scope } from '../../../src/platform/http/context.js';
-import { ApiError } from '../../../src/platform/http/errors.js';
-import { makeCompany, makeContact, makeTicket } from '../../support/builders.js';
-import {
-  eventsAfterOf,
-  latestSeqOf,
-  newTenant,
-  type Service,
-  startService,
-  type Tenant,
-} from '../../support/helpers.js';
+import { eventsAfterOf, latestSeqOf, newTenant, type Service } from '../../support/helpers.js';
+import { ctxOf, ID, refused, tagsSuite } from './setup.js';
 
+const suite = tagsSuite();
+const { db, tag, group, ticket, contact, company, apply, namesOn } = suite;
 let svc: Service;
-beforeAll(async () => {
-  svc = await startService({}, { jobs: false });
+beforeAll(() => {
+  ({ svc } = suite);
 });
-afterAll(async () => svc?.stop());
-
-const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const db = () => svc.rt.deps.database.db;
-
-async function tag(t: Tenant, body: Record<string, unknown>) {
-  const r = await svc.api.post('/v1/tags', body, t.as);
-  if (r.status !== 201) throw new Error(`tag: ${r.status} ${r.text}`);
-  return r.body;
-}
-async function group(t: Tenant, body: Record<string, unknown>) {
-  const r = await svc.api.post('/v1/tag-groups', body, t.as);
-  if (r.status !== 201) throw new Error(`group: ${r.status} ${r.text}`);
-  return r.body;
-}
-async function ticket(t: Tenant): Promise<string> {
-  return (await makeTicket(svc.api, t, { subject: 'Hello', body_html: '<p>hi</p>' })).id;
-}
-async function contact(t: Tenant): Promise<string> {
-  return (await makeContact(svc.api, t, { name: 'Cora' })).id;
-}
-async function company(t: Tenant): Promise<string> {
-  return (await makeCompany(svc.api, t)).id;
-}
-
-/** A request context as a route would build it. */
-function ctxOf(t: Tenant, role: Role | null = 'owner', scopes: Scope[] | null = null): RequestContext {
-  return {
-    workspaceId: t.workspaceId,
-    actor:
-      role === null
-        ? { kind: 'api_key' as const, apiKeyId: randomUUID(), createdBy: null }
-        : { kind: 'member' as const, userId: t.owner.userId, sessionId: randomUUID() },
-    role,
-    scopes: role === null ? (scopes ?? []) : null,
-    teams: [],
-    ip: '127.0.0.1',
-  };
-}
-
-type Input = { tags?: string[]; add_tags?: string[]; remove_tags?: string[] };
-const apply = (t: Tenant, entity: TagEntity, id: string, input: Input, ctx = ctxOf(t)) =>
-  svc.rt.deps.writer.run(t.workspaceId, (u) => applyTags(u, ctx, { entity, id }, input));
-
-/** The names on a record, by name. */
-async function namesOn(t: Tenant, entity: TagEntity, id: string): Promise<string[]> {
-  return ((await tagRefsOf(db(), t.workspaceId, entity, [id])).get(id) ?? []).map((r) => r.name);
-}
-
-async function refused(work: Promise<unknown>, status: number, code: string, location?: string) {
-  const err = await work.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err, 'expected an ApiError').toBeInstanceOf(ApiError);
-  const e = err as ApiError;
-  expect(e.status).toBe(status);
-  expect(e.code).toBe(code);
-  if (location !== undefined) expect(e.errors?.[0]?.location).toBe(location);
-  return e;
-}
 
 describe('applyTags, tagRefsOf, tagIdsByName', () => {
   it('tags replaces, add_tags adds, remove_tags removes, by name (trimmed, ignoring case)', async () => {

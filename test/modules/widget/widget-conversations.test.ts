@@ -1,75 +1,18 @@
-// The chat widget's HTTP routes, part 2 (part 1: widget.test.ts, whose setup this file repeats):
+// The chat widget's HTTP routes, part 2 (part 1: widget.test.ts, shared setup in setup.ts):
 // conversations and messages, attachments, limits, new and idle visitors, article suggestions,
 // onboarding.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { pruneIdleVisitors } from '../../../src/modules/widget/visitors.js';
-import {
-  type Api,
-  isErrorBody,
-  newTenant,
-  type ReqOpts,
-  type Service,
-  startService,
-  type Tenant,
-} from '../../support/helpers.js';
+import { type Api, isErrorBody, type Service } from '../../support/helpers.js';
+import { as, SITE, widgetSuite } from './setup.js';
 
+const suite = widgetSuite();
+const { site, session, converse, settings, upload } = suite;
 let svc: Service;
 let api: Api;
-beforeAll(async () => {
-  // TRUST_PROXY: a test says which address a request comes from (X-Forwarded-For), for the
-  // per-address bound of new visitors.
-  svc = await startService({ TRUST_PROXY: 'true' }, { jobs: false });
-  api = svc.api;
+beforeAll(() => {
+  ({ svc, api } = suite);
 });
-afterAll(async () => svc?.stop());
-
-const SITE = 'https://shop.example.com';
-
-interface Site {
-  t: Tenant;
-  key: string;
-}
-
-async function site(name = 'Acme Support'): Promise<Site> {
-  const t = await newTenant(api, name);
-  const key = (await api.get('/v1/workspace', t.as)).body.widget_key as string;
-  return { t, key };
-}
-
-async function session(key: string, body: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
-  const r = await api.post('/v1/widget/session', { key, ...body }, { headers });
-  expect(r.status, r.text).toBe(200);
-  return r.body as {
-    visitor_token: string;
-    contact: { id: string; email: string | null; name: string | null };
-    ws_token: string;
-    gateway_url: string;
-  };
-}
-
-const as = (visitorToken: string, headers: Record<string, string> = {}): ReqOpts => ({
-  headers: { authorization: `Visitor ${visitorToken}`, ...headers },
-});
-
-async function converse(token: string, body = 'Hello, my order is late') {
-  const r = await api.post('/v1/widget/conversations', { body }, as(token));
-  expect(r.status, r.text).toBe(201);
-  return r.body as { id: string; number: number; subject: string; status: string };
-}
-
-const settings = (s: Site, patch: Record<string, unknown>) => api.patch('/v1/widget/settings', patch, s.t.as);
-
-async function upload(token: string, data: Buffer, filename = 'receipt.pdf') {
-  const form = new FormData();
-  form.append('file', new Blob([data]), filename);
-  const r = await fetch(`${svc.url}/v1/widget/attachments`, {
-    method: 'POST',
-    headers: { authorization: `Visitor ${token}` },
-    body: form,
-  });
-  const text = await r.text();
-  return { status: r.status, body: text ? JSON.parse(text) : null };
-}
 
 describe('conversations and messages', () => {
   it("are the visitor's own chat tickets with their public messages: never notes, agents' emails or internal fields", async () => {

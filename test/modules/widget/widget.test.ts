@@ -4,73 +4,19 @@
 // allowed_origins and CORS, the per-visitor limits, and install_widget in onboarding; typed emails
 // stay unverified claims that real mail never joins, new visitors are bounded per address and
 // make no contact until they write, and article suggestions pass a relevance bar.
-import { createHmac, randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { processInbound } from '../../../src/modules/email/inbound.js';
-import {
-  type Api,
-  addMember,
-  isErrorBody,
-  newTenant,
-  type ReqOpts,
-  type Service,
-  startService,
-  type Tenant,
-} from '../../support/helpers.js';
+import { type Api, addMember, isErrorBody, type Service } from '../../support/helpers.js';
+import { as, hmac, SITE, type Site, widgetSuite } from './setup.js';
 
+const suite = widgetSuite();
+const { site, session, converse, settings, rotateSecret } = suite;
 let svc: Service;
 let api: Api;
-beforeAll(async () => {
-  // TRUST_PROXY: a test says which address a request comes from (X-Forwarded-For), for the
-  // per-address bound of new visitors.
-  svc = await startService({ TRUST_PROXY: 'true' }, { jobs: false });
-  api = svc.api;
+beforeAll(() => {
+  ({ svc, api } = suite);
 });
-afterAll(async () => svc?.stop());
-
-const SITE = 'https://shop.example.com';
-
-interface Site {
-  t: Tenant;
-  key: string;
-}
-
-async function site(name = 'Acme Support'): Promise<Site> {
-  const t = await newTenant(api, name);
-  const key = (await api.get('/v1/workspace', t.as)).body.widget_key as string;
-  return { t, key };
-}
-
-async function session(key: string, body: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
-  const r = await api.post('/v1/widget/session', { key, ...body }, { headers });
-  expect(r.status, r.text).toBe(200);
-  return r.body as {
-    visitor_token: string;
-    contact: { id: string; email: string | null; name: string | null };
-    ws_token: string;
-    gateway_url: string;
-  };
-}
-
-const as = (visitorToken: string, headers: Record<string, string> = {}): ReqOpts => ({
-  headers: { authorization: `Visitor ${visitorToken}`, ...headers },
-});
-
-async function converse(token: string, body = 'Hello, my order is late') {
-  const r = await api.post('/v1/widget/conversations', { body }, as(token));
-  expect(r.status, r.text).toBe(201);
-  return r.body as { id: string; number: number; subject: string; status: string };
-}
-
-const settings = (s: Site, patch: Record<string, unknown>) => api.patch('/v1/widget/settings', patch, s.t.as);
-
-async function rotateSecret(s: Site): Promise<string> {
-  const r = await api.post('/v1/workspace/widget-secret/rotate', undefined, s.t.as);
-  expect(r.status, r.text).toBe(200);
-  return r.body.widget_secret;
-}
-
-const hmac = (secret: string, userId: string) => createHmac('sha256', secret).update(userId).digest('hex');
 
 describe('config', () => {
   it('answers the widget look and rules by widget_key; unknown or turned-off keys are 404', async () => {
