@@ -25,7 +25,6 @@ import {
   actorOfMessage,
   type CustomerMessage,
   type CustomerMode,
-  type InboundFile,
   modeOf,
   type NewCustomerTicket,
 } from './customer-message.js';
