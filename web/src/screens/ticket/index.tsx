@@ -281,14 +281,18 @@ function Viewers({ ws, viewers }: { ws: string; viewers: Viewer[] }) {
   );
 }
 
-/** The status, shown at once and taken back when refused (data/tickets.ts). */
+/**
+ * The status, shown once the API has it: a status sends the ticket out of queues and may mail the
+ * customer (a rating request), so the page says "Solved" only when it is (the other properties
+ * show at once: properties.tsx).
+ */
 function useStatusChange(ws: string, t: Ticket | undefined, onError: (e: string | null) => void) {
   const update = useUpdateTicket(ws);
   return async (status: TicketStatus) => {
     if (!t || t.status === status) return;
     onError(null);
     try {
-      await update.mutateAsync({ ticket: t, body: { status }, shown: { status } });
+      await update.mutateAsync({ ticket: t, body: { status } });
     } catch (err) {
       onError(`Could not change the status: ${errorText(err)}`);
     }
