@@ -112,7 +112,11 @@ describe.runIf(browserAvailable())('a support team’s first day', () => {
   });
 
   it('signs up, connects mail, answers by keyboard, publishes, chats, is rated, and the customer signs in to the portal', async () => {
-    onTestFailed(() => console.error(`the first day stopped at: ${at}`));
+    onTestFailed(() =>
+      console.error(
+        `the first day stopped at: ${at}\nthe pages' errors and refused requests so far:\n${errors.join('\n')}`,
+      ),
+    );
     await healthy(port, expect);
     // The start banner says where to go and the inbound secret.
     await expect.poll(() => child.out(), { timeout: 30_000 }).toContain('Inbound email secret');
