@@ -40,7 +40,9 @@ export function useSaveNotificationSettings(ws: string) {
   const key = keys.notificationSettings(ws);
   return useMutation({
     mutationFn: (muted: Muted) => ok(api.PATCH('/v1/notifications/settings', { body: { muted } })),
-    onMutate: (muted) => {
+    onMutate: async (muted) => {
+      // A refetch in flight would land after this and show the old kinds again.
+      await qc.cancelQueries({ queryKey: key, exact: true });
       const before = qc.getQueryData(key);
       qc.setQueryData(key, { muted });
       return { before };

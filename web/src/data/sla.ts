@@ -49,10 +49,13 @@ export function useEnableSlaPolicy(ws: string) {
   return useMutation({
     mutationFn: ({ id, enabled }: { id: string; enabled: boolean }) =>
       ok(api.PATCH('/v1/sla-policies/{id}', { params: { path: { id } }, body: { enabled } })),
-    onMutate: ({ id, enabled }) =>
+    onMutate: async ({ id, enabled }) => {
+      // A refetch in flight would land after this and show the old switch again.
+      await qc.cancelQueries({ queryKey: key, exact: true });
       qc.setQueryData<{ data: Policy[] }>(key, (old) =>
         old ? { data: old.data.map((x) => (x.id === id ? { ...x, enabled } : x)) } : old,
-      ),
+      );
+    },
     onSettled: () => qc.invalidateQueries({ queryKey: key }),
   });
 }

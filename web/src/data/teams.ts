@@ -45,7 +45,9 @@ export function useUpdateTeam(ws: string) {
   return useMutation({
     mutationFn: ({ id, body }: { id: string; body: Body<'/v1/teams/{id}', 'patch'> }) =>
       ok(api.PATCH('/v1/teams/{id}', { params: { path: { id } }, body })),
-    onMutate: ({ id, body }) => {
+    onMutate: async ({ id, body }) => {
+      // A refetch in flight would land after this and show the old value again.
+      await qc.cancelQueries({ queryKey: keys.teams(ws), exact: true });
       const before = qc.getQueryData<Team[]>(keys.teams(ws))?.find((t) => t.id === id);
       const priv = body.private;
       if (priv !== undefined) put(id, (t) => ({ ...t, private: priv }));

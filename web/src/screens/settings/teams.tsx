@@ -1,7 +1,7 @@
 // Teams: groups of agents (GET/POST /v1/teams, PATCH/DELETE /v1/teams/{id}): create, rename,
 // private or public (a private team's tickets are seen only by its members and admins), add and
 // remove members (member_ids replaces the whole list), delete. Admins change them; others read.
-import { useId, useState } from 'react';
+import { useEffect, useId, useState } from 'react';
 import { useMembers } from '../../data/members';
 import { useCreateTeam, useDeleteTeam, useTeams, useUpdateTeam } from '../../data/teams';
 import type { Schemas } from '../../lib/api';
@@ -87,8 +87,11 @@ function NewTeam() {
 
 function TeamCard({ team, members, admin }: { team: Team; members: MemberRow[]; admin: boolean }) {
   const ws = useWorkspace();
-  // Private at once on screen (the answer follows); back to what the server says on failure.
   const update = useUpdateTeam(ws);
+  // Private at once on screen (the answer follows); back to what the server says on failure. The
+  // box keeps its own state: a list refetched meanwhile (a live event) cannot flip it back.
+  const [priv, setPriv] = useState(team.private);
+  useEffect(() => setPriv(team.private), [team.private]);
   const remove = useDeleteTeam(ws);
   const [name, setName] = useState(team.name);
   const [adding, setAdding] = useState('');
@@ -127,11 +130,14 @@ function TeamCard({ team, members, admin }: { team: Team; members: MemberRow[]; 
         <CheckboxField
           label="Private"
           hint="Only its members, admins and owners see its tickets."
-          checked={team.private}
+          checked={priv}
           disabled={action.busy}
           onChange={(e) => {
             const on = e.target.checked;
-            void patch({ private: on }, on ? 'Now private.' : 'Now public.');
+            setPriv(on);
+            void patch({ private: on }, on ? 'Now private.' : 'Now public.').then((saved) => {
+              if (!saved) setPriv(team.private);
+            });
           }}
         />
       ) : (
