@@ -1,8 +1,8 @@
 // API keys (/v1/api-keys): the workspace's keys; a new one (its secret in the answer, once); revoking one.
 import { useQuery } from '@tanstack/react-query';
 import { api, ok } from '../lib/api';
+import { type Body, useChange } from './change';
 import { keys } from './keys';
-import { type Body, useChange } from './settings-kit';
 
 export const useApiKeys = (ws: string) =>
   useQuery({ queryKey: keys.apiKeys(ws), queryFn: () => ok(api.GET('/v1/api-keys')) });

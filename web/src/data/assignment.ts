@@ -1,8 +1,8 @@
 // Assignment (/v1/assignment): who gets new tickets: the mode, per-mailbox and per-team rules, auto-away.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, ok } from '../lib/api';
+import type { Body } from './change';
 import { keys } from './keys';
-import type { Body } from './settings-kit';
 
 export const useAssignment = (ws: string) =>
   useQuery({ queryKey: keys.assignment(ws), queryFn: () => ok(api.GET('/v1/assignment')) });

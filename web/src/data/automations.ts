@@ -1,8 +1,8 @@
 // Automations (/v1/automations): the rules in run order, one rule, and their changes.
 import { useQuery } from '@tanstack/react-query';
 import { api, ok } from '../lib/api';
+import { type Body, useChange } from './change';
 import { keys } from './keys';
-import { type Body, useChange } from './settings-kit';
 
 export const useAutomations = (ws: string, enabled: boolean) =>
   useQuery({

@@ -1,8 +1,8 @@
 // Business hours (/v1/business-hours): the weekly schedule and holidays, saved as a whole.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, ok } from '../lib/api';
+import type { Body } from './change';
 import { keys } from './keys';
-import type { Body } from './settings-kit';
 
 export const useBusinessHours = (ws: string) =>
   useQuery({ queryKey: keys.businessHours(ws), queryFn: () => ok(api.GET('/v1/business-hours')) });

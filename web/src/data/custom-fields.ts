@@ -1,9 +1,9 @@
 // Custom fields of tickets, contacts and companies: /v1/custom-fields.
 import { useQuery } from '@tanstack/react-query';
 import { api, ok } from '../lib/api';
+import { type Body, useChange } from './change';
 import { keys } from './keys';
 import { DEFINITIONS } from './pages';
-import { type Body, useChange } from './settings-kit';
 
 /** The custom fields in use (archived ones left out). */
 export const useCustomFields = (ws: string) =>

@@ -2,8 +2,8 @@
 // the accept link), revoking one.
 import { useQuery } from '@tanstack/react-query';
 import { api, ok } from '../lib/api';
+import { type Body, useChange } from './change';
 import { keys } from './keys';
-import { type Body, useChange } from './settings-kit';
 
 export const useInvitations = (ws: string) =>
   useQuery({

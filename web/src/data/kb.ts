@@ -5,7 +5,7 @@
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { paths } from '../api.gen';
 import { api, ok, type Schemas } from '../lib/api';
-import { useLiveEvents } from '../lib/events';
+import { useLiveRefresh } from './change';
 import { keys } from './keys';
 
 export type Collection = Schemas['KbCollection'];
@@ -43,10 +43,7 @@ export function useKbRefresh(ws: string) {
 }
 
 /** Live: a change to an article or a collection elsewhere asks the knowledge base again. */
-export function useKbLive(ws: string) {
-  const refresh = useKbRefresh(ws);
-  useLiveEvents(['kb_article.', 'kb_collection.'], () => void refresh());
-}
+export const useKbLive = (ws: string) => useLiveRefresh(['kb_article.', 'kb_collection.'], keys.kb(ws));
 
 export function useCreateCollection(ws: string) {
   const refresh = useKbRefresh(ws);

@@ -2,8 +2,8 @@
 // sign-in with Google or Microsoft.
 import { useQuery } from '@tanstack/react-query';
 import { api, ok } from '../lib/api';
+import { type Body, useChange } from './change';
 import { keys } from './keys';
-import { type Body, useChange } from './settings-kit';
 
 /** The first page of mailboxes, as the API pages them. */
 export const useMailboxes = (ws: string, enabled = true) =>

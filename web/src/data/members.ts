@@ -1,9 +1,9 @@
 // The workspace's members (/v1/members): who can be assigned, mentioned and managed.
 import { useQuery } from '@tanstack/react-query';
 import { api, ok } from '../lib/api';
+import { type Body, useChange } from './change';
 import { keys } from './keys';
 import { allPages, DEFINITIONS } from './pages';
-import { type Body, useChange } from './settings-kit';
 
 export const useMembers = (ws: string) =>
   useQuery({

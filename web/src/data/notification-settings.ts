@@ -3,8 +3,8 @@
 // and marking read are data/notifications.ts's.
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, ok } from '../lib/api';
+import { type Body, useLiveRefresh } from './change';
 import { keys } from './keys';
-import { type Body, useLiveRefresh } from './settings-kit';
 
 /** Every notification, unread first (or only), 50 a page; read again when a new one lands. */
 export function useAllNotifications(ws: string, unreadOnly: boolean) {

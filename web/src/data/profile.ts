@@ -3,8 +3,8 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { api, ok } from '../lib/api';
 import { reloadProfile } from '../lib/session';
+import { type Body, useChange } from './change';
 import { keys } from './keys';
-import { type Body, useChange } from './settings-kit';
 
 /** A change to the person, then their profile read again. */
 const useProfileChange = <V, R>(fn: (v: V) => Promise<R>) =>

@@ -1,8 +1,8 @@
 // Saved replies (/v1/saved-replies) as settings lists them: searched, newest first, paged.
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { api, ok } from '../lib/api';
+import { type Body, useChange } from './change';
 import { keys } from './keys';
-import { type Body, useChange } from './settings-kit';
 
 /** Every saved reply matching `search` (title or shortcut), 50 a page. */
 export const useConfigSavedReplies = (ws: string, search: string) =>

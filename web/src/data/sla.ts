@@ -1,8 +1,8 @@
 // SLA policies (/v1/sla-policies): the targets, in the order they are tried.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, ok, type Schemas } from '../lib/api';
+import { type Body, useChange } from './change';
 import { keys } from './keys';
-import { type Body, useChange } from './settings-kit';
 
 type Policy = Schemas['SlaPolicy'];
 

@@ -1,9 +1,9 @@
 // Labels (the API's tags) and their groups: /v1/tags, /v1/tag-groups.
 import { useQuery } from '@tanstack/react-query';
 import { api, ok } from '../lib/api';
+import { type Body, useChange } from './change';
 import { keys } from './keys';
 import { DEFINITIONS } from './pages';
-import { type Body, useChange } from './settings-kit';
 
 export const useTags = (ws: string) =>
   useQuery({

@@ -1,9 +1,9 @@
 // The workspace's teams (/v1/teams), public and private.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, ok, type Schemas } from '../lib/api';
+import { type Body, useChange } from './change';
 import { keys } from './keys';
 import { allPages, DEFINITIONS } from './pages';
-import { type Body, useChange } from './settings-kit';
 
 type Team = Schemas['Team'];
 

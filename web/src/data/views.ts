@@ -1,8 +1,8 @@
 // Saved views (/v1/views): the inbox's sidebar and the settings' list share this cache.
 import { useQuery } from '@tanstack/react-query';
 import { api, ok } from '../lib/api';
+import { type Body, useChange } from './change';
 import { keys } from './keys';
-import { type Body, useChange } from './settings-kit';
 
 export const useViews = (ws: string) => useQuery({ queryKey: keys.views(ws), queryFn: () => ok(api.GET('/v1/views')) });
 

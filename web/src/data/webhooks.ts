@@ -2,8 +2,8 @@
 // its delivery log (no live events: read again every few seconds while open).
 import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { api, ok } from '../lib/api';
+import { type Body, useChange } from './change';
 import { keys } from './keys';
-import { type Body, useChange } from './settings-kit';
 
 export const useWebhooks = (ws: string) =>
   useQuery({

@@ -2,8 +2,8 @@
 // (/v1/workspace/widget-secret/rotate: shown once).
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, ok } from '../lib/api';
+import type { Body } from './change';
 import { keys } from './keys';
-import type { Body } from './settings-kit';
 
 export const useWidgetSettings = (ws: string, enabled: boolean) =>
   useQuery({ queryKey: keys.widgetSettings(ws), queryFn: () => ok(api.GET('/v1/widget/settings')), enabled });

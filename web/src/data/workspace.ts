@@ -3,8 +3,8 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { paths } from '../api.gen';
 import { api, ok, type Schemas } from '../lib/api';
+import { type Body, useLiveRefresh } from './change';
 import { keys } from './keys';
-import { type Body, useLiveRefresh } from './settings-kit';
 
 export type WorkspaceRecord = Schemas['Workspace'];
 type Slot = paths['/v1/workspace/images/{slot}']['put']['parameters']['path']['slot'];

@@ -93,8 +93,8 @@ export function ColorField({
   );
 }
 
-/** Refetches a list when one of its live event types lands (data/settings-kit.ts). */
-export { useLiveRefresh } from '../../data/settings-kit';
+/** Refetches a list when one of its live event types lands (data/change.ts). */
+export { useLiveRefresh } from '../../data/change';
 
 /** Errors of a form: the ones found before sending, or the API's for each field. */
 export type Problems = Record<string, string | undefined>;

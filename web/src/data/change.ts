@@ -1,5 +1,5 @@
-// What the settings resources' hooks share: a request body's type from the OpenAPI types, a
-// mutation that refetches what it changed, and a list refetched when another person changes it.
+// What the resources' hooks share: a request body's type from the OpenAPI types, a mutation that
+// refetches what it changed, and a query refetched when another person changes it (a live event).
 import { type QueryKey, useMutation, useQueryClient } from '@tanstack/react-query';
 import type { paths } from '../api.gen';
 import { useLiveEvents } from '../lib/events';
