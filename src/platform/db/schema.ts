@@ -1,6 +1,7 @@
 // Row types of every table, for Kysely: the DB map below, the tables in tables-*.ts (written by
 // hand; test/platform/db/schema.test.ts compares them with the migrated database column by column).
 
+import type { AiSettingsTable, AiUsageTable } from './tables-ai.js';
 import type {
   EmailAutoRepliesTable,
   InboundEmailsTable,
@@ -131,4 +132,6 @@ export interface DB {
   assignment_pointers: AssignmentPointersTable;
   triage_settings: TriageSettingsTable;
   images: ImagesTable;
+  ai_settings: AiSettingsTable;
+  ai_usage: AiUsageTable;
 }

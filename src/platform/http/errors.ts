@@ -46,6 +46,8 @@ export const ERROR_CODES = {
   rate_limited: 429,
   headers_too_large: 431,
   internal_error: 500,
+  /** The language model provider failed (after retries), timed out or answered malformed. */
+  ai_unavailable: 502,
   /** Not sent yet: the AI features' routes will (interface.md names it). */
   ai_unsupported: 501,
   unavailable: 503,
