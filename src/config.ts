@@ -409,10 +409,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('APP_ATTEST_ENVIRONMENT', `must be production or development, got "${appAttestEnv}"`);
   }
 
-  const aiProvider = str(env, 'AI_PROVIDER');
-  if (aiProvider !== null && aiProvider !== 'openai' && aiProvider !== 'anthropic') {
-    throw new ConfigError('AI_PROVIDER', `must be openai or anthropic, got "${aiProvider}"`);
-  }
+  const ai = aiConfig(env);
 
   const memoryDatabase = bool(env, 'DATABASE_IN_MEMORY', false);
   if (!memoryDatabase) mkdirSync(dataDir, { recursive: true });
@@ -461,13 +458,7 @@ export function loadConfig(env: Env = process.env): Config {
       windowMs: signinWindowMs,
     },
     appAttest: { appId: appAttestId, allowDevelopment: appAttestEnv === 'development' },
-    ai: {
-      provider: aiProvider as Config['ai']['provider'],
-      baseUrl: url(env, 'AI_BASE_URL', ['http:', 'https:']),
-      apiKey: str(env, 'AI_API_KEY'),
-      model: str(env, 'AI_MODEL'),
-      fastModel: str(env, 'AI_FAST_MODEL'),
-    },
+    ai,
     stripe: {
       secretKey: str(env, 'STRIPE_SECRET_KEY'),
       webhookSecret: str(env, 'STRIPE_WEBHOOK_SECRET'),
@@ -488,4 +479,45 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     memoryDatabase,
   };
+}
+
+/** The vendors' models used when AI_MODEL / AI_FAST_MODEL are unset (their own APIs only). */
+export const DEFAULT_AI_MODELS = {
+  openai: { model: 'gpt-4.1-mini', fast: 'gpt-4.1-nano' },
+  anthropic: { model: 'claude-sonnet-4-5', fast: 'claude-haiku-4-5' },
+} as const;
+
+/**
+ * AI_*: the instance's language model provider (docs/ai.md). The vendor's own API needs a key and
+ * has default models; another OpenAI-compatible server (AI_BASE_URL: Ollama, vLLM, llama.cpp)
+ * needs the name of the model it serves, and may need no key.
+ */
+function aiConfig(env: NodeJS.ProcessEnv): Config['ai'] {
+  const provider = str(env, 'AI_PROVIDER');
+  const baseUrl = url(env, 'AI_BASE_URL', ['http:', 'https:']);
+  const apiKey = str(env, 'AI_API_KEY');
+  const model = str(env, 'AI_MODEL');
+  const fastModel = str(env, 'AI_FAST_MODEL');
+  if (provider === null) {
+    const stray = (['AI_BASE_URL', 'AI_API_KEY', 'AI_MODEL', 'AI_FAST_MODEL'] as const).find(
+      (v) => str(env, v) !== null,
+    );
+    if (stray) throw new ConfigError('AI_PROVIDER', `is required when ${stray} is set (openai or anthropic)`);
+    return { provider: null, baseUrl: null, apiKey: null, model: null, fastModel: null };
+  }
+  if (provider !== 'openai' && provider !== 'anthropic') {
+    throw new ConfigError('AI_PROVIDER', `must be openai or anthropic, got "${provider}"`);
+  }
+  if (baseUrl === null && apiKey === null) {
+    throw new ConfigError(
+      'AI_API_KEY',
+      `is required for ${provider}'s own API (or set AI_BASE_URL to a server that needs none)`,
+    );
+  }
+  if (baseUrl !== null && provider === 'openai' && model === null) {
+    throw new ConfigError('AI_MODEL', 'is required with AI_BASE_URL: the name of a model that server serves');
+  }
+  const chosen = model ?? DEFAULT_AI_MODELS[provider].model;
+  const fast = fastModel ?? (model !== null || baseUrl !== null ? chosen : DEFAULT_AI_MODELS[provider].fast);
+  return { provider, baseUrl, apiKey, model: chosen, fastModel: fast };
 }

@@ -120,6 +120,36 @@ describe('configuration', () => {
     ).toEqual(['https://a.example.com']);
   });
 
+  it("gives a vendor's own API its default models, and another OpenAI-compatible server the one model it names", () => {
+    expect(loadConfig({ DATA_DIR: tmp(), AI_PROVIDER: 'anthropic', AI_API_KEY: 'sk-ant' }).ai).toEqual({
+      provider: 'anthropic',
+      baseUrl: null,
+      apiKey: 'sk-ant',
+      model: 'claude-sonnet-4-5',
+      fastModel: 'claude-haiku-4-5',
+    });
+    expect(loadConfig({ DATA_DIR: tmp(), AI_PROVIDER: 'openai', AI_API_KEY: 'sk' }).ai).toMatchObject({
+      model: 'gpt-4.1-mini',
+      fastModel: 'gpt-4.1-nano',
+    });
+    // Ollama: no key, one model for both tiers.
+    expect(
+      loadConfig({
+        DATA_DIR: tmp(),
+        AI_PROVIDER: 'openai',
+        AI_BASE_URL: 'http://127.0.0.1:11434/v1',
+        AI_MODEL: 'llama3.1:8b',
+      }).ai,
+    ).toEqual({
+      provider: 'openai',
+      baseUrl: 'http://127.0.0.1:11434/v1',
+      apiKey: null,
+      model: 'llama3.1:8b',
+      fastModel: 'llama3.1:8b',
+    });
+    expect(loadConfig({ DATA_DIR: tmp() }).ai.provider).toBeNull();
+  });
+
   it('names the variable of a bad value', () => {
     const bad: Array<[Record<string, string>, string]> = [
       [{ PORT: 'eighty' }, 'PORT'],
@@ -132,6 +162,10 @@ describe('configuration', () => {
       [{ CHALLENGE: 'recaptcha' }, 'CHALLENGE'],
       [{ CHALLENGE: 'hcaptcha' }, 'CHALLENGE_SECRET'],
       [{ AI_PROVIDER: 'skynet' }, 'AI_PROVIDER'],
+      [{ AI_API_KEY: 'sk-without-provider' }, 'AI_PROVIDER'],
+      [{ AI_PROVIDER: 'anthropic' }, 'AI_API_KEY'],
+      [{ AI_PROVIDER: 'openai', AI_BASE_URL: 'http://127.0.0.1:11434/v1' }, 'AI_MODEL'],
+      [{ AI_PROVIDER: 'openai', AI_BASE_URL: 'ftp://x', AI_MODEL: 'm' }, 'AI_BASE_URL'],
       [{ REDIS_URL: 'http://x' }, 'REDIS_URL'],
     ];
     for (const [env, variable] of bad) {
