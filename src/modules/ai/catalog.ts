@@ -1,9 +1,11 @@
 // The model catalog (GET /v1/ai/models) and what a call costs.
 //
 // Prices: models.json, one data file, US dollars per million tokens at the vendors' list prices
-// (standard tier, no batch or cache discounts) as published on https://openai.com/api/pricing and
-// https://docs.anthropic.com/en/docs/about-claude/pricing; `checked` in the file says when they
-// were last copied (2026-11-28). To update: edit models.json (add a model, change a price) and
+// (standard tier, no batch, cache or long-prompt rates) as published on
+// https://developers.openai.com/api/docs/pricing and
+// https://platform.claude.com/docs/en/about-claude/pricing; `checked` in the file says when they
+// were last copied (2026-11-28). Models in preview, retired or past their announced end of life
+// (claude-sonnet-4-5: 2026-11-30) are left out. To update: edit models.json (add a model, change a price) and
 // restart; nothing else names a model. Open models served by Ollama, vLLM or llama.cpp cost what
 // the operator's hardware costs: their price is null, and a call on them is charged the typical
 // charge of its feature (interface.md AI rule 1).
@@ -94,7 +96,7 @@ export function tokensUsd(price: Price, input: number, output: number): number {
 /** typical_reply_usd of a model entry: 4,000 input and 500 output tokens. */
 export const typicalReplyUsd = (price: Price | null): number | null => (price ? tokensUsd(price, 4000, 500) : null);
 
-/** Whether an OpenAI-compatible base URL is OpenAI's own (or Azure OpenAI's): then OpenAI's models. */
+/** Whether an OpenAI-compatible base URL is OpenAI's own (or Azure OpenAI's). */
 function isOpenAiHost(baseUrl: string | null): boolean {
   if (!baseUrl) return true;
   try {
@@ -105,13 +107,23 @@ function isOpenAiHost(baseUrl: string | null): boolean {
   }
 }
 
+const OPEN = (m: CatalogModel) => m.vendor !== 'openai' && m.vendor !== 'anthropic';
+
 /**
  * The catalog's models a provider serves: Anthropic's for anthropic; for an OpenAI-compatible
- * server, OpenAI's models on OpenAI (no base URL, or OpenAI's or Azure's), else the open models
- * (Ollama, vLLM, llama.cpp).
+ * server, OpenAI's on OpenAI (no base URL, or OpenAI's or Azure's); on another server (Ollama,
+ * vLLM, llama.cpp, a gateway), the vendors of the models it is known to serve (`serves`: AI_MODEL
+ * and AI_FAST_MODEL: gpt-4o through a gateway means OpenAI's models), else the open models.
  */
-export function catalogFor(kind: ProviderKind, baseUrl: string | null): CatalogModel[] {
+export function catalogFor(
+  kind: ProviderKind,
+  baseUrl: string | null,
+  serves: ReadonlyArray<string | null> = [],
+): CatalogModel[] {
   if (kind === 'anthropic') return CATALOG.filter((m) => m.vendor === 'anthropic');
   if (isOpenAiHost(baseUrl)) return CATALOG.filter((m) => m.vendor === 'openai');
-  return CATALOG.filter((m) => m.vendor !== 'openai' && m.vendor !== 'anthropic');
+  const vendors = new Set(serves.map((id) => (id ? findModel(id)?.vendor : undefined)).filter((v) => v !== undefined));
+  if (vendors.size === 0) return CATALOG.filter(OPEN);
+  const open = [...vendors].some((v) => v !== 'openai' && v !== 'anthropic');
+  return CATALOG.filter((m) => vendors.has(m.vendor) || (open && OPEN(m)));
 }

@@ -58,10 +58,11 @@ function targetOf(deps: Deps, row: AiRow): Target | null {
 
 /** Catalog entries of the provider, plus AI_MODEL and AI_FAST_MODEL (unpriced) when not in it. */
 function modelsOf(deps: Deps, target: Target): CatalogModel[] {
-  const list = catalogFor(target.kind, target.baseUrl);
-  if (target.source !== 'instance') return list;
+  const ai = deps.config.ai;
+  if (target.source !== 'instance') return catalogFor(target.kind, target.baseUrl);
+  const list = catalogFor(target.kind, target.baseUrl, [ai.model, ai.fastModel]);
   const extra: CatalogModel[] = [];
-  for (const id of [deps.config.ai.model, deps.config.ai.fastModel]) {
+  for (const id of [ai.model, ai.fastModel]) {
     if (!id || list.some((m) => m.id === id) || extra.some((m) => m.id === id)) continue;
     const known = findModel(id);
     extra.push(

@@ -124,7 +124,7 @@ describe('with the instance provider', () => {
     });
     expect(byId.get('house-mini')).toMatchObject({ usd_per_mtok: null, typical_reply_usd: null, context_length: null });
     expect([...byId.values()].every((m) => m.vendor === 'openai')).toBe(true);
-    expect(byId.has('claude-sonnet-4-5')).toBe(false);
+    expect(byId.has('claude-sonnet-5-5')).toBe(false);
   });
 
   it('shows enabled false once the workspace turns AI off; the models stay readable to switch it on', async () => {
@@ -157,10 +157,10 @@ describe('other providers', () => {
       expect(config).toMatchObject({
         provider: 'anthropic',
         embeddings: false,
-        models: { default: 'claude-sonnet-4-5', fast: 'claude-haiku-4-5' },
+        models: { default: 'claude-sonnet-5-5', fast: 'claude-haiku-5-5' },
       });
-      // Haiku 4.5 at 1 / 5 per million: 3,000 in and 300 out.
-      expect(config.costs.summarize).toBeCloseTo(0.0045, 6);
+      // Haiku 5.5 at 0.10 / 0.50 per million: 3,000 in and 300 out.
+      expect(config.costs.summarize).toBeCloseTo(0.00045, 6);
       const models = (await svc.api.get('/v1/ai/models', t.as)).body;
       expect(models.data.length).toBeGreaterThan(0);
       expect(models.data.every((m: any) => m.vendor === 'anthropic' && m.usd_per_mtok !== null)).toBe(true);

@@ -3,11 +3,22 @@
 // 422 with its location and changes nothing; admins and settings:write keys only; one audit
 // entry; `assistant` and `auto_triage` are one value with the workspace setting and GET /v1/triage.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMember, isErrorBody, newApiKey, newTenant, type Service, startService, type Tenant } from '../../support/helpers.js';
+import {
+  addMember,
+  isErrorBody,
+  newApiKey,
+  newTenant,
+  type Service,
+  startService,
+  type Tenant,
+} from '../../support/helpers.js';
 
 let svc: Service;
 beforeAll(async () => {
-  svc = await startService({ AI_PROVIDER: 'openai', AI_API_KEY: 'sk-test-0000', AI_MODEL: 'house-model' }, { jobs: false });
+  svc = await startService(
+    { AI_PROVIDER: 'openai', AI_API_KEY: 'sk-test-0000', AI_MODEL: 'house-model' },
+    { jobs: false },
+  );
 });
 afterAll(async () => svc?.stop());
 
@@ -106,7 +117,7 @@ describe('PATCH /v1/ai/settings', () => {
       [{ tone: '   ' }, 'body.tone'],
       [{ instructions: 'y'.repeat(2001) }, 'body.instructions'],
       [{ model: 'gpt-9-imaginary' }, 'body.model'],
-      [{ fast_model: 'claude-sonnet-4-5' }, 'body.fast_model'],
+      [{ fast_model: 'claude-sonnet-5-5' }, 'body.fast_model'],
       [{ widget_model: 'nope' }, 'body.widget_model'],
       [{ reply_language: 'english please' }, 'body.reply_language'],
       [{ reply_language: 'e' }, 'body.reply_language'],
@@ -120,7 +131,10 @@ describe('PATCH /v1/ai/settings', () => {
       const r = await svc.api.patch('/v1/ai/settings', body, t.as);
       expect(r.status, JSON.stringify(body)).toBe(422);
       expect(isErrorBody(r.body, 422)).toBe(true);
-      expect(r.body.errors.map((e: any) => e.location), JSON.stringify(body)).toContain(location);
+      expect(
+        r.body.errors.map((e: any) => e.location),
+        JSON.stringify(body),
+      ).toContain(location);
     }
     const unknown = await svc.api.patch('/v1/ai/settings', { features: { tone: 'concise' } }, t.as);
     expect(unknown.status).toBe(422);
