@@ -104,6 +104,12 @@ describe('openai provider', () => {
     });
   });
 
+  it('an answer to a JSON request that is not JSON is bad_response', async () => {
+    ai.answer({ text: 'Sure! Here is the summary.' });
+    const err = await failure(provider().chat(ask({ json: { name: 'summary', schema: { type: 'object' } } })));
+    expect(err.failure).toBe('bad_response');
+  });
+
   it('embeds on /v1/embeddings: one vector a text, in order, texts sharing words nearer', async () => {
     const p = provider();
     const texts = ['refund my order', 'refund the order please', 'the weather is sunny'];
