@@ -14,8 +14,9 @@ beforeAll(async () => {
 });
 afterAll(() => ai.stop());
 beforeEach(() => {
-  ai.requests.length = 0;
+  // Every answer a test queued was used.
   expect(ai.pending()).toBe(0);
+  ai.reset();
 });
 
 const provider = (o: { maxRetries?: number; timeoutMs?: number; apiKey?: string } = {}) =>
