@@ -481,16 +481,10 @@ export function loadConfig(env: Env = process.env): Config {
   };
 }
 
-/** The vendors' models used when AI_MODEL / AI_FAST_MODEL are unset (their own APIs only). */
-export const DEFAULT_AI_MODELS = {
-  openai: { model: 'gpt-4.1-mini', fast: 'gpt-4.1-nano' },
-  anthropic: { model: 'claude-sonnet-4-5', fast: 'claude-haiku-4-5' },
-} as const;
-
 /**
- * AI_*: the instance's language model provider (docs/ai.md). The vendor's own API needs a key and
- * has default models; another OpenAI-compatible server (AI_BASE_URL: Ollama, vLLM, llama.cpp)
- * needs the name of the model it serves, and may need no key.
+ * AI_*: the instance's language model provider (docs/ai.md). The vendor's own API needs a key (its
+ * default models are in the catalog, src/modules/ai/models.json); another OpenAI-compatible server
+ * (AI_BASE_URL: Ollama, vLLM, llama.cpp) needs the name of the model it serves, and may need no key.
  */
 function aiConfig(env: NodeJS.ProcessEnv): Config['ai'] {
   const provider = str(env, 'AI_PROVIDER');
@@ -517,7 +511,5 @@ function aiConfig(env: NodeJS.ProcessEnv): Config['ai'] {
   if (baseUrl !== null && provider === 'openai' && model === null) {
     throw new ConfigError('AI_MODEL', 'is required with AI_BASE_URL: the name of a model that server serves');
   }
-  const chosen = model ?? DEFAULT_AI_MODELS[provider].model;
-  const fast = fastModel ?? (model !== null || baseUrl !== null ? chosen : DEFAULT_AI_MODELS[provider].fast);
-  return { provider, baseUrl, apiKey, model: chosen, fastModel: fast };
+  return { provider, baseUrl, apiKey, model, fastModel };
 }

@@ -120,19 +120,15 @@ describe('configuration', () => {
     ).toEqual(['https://a.example.com']);
   });
 
-  it("gives a vendor's own API its default models, and another OpenAI-compatible server the one model it names", () => {
+  it("takes a vendor's own API with a key alone, and another OpenAI-compatible server with the model it names", () => {
     expect(loadConfig({ DATA_DIR: tmp(), AI_PROVIDER: 'anthropic', AI_API_KEY: 'sk-ant' }).ai).toEqual({
       provider: 'anthropic',
       baseUrl: null,
       apiKey: 'sk-ant',
-      model: 'claude-sonnet-4-5',
-      fastModel: 'claude-haiku-4-5',
+      model: null,
+      fastModel: null,
     });
-    expect(loadConfig({ DATA_DIR: tmp(), AI_PROVIDER: 'openai', AI_API_KEY: 'sk' }).ai).toMatchObject({
-      model: 'gpt-4.1-mini',
-      fastModel: 'gpt-4.1-nano',
-    });
-    // Ollama: no key, one model for both tiers.
+    // Ollama: no key.
     expect(
       loadConfig({
         DATA_DIR: tmp(),
@@ -145,7 +141,7 @@ describe('configuration', () => {
       baseUrl: 'http://127.0.0.1:11434/v1',
       apiKey: null,
       model: 'llama3.1:8b',
-      fastModel: 'llama3.1:8b',
+      fastModel: null,
     });
     expect(loadConfig({ DATA_DIR: tmp() }).ai.provider).toBeNull();
   });

@@ -68,6 +68,17 @@ describe('openai provider', () => {
     expect(req.body.stream).toBeFalsy();
   });
 
+  it('talks to a server that takes no key (Ollama) without one', async () => {
+    ai.keys = null;
+    try {
+      ai.answer({ text: 'Hi.' });
+      const r = await provider({ apiKey: '' }).chat(ask());
+      expect(r.text).toBe('Hi.');
+    } finally {
+      ai.keys = [KEY];
+    }
+  });
+
   it('says length when maxTokens cut the answer', async () => {
     ai.answer({ text: 'It left', finish: 'length' });
     expect((await provider().chat(ask())).finish).toBe('length');

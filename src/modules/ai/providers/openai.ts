@@ -132,11 +132,16 @@ async function embed(client: OpenAI, input: string[], model: string, signal?: Ab
   }
 }
 
+/** What a keyless OpenAI-compatible server is sent as its key. */
+const NO_KEY = 'no-key';
+
 export function createOpenAiProvider(options: ProviderOptions): AiProvider {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const ownApi = options.baseUrl === null;
   const client = new OpenAI({
-    apiKey: options.apiKey,
+    // A server that takes no key (Ollama, llama.cpp) still gets one: the SDK refuses to start
+    // without, and such a server ignores the header.
+    apiKey: options.apiKey || NO_KEY,
     // Never OPENAI_BASE_URL / OPENAI_ORG_ID / OPENAI_PROJECT_ID from the environment: the settings say which.
     baseURL: options.baseUrl ?? VENDOR_URL,
     organization: null,
