@@ -83,7 +83,8 @@ async function setUp(base: string): Promise<{ headers: Headers; features: Featur
     {
       subject: 'Refund for my annual plan',
       contact: { email: 'dana@example.com', name: 'Dana Customer' },
-      body_html: '<p>Hello, I was charged for the annual plan twice this month. Can I get a refund of the second invoice?</p>',
+      body_html:
+        '<p>Hello, I was charged for the annual plan twice this month. Can I get a refund of the second invoice?</p>',
     },
     headers,
   );
@@ -132,7 +133,11 @@ async function firstDelta(ai: OpenAiStandIn, base: string, headers: Headers, pat
   void g.reached.then(() => {
     sent = performance.now();
   });
-  ai.answer({ gate: g, text: 'Hello Dana, thanks for writing in about the refund.', chunks: ['Hello', ' Dana, thanks for writing in about the refund.'] });
+  ai.answer({
+    gate: g,
+    text: 'Hello Dana, thanks for writing in about the refund.',
+    chunks: ['Hello', ' Dana, thanks for writing in about the refund.'],
+  });
   const ctrl = new AbortController();
   const r = await fetch(base + path, {
     method: 'POST',
@@ -209,7 +214,9 @@ async function main() {
       const p50 = median(perRound.map((r) => r[k]?.p50 ?? 0));
       const p99 = median(perRound.map((r) => r[k]?.p99 ?? 0));
       const max = median(perRound.map((r) => r[k]?.max ?? 0));
-      console.log(`${k.padEnd(14)} ${p50.toFixed(2).padStart(6)}   ${p99.toFixed(2).padStart(6)}   ${max.toFixed(2).padStart(6)}`);
+      console.log(
+        `${k.padEnd(14)} ${p50.toFixed(2).padStart(6)}   ${p99.toFixed(2).padStart(6)}   ${max.toFixed(2).padStart(6)}`,
+      );
     }
     console.log(`results: ${RESULTS}`);
   } finally {
