@@ -57,6 +57,10 @@ export default async function aiFeatureRoutes(app: App, deps: Deps) {
     '/v1/tickets/:id/ai/draft',
     {
       config: { access: write, idempotent: false },
+      // The body is optional: none is an empty one.
+      preValidation: async (req) => {
+        if (req.body === undefined) req.body = {};
+      },
       schema: {
         tags,
         summary: `Draft a reply to the customer (not sent, not saved), with the articles it cites.${STREAMS}`,
@@ -66,7 +70,7 @@ export default async function aiFeatureRoutes(app: App, deps: Deps) {
       },
     },
     async (req, reply) =>
-      respond(req, reply, inFlight, true, (io) => draftReply(deps, req.ctx, req.params.id, req.body ?? {}, io)),
+      respond(req, reply, inFlight, true, (io) => draftReply(deps, req.ctx, req.params.id, req.body, io)),
   );
 
   app.post(

@@ -138,7 +138,11 @@ export async function respond<T>(
   } catch (err) {
     finished = true;
     const shutdown = control.signal.aborted && control.signal.reason === SHUTDOWN;
-    if (isAbort(err) && !shutdown) return stream?.started ? (stream.end(), reply) : closeQuietly(reply);
+    if (isAbort(err) && !shutdown) {
+      if (!stream?.started) return closeQuietly(reply);
+      stream.end();
+      return reply;
+    }
     const failure = shutdown ? new ApiError('unavailable', 'The service is restarting; try again.') : err;
     if (!stream?.started) throw failure;
     stream.write('error', JSON.stringify(errorBody(req, failure)));
