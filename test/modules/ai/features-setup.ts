@@ -174,7 +174,8 @@ export async function openStream(svc: Service, path: string, body: unknown, as: 
   /** The bytes of the stream still to come, as written (before any next()). */
   const raw = async (): Promise<string> => {
     let out = buffer;
-    for (let c = await reader.read(); !c.done; c = await reader.read()) out += decoder.decode(c.value, { stream: true });
+    for (let c = await reader.read(); !c.done; c = await reader.read())
+      out += decoder.decode(c.value, { stream: true });
     ended = true;
     return out;
   };

@@ -57,7 +57,9 @@ describe.each(VENDORS)('AI streaming on the %s stand-in', (vendor) => {
     const ask = await openStream(svc, `/v1/tickets/${ticket.id}/ai/ask`, { question: 'Can they?' }, t.as);
     const raw = await ask.raw();
     expect(raw.startsWith('event: delta\ndata: Yes.\ndata: In settings.\n\n')).toBe(true);
-    expect(raw).toContain(`event: done\ndata: ${JSON.stringify({ answer_html: '<p>Yes.<br />In settings.</p>', sources: [] })}\n\n`);
+    expect(raw).toContain(
+      `event: done\ndata: ${JSON.stringify({ answer_html: '<p>Yes.<br />In settings.</p>', sources: [] })}\n\n`,
+    );
 
     ai.answer({ text: '<p>Short.</p>', chunks: ['<p>Sho', 'rt.</p>'] });
     const rewrite = await openStream(svc, '/v1/ai/rewrite', { html: '<p>A long text.</p>', mode: 'shorter' }, t.as);

@@ -57,10 +57,6 @@ export default async function aiFeatureRoutes(app: App, deps: Deps) {
     '/v1/tickets/:id/ai/draft',
     {
       config: { access: write, idempotent: false },
-      // The body is optional: none is an empty one.
-      preValidation: async (req) => {
-        if (req.body === undefined) req.body = {};
-      },
       schema: {
         tags,
         summary: `Draft a reply to the customer (not sent, not saved), with the articles it cites.${STREAMS}`,
