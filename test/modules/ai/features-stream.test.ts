@@ -4,8 +4,8 @@
 // as several data lines; the headers; an error before the first byte as a JSON error, after it as
 // an `error` event; a client that goes away stops the provider call, metered as cancelled.
 import { describe, expect, it } from 'vitest';
-import { gate } from '../../support/ai-standin/index.js';
-import { newTenant } from '../../support/helpers.js';
+import { gate, startOpenAiStandIn } from '../../support/ai-standin/index.js';
+import { newTenant, startService } from '../../support/helpers.js';
 import { customerTicket, featuresSuite, openStream, usageOf, VENDORS } from './features-setup.js';
 
 describe.each(VENDORS)('AI streaming on the %s stand-in', (vendor) => {
@@ -111,5 +111,44 @@ describe.each(VENDORS)('AI streaming on the %s stand-in', (vendor) => {
     expect(req.closedEarly).toBe(true);
     await expect.poll(async () => (await usageOf(svc, t)).map((r) => r.outcome)).toEqual(['cancelled']);
     g.release();
+  });
+});
+
+describe('a shutdown while streaming', () => {
+  it('aborts the call, ends the stream with a 503 error event and meters the call as cancelled', async () => {
+    const ai = await startOpenAiStandIn({ keys: ['sk-shutdown-0000'] });
+    const svc = await startService(
+      { AI_PROVIDER: 'openai', AI_BASE_URL: ai.url, AI_API_KEY: 'sk-shutdown-0000' },
+      { jobs: false, ai: { timeoutMs: 5000, maxRetries: 0 } },
+      { restartable: true },
+    );
+    try {
+      const t = await newTenant(svc.api);
+      const ticket = await customerTicket(svc, t, 'Where is my parcel?');
+      const g = gate();
+      ai.answer({ gate: g, text: 'one two three', chunks: ['one ', 'two ', 'three'] });
+      const stream = await openStream(svc, `/v1/tickets/${ticket.id}/ai/draft`, {}, t.as);
+      expect(await stream.next()).toEqual({ event: 'delta', data: 'one ' });
+      const stopping = svc.stop();
+      const last = (await stream.rest()).at(-1)!;
+      expect(last.event).toBe('error');
+      expect(JSON.parse(last.data)).toMatchObject({ status: 503, code: 'unavailable' });
+      await stopping;
+      const req = await ai.request(0);
+      await req.done;
+      expect(req.closedEarly).toBe(true);
+      g.release();
+      // Metered before the service stopped: read it once it is back.
+      await svc.restart();
+      const usage = await svc.rt.deps.database.db
+        .selectFrom('ai_usage')
+        .select('outcome')
+        .where('workspace_id', '=', t.workspaceId)
+        .execute();
+      expect(usage.map((u) => u.outcome)).toEqual(['cancelled']);
+    } finally {
+      await svc.stop();
+      await ai.stop();
+    }
   });
 });
