@@ -122,6 +122,8 @@ export async function respond<T>(
   const onClose = () => {
     if (!finished) control.abort();
   };
+  // The response's 'close', not the request's: Node closes a request once its body is read, while
+  // the response closes when the answer ended or the connection went away.
   reply.raw.on('close', onClose);
   inFlight.add(control);
   const stream = streamable && wantsStream(req) ? new EventStream(req, reply) : null;
