@@ -164,6 +164,7 @@ const BODIES: Record<string, unknown> = {
   'PATCH /v1/custom-fields/:id': { name: 'Renamed' },
   'POST /v1/tickets/:id/messages': { kind: 'note', body_html: 'hello' },
   'POST /v1/tickets/:id/merge': { into_id: '1' },
+  'POST /v1/tickets/:id/ai/draft': {},
   'POST /v1/tickets/:id/ai/ask': { question: 'Why?' },
   'PATCH /v1/tags/:id': { name: 'Renamed' },
   'POST /v1/tags/:id/merge': { into: '0193c6a0-0000-7000-8000-00000000beef' },
