@@ -21,10 +21,11 @@
 // bench/results/ai-<time>.jsonl.
 //
 // Env: CALLS (default 200, 10..10000), STREAMS (default 100, 10..10000), ROUNDS (default 3, 1..15),
-//      WARMUP (calls before measuring, default 50).
+//      WARMUP (calls before measuring, default 50), SERVICE_CPU_PROF (a folder: the service runs with
+//      node --cpu-prof there; read the profile with bench/profile-top.ts).
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { gate, type OpenAiStandIn, startOpenAiStandIn } from '../test/support/ai-standin/index.js';
@@ -34,6 +35,7 @@ const CALLS = envInt('CALLS', 200, 10, 10_000);
 const STREAMS = envInt('STREAMS', 100, 10, 10_000);
 const ROUNDS = envInt('ROUNDS', 3, 1, 15);
 const WARMUP = envInt('WARMUP', 50, 0, 10_000);
+const PROF = process.env.SERVICE_CPU_PROF ? resolve(process.env.SERVICE_CPU_PROF) : null;
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const STAMP = new Date()
   .toISOString()
@@ -175,15 +177,20 @@ async function main() {
   mkdirSync(dirname(RESULTS), { recursive: true });
   const ai = await startOpenAiStandIn({ keys: ['sk-bench'] });
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-ai-'));
-  const svc = await startServiceProcess({
-    DATA_DIR: dataDir,
-    ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : { DATABASE_IN_MEMORY: 'true' }),
-    AI_PROVIDER: 'openai',
-    AI_BASE_URL: ai.url,
-    AI_API_KEY: 'sk-bench',
-    AI_MODEL: 'gpt-4.1-mini',
-    LOG_LEVEL: 'warn',
-  });
+  const svc = await startServiceProcess(
+    {
+      DATA_DIR: dataDir,
+      ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : { DATABASE_IN_MEMORY: 'true' }),
+      AI_PROVIDER: 'openai',
+      AI_BASE_URL: ai.url,
+      AI_API_KEY: 'sk-bench',
+      AI_MODEL: 'gpt-4.1-mini',
+      LOG_LEVEL: 'warn',
+      // One client makes every call: the per-minute limit (700 by default) would answer 429.
+      RATE_LIMIT_PER_MINUTE: '10000000',
+    },
+    PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROF}`] : [],
+  );
   try {
     const { headers, features } = await setUp(svc.base);
     const draft = features.find((f) => f.name === 'draft') as Feature;

@@ -85,12 +85,12 @@ export interface ServiceProcess {
  * Starts npm start's code with `env` on a free loopback port (NATS, Redis and PUBLIC_URL of the
  * caller's environment left out) and waits for /healthz, at most 60 s.
  */
-export async function startServiceProcess(env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
+export async function startServiceProcess(env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<ServiceProcess> {
   const port = await freePort();
   const base = `http://${HOST}:${port}`;
   const full: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST, ...env };
   for (const k of ['NATS_URL', 'REDIS_URL', 'DATABASE_IN_MEMORY', 'PUBLIC_URL']) if (!(k in env)) delete full[k];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
     env: full,
     stdio: ['ignore', 'pipe', 'pipe'],
