@@ -5,6 +5,7 @@ import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController } from 'fastify';
 import type { Deps } from './deps.js';
+import aiRoutes from './modules/ai/routes.js';
 import apiKeyRoutes from './modules/api-keys/routes.js';
 import { apiKeyResolver } from './modules/api-keys/service.js';
 import assignmentRoutes from './modules/assignment/routes.js';
@@ -114,6 +115,7 @@ const MODULES: Array<(app: App, deps: Deps) => Promise<void>> = [
   imageRoutes,
   assignmentRoutes,
   triageRoutes,
+  aiRoutes,
   businessHoursRoutes,
   onboardingRoutes,
   helpCenterRoutes,

@@ -3,6 +3,7 @@ import type { Static } from '@sinclair/typebox';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
+import type { ProviderPool } from './modules/ai/pool.js';
 import type { KnownKeys } from './modules/api-keys/known-keys.js';
 import type { SignInGuard } from './modules/auth/sign-in-guard.js';
 import type { RunCounts } from './modules/automations/run-counts.js';
@@ -60,7 +61,7 @@ export interface Deps {
   runCounts: RunCounts;
   /** Help center article views, counted every quarter of a second (src/modules/help-center/views.ts). */
   articleViews: ArticleViews;
-  /** What the AI features plug in; nothing is plugged in yet. */
+  /** What the AI features plug in, and the providers their calls go to (src/modules/ai). */
   ai: AiSeams;
   /** Onboarding steps checked by the module that owns each (src/modules/onboarding/checks.ts). */
   onboardingChecks: OnboardingChecks;
@@ -104,6 +105,8 @@ export interface AiSeams {
   triage: TriageHandler | null;
   /** What GET /v1/triage shows as the engine. */
   triageEngine: (deps: Deps) => Static<typeof TriageEngine>;
+  /** The language model providers this process holds, one per (kind, key, base URL) (src/modules/ai/pool.ts). */
+  providers: ProviderPool;
 }
 
 /**

@@ -54,6 +54,10 @@ const TAGS: Array<{ name: string; description: string }> = [
   },
   { name: 'assignment', description: 'Automatic assignment of new tickets to agents.' },
   { name: 'triage', description: 'AI triage settings: which fields are set on new tickets.' },
+  {
+    name: 'ai',
+    description: "AI: the workspace's provider, models and prices, settings, own key, and the AI features.",
+  },
   { name: 'business-hours', description: 'Working hours and holidays that SLA clocks follow.' },
   { name: 'onboarding', description: 'The first-run checklist of a workspace.' },
   {

@@ -6,6 +6,8 @@ import { type App, type AppOptions, buildApp } from './app.js';
 import type { Config } from './config.js';
 import type { Deps } from './deps.js';
 import { Gateway, registerGatewayRoutes } from './gateway/index.js';
+import { type AiOptions, DEFAULT_AI_OPTIONS, ProviderPool } from './modules/ai/pool.js';
+import { createProvider } from './modules/ai/providers/index.js';
 import { followedKnownKeys } from './modules/api-keys/known-keys.js';
 import { assignmentHook } from './modules/assignment/hook.js';
 import { registerAttachmentJobs } from './modules/attachments/purge.js';
@@ -103,6 +105,8 @@ export async function createRuntime(
     webhooks?: Partial<WebhookOptions>;
     imap?: Partial<ImapOptions>;
     email?: Partial<OutboundOptions>;
+    /** AI provider calls: timeout and retries (tests shorten them). */
+    ai?: Partial<AiOptions>;
     /** Pictures: pool size, fetch settings (tests point the lookups at stand-in servers). */
     pictures?: Partial<PictureOptions>;
     /** Tests: report answers that do not match their route's response schema. */
@@ -195,8 +199,14 @@ export async function createRuntime(
       inboundListeners: new InboundListeners(), // the outbound side's auto-reply registers here
       runCounts: new RunCounts(database, log), // automations' run_count, written every second
       articleViews: new ArticleViews(database, log), // help center views, counted 4 times a second
-      // Nothing plugs into the AI seams yet (src/deps.ts AiSeams).
-      ai: { decide: null, triage: null, triageEngine: configuredEngine },
+      // Nothing plugs into the AI seams yet (src/deps.ts AiSeams); the providers are made on first
+      // use, with the timeouts and retries tests may shorten (src/modules/ai/pool.ts).
+      ai: {
+        decide: null,
+        triage: null,
+        triageEngine: configuredEngine,
+        providers: new ProviderPool({ ...DEFAULT_AI_OPTIONS, ...opts.ai }, createProvider),
+      },
       pictures: new Pictures({ ...DEFAULT_PICTURE_OPTIONS, ...opts.pictures }), // src/modules/images
       // The knowledge base's check of publish_article: a published article (src/modules/kb/articles.ts).
       // The widget's check of install_widget: a session from a browser on an allowed origin (src/modules/widget/settings.ts).

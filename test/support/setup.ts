@@ -6,6 +6,7 @@
 //   down, or disturb, the files that come after it in the same process: a file must stop every
 //   service it started.
 import { afterAll, afterEach } from 'vitest';
+import { runningStandIns } from './ai-standin/index.js';
 import { responseViolations, running } from './helpers.js';
 
 function failOnViolations(): void {
@@ -22,4 +23,8 @@ afterAll(async () => {
   await Promise.all(left.map((s) => s.stop()));
   failOnViolations();
   if (left.length > 0) throw new Error(`this file left ${left.length} service(s) running: stop them in afterAll`);
+  const standIns = [...runningStandIns];
+  await Promise.all(standIns.map((s) => s.stop()));
+  if (standIns.length > 0)
+    throw new Error(`this file left ${standIns.length} AI stand-in(s) running: stop them in afterAll`);
 });

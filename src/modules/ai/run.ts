@@ -9,8 +9,14 @@
 //      generated), failed (costs nothing); an own key the provider refused is turned off and
 //      the workspace's admins are notified with ai_key_failed.
 // Provider failures reach the client as 502 ai_unavailable (detail without key or prompt).
+import type { Deps } from '../../deps.js';
 import type { AiFeatureKey } from '../../platform/db/tables-ai.js';
-import type { ChatResult, ChatTurn, JsonOutput } from './providers/types.js';
+import { ApiError } from '../../platform/http/errors.js';
+import { costOf, type Outcome, recordUsage } from './metering.js';
+import { failOwnKey } from './own-key.js';
+import { type ChatResult, type ChatTurn, type JsonOutput, ProviderError, type Usage } from './providers/types.js';
+import { priceFor, requireAi, type Target } from './service.js';
+import { estimateUsd, maySpend } from './spend.js';
 
 /** Which model a call uses: default (drafts, answers), fast (rewrite, translate, summaries), widget. */
 export type ModelTier = 'default' | 'fast' | 'widget';
@@ -40,3 +46,98 @@ export interface AiCallResult extends ChatResult {
   cost_usd: number;
   source: 'instance' | 'own_key';
 }
+
+const NO_USAGE: Usage = { input_tokens: 0, output_tokens: 0, estimated: false };
+
+/**
+ * Calls the workspace's model for a feature (the path in this file's header). Throws 404
+ * ai_disabled (no provider, or AI off in the workspace), 402 ai_balance_empty (spend.ts), 502
+ * ai_unavailable (the provider failed, refused the key, or timed out), or the ProviderError
+ * `aborted` itself when `call.signal` stopped it (the route closes quietly; the call is metered
+ * as cancelled, charged for what was generated).
+ */
+export async function runAi(deps: Deps, caller: AiCaller, call: AiCall): Promise<AiCallResult> {
+  const ws = await requireAi(deps, caller.workspaceId);
+  const { target } = ws;
+  const model = ws.tiers[call.tier]!;
+  const estimate = estimateUsd({ ...call, source: target.source, price: priceFor(target, model) });
+  if (estimate > 0) await maySpend(deps, caller.workspaceId, estimate);
+  const provider = deps.ai.providers.get(target.kind, target.apiKey, target.baseUrl);
+  const meter = async (outcome: Outcome, usage: Usage, answered: string) => {
+    const price = priceFor(target, answered) ?? priceFor(target, model);
+    const cost = costOf({ feature: call.feature, source: target.source, price, usage, outcome });
+    await recordUsage(deps, {
+      workspaceId: caller.workspaceId,
+      feature: call.feature,
+      model: answered,
+      source: target.source,
+      price,
+      usage,
+      outcome,
+      userId: caller.userId,
+      ticketId: call.ticketId ?? null,
+      cost,
+    });
+    return cost;
+  };
+  let result: ChatResult;
+  try {
+    result = await provider.chat({
+      model,
+      system: call.system,
+      messages: call.messages,
+      maxTokens: call.maxTokens,
+      ...(call.temperature !== undefined ? { temperature: call.temperature } : {}),
+      ...(call.json ? { json: call.json } : {}),
+      ...(call.onDelta ? { onDelta: call.onDelta } : {}),
+      ...(call.signal ? { signal: call.signal } : {}),
+    });
+  } catch (err) {
+    if (err instanceof ProviderError && err.failure === 'aborted') {
+      await meter('cancelled', err.partial?.usage ?? NO_USAGE, model);
+      throw err;
+    }
+    await meter('failed', err instanceof ProviderError ? (err.partial?.usage ?? NO_USAGE) : NO_USAGE, model);
+    if (!(err instanceof ProviderError)) throw err;
+    throw await unavailable(deps, caller, call, target, err);
+  }
+  const cost = await meter('ok', result.usage, result.model || model);
+  return { ...result, cost_usd: cost, source: target.source };
+}
+
+/** A provider failure as the client sees it (502 ai_unavailable), after what it entails. */
+async function unavailable(
+  deps: Deps,
+  caller: AiCaller,
+  call: AiCall,
+  target: Target,
+  err: ProviderError,
+): Promise<ApiError> {
+  // The provider's message, with the key taken out should it ever carry it.
+  const reason = target.apiKey ? err.message.split(target.apiKey).join('[key]') : err.message;
+  const log = { workspace_id: caller.workspaceId, feature: call.feature, provider: target.kind, failure: err.failure };
+  if (err.failure === 'auth' && target.key) {
+    await failOwnKey(deps, caller.workspaceId, target.key.sealed, reason);
+    deps.log.warn(log, "the workspace's own AI provider key was refused; it is turned off");
+    return new ApiError(
+      'ai_unavailable',
+      `The provider (${target.kind}) refused the workspace's own key; it is turned off until an admin replaces it.`,
+    );
+  }
+  if (err.failure === 'auth') {
+    deps.log.error(log, 'the AI provider refused the instance key (AI_API_KEY)');
+    return new ApiError('ai_unavailable', "The AI provider refused the instance's key. Ask the operator to check it.");
+  }
+  deps.log.warn({ ...log, reason }, 'AI provider call failed');
+  return new ApiError('ai_unavailable', FAILURE_DETAIL[err.failure]);
+}
+
+const FAILURE_DETAIL: Record<ProviderError['failure'], string> = {
+  auth: 'The AI provider refused the key.',
+  rate_limited: 'The AI provider is rate limiting requests; try again shortly.',
+  unavailable: 'The AI provider is unavailable; try again shortly.',
+  timeout: 'The AI provider did not answer in time.',
+  bad_response: 'The AI provider sent an answer that could not be read.',
+  aborted: 'The call was stopped.',
+  refused: 'The AI provider refused the request (check the model and the request size).',
+};

@@ -1,0 +1,144 @@
+// Anthropic's messages API through the official SDK (streamed when the caller wants the pieces).
+// JSON answers come through a forced tool whose input schema is the answer's: the tool's input is
+// the answer. No embeddings. Retries (408, 409, 429 honouring retry-after, 5xx, 529) and the
+// per-attempt timeout are the SDK's.
+import Anthropic from '@anthropic-ai/sdk';
+import type { MessageCreateParamsBase, RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
+import {
+  brokeOff,
+  DEFAULT_MAX_RETRIES,
+  DEFAULT_TIMEOUT_MS,
+  type SdkErrors,
+  StreamWatch,
+  toProviderError,
+  usageOf,
+} from './common.js';
+import { type AiProvider, type ChatRequest, type ChatResult, ProviderError, type ProviderOptions } from './types.js';
+
+const ERRORS: SdkErrors = Anthropic;
+const VENDOR_URL = 'https://api.anthropic.com';
+
+type Params = Omit<MessageCreateParamsBase, 'stream'>;
+
+function params(req: ChatRequest): Params {
+  return {
+    model: req.model,
+    system: req.system,
+    messages: req.messages.map((m) => ({ role: m.role, content: m.content })),
+    max_tokens: req.maxTokens,
+    ...(req.temperature === undefined ? {} : { temperature: req.temperature }),
+    ...(req.json
+      ? {
+          tools: [{ name: req.json.name, input_schema: { type: 'object', ...req.json.schema } }],
+          tool_choice: { type: 'tool', name: req.json.name },
+        }
+      : {}),
+  };
+}
+
+const finishOf = (reason: string | null | undefined): ChatResult['finish'] =>
+  reason === 'max_tokens' ? 'length' : 'stop';
+
+async function complete(client: Anthropic, req: ChatRequest): Promise<ChatResult> {
+  try {
+    const r = await client.messages.create({ ...params(req), stream: false }, { signal: req.signal });
+    let text: string | null = null;
+    for (const block of r.content ?? []) {
+      if (req.json && block.type === 'tool_use' && block.name === req.json.name) text = JSON.stringify(block.input);
+      if (!req.json && block.type === 'text') text = (text ?? '') + block.text;
+    }
+    if (text === null)
+      throw new ProviderError('bad_response', 'anthropic: the answer has no content of the kind asked');
+    const usage = usageOf(req, text, { input: r.usage?.input_tokens, output: r.usage?.output_tokens });
+    return { text, usage, model: r.model ?? req.model, finish: finishOf(r.stop_reason) };
+  } catch (err) {
+    throw toProviderError(err, { kind: 'anthropic', errors: ERRORS, signal: req.signal });
+  }
+}
+
+/** The state of a streamed answer as its events arrive. */
+interface Streamed {
+  text: string;
+  model: string;
+  input?: number;
+  output?: number;
+  stop: string | null;
+  ended: boolean;
+}
+
+/** Applies one event; returns the piece of text it carried (text, or the forced tool's JSON). */
+function apply(s: Streamed, e: RawMessageStreamEvent, json: boolean): string | null {
+  switch (e.type) {
+    case 'message_start':
+      s.model = e.message.model ?? s.model;
+      s.input = e.message.usage?.input_tokens ?? undefined;
+      return null;
+    case 'content_block_delta':
+      if (!json && e.delta.type === 'text_delta') return e.delta.text;
+      if (json && e.delta.type === 'input_json_delta') return e.delta.partial_json;
+      return null;
+    case 'message_delta':
+      s.stop = e.delta.stop_reason ?? s.stop;
+      s.output = e.usage?.output_tokens ?? s.output;
+      return null;
+    case 'message_stop':
+      s.ended = true;
+      return null;
+    default:
+      return null;
+  }
+}
+
+async function stream(client: Anthropic, req: ChatRequest, timeoutMs: number): Promise<ChatResult> {
+  const watch = new StreamWatch(timeoutMs, req.signal);
+  const s: Streamed = { text: '', model: req.model, stop: null, ended: false };
+  let began = false;
+  const partial = () => (began ? { text: s.text, usage: usageOf(req, s.text, s) } : null);
+  try {
+    const events = await client.messages.create({ ...params(req), stream: true }, { signal: watch.signal });
+    began = true;
+    watch.touch();
+    for await (const e of events) {
+      watch.touch();
+      const piece = apply(s, e, Boolean(req.json));
+      if (piece) {
+        s.text += piece;
+        req.onDelta?.(piece);
+      }
+    }
+    if (watch.stopped) throw new Error('stopped');
+    const done = partial()!;
+    if (!s.ended) throw brokeOff('anthropic', done);
+    if (req.json && s.text === '') s.text = '{}';
+    return { text: s.text, usage: usageOf(req, s.text, s), model: s.model, finish: finishOf(s.stop) };
+  } catch (err) {
+    throw toProviderError(err, {
+      kind: 'anthropic',
+      errors: ERRORS,
+      signal: req.signal,
+      stalled: watch.stalled,
+      partial: partial(),
+    });
+  } finally {
+    watch.dispose();
+  }
+}
+
+export function createAnthropicProvider(options: ProviderOptions): AiProvider {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const client = new Anthropic({
+    apiKey: options.apiKey,
+    // Never ANTHROPIC_AUTH_TOKEN / ANTHROPIC_BASE_URL from the environment: the settings say which.
+    authToken: null,
+    baseURL: options.baseUrl ?? VENDOR_URL,
+    timeout: timeoutMs,
+    maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,
+    // The SDK's logger would print a malformed stream's lines (the answer) to the console.
+    logLevel: 'off',
+  });
+  return {
+    kind: 'anthropic',
+    chat: (req) => (req.onDelta ? stream(client, req, timeoutMs) : complete(client, req)),
+    embed: null,
+  };
+}

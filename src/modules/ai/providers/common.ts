@@ -1,0 +1,137 @@
+// What both providers share: turning an SDK's failure into a ProviderError (never the key, never
+// the prompt, never the vendor's message text, which may quote either), estimating usage the
+// provider did not report, and the stream's watch (the caller's abort and an idle timeout).
+import { type ChatRequest, ProviderError, type ProviderFailure, type ProviderKind, type Usage } from './types.js';
+
+export const DEFAULT_TIMEOUT_MS = 60_000;
+export const DEFAULT_MAX_RETRIES = 2;
+
+/** About 4 characters a token. */
+export const tokensOf = (chars: number) => Math.ceil(chars / 4);
+
+export const promptChars = (req: ChatRequest) => req.messages.reduce((n, m) => n + m.content.length, req.system.length);
+
+/** The usage of an answer, from what the provider reported where it did, else estimated. */
+export function usageOf(
+  req: ChatRequest,
+  text: string,
+  reported: { input?: number | null; output?: number | null },
+): Usage {
+  const estimated = reported.input == null || reported.output == null;
+  return {
+    input_tokens: reported.input ?? tokensOf(promptChars(req)),
+    output_tokens: reported.output ?? tokensOf(text.length),
+    estimated,
+  };
+}
+
+/** The classes of an SDK's errors (both official SDKs have the same ones). */
+export interface SdkErrors {
+  APIError: abstract new (...args: never[]) => Error & { status: number | undefined };
+  APIUserAbortError: abstract new (...args: never[]) => Error;
+  APIConnectionTimeoutError: abstract new (...args: never[]) => Error;
+  APIConnectionError: abstract new (...args: never[]) => Error;
+}
+
+/** A failure by HTTP status, after the SDK's retries. */
+export function failureOfStatus(status: number): ProviderFailure {
+  if (status === 401 || status === 403) return 'auth';
+  if (status === 429) return 'rate_limited';
+  if (status === 408) return 'timeout';
+  if (status === 409 || status >= 500) return 'unavailable';
+  return 'refused';
+}
+
+/** A vendor's error code or type (`invalid_api_key`, `overloaded_error`) when it is a plain word. */
+export function codeOf(err: unknown): string | null {
+  const e = err as { code?: unknown; type?: unknown; error?: { type?: unknown; error?: { type?: unknown } } };
+  for (const c of [e.code, e.type, e.error?.type, e.error?.error?.type]) {
+    if (typeof c === 'string' && /^[a-z0-9_.-]{1,64}$/i.test(c)) return c;
+  }
+  return null;
+}
+
+/** A failure the vendor reported inside a stream (no status): by its error type. */
+function failureOfStreamError(code: string | null): ProviderFailure {
+  if (code === 'rate_limit_error' || code === 'rate_limit_exceeded') return 'rate_limited';
+  if (code === 'overloaded_error' || code === 'api_error' || code === 'server_error') return 'unavailable';
+  return 'bad_response';
+}
+
+export interface FailureContext {
+  kind: ProviderKind;
+  errors: SdkErrors;
+  /** The caller's signal: aborted means the caller stopped the call. */
+  signal?: AbortSignal;
+  /** The stream stalled past the timeout (our own watch aborted it). */
+  stalled?: boolean;
+  /** What was generated before the failure (null when no answer had begun). */
+  partial?: { text: string; usage: Usage } | null;
+}
+
+/** Any error of a provider call as a ProviderError with the right failure. */
+export function toProviderError(err: unknown, ctx: FailureContext): ProviderError {
+  if (err instanceof ProviderError) return err;
+  const { kind, errors } = ctx;
+  const partial = ctx.partial ?? null;
+  const fail = (failure: ProviderFailure, why: string) => new ProviderError(failure, `${kind}: ${why}`, partial);
+  if (ctx.signal?.aborted) return fail('aborted', 'the call was cancelled');
+  if (ctx.stalled) return fail('timeout', 'the answer stopped arriving within the timeout');
+  if (err instanceof errors.APIConnectionTimeoutError) return fail('timeout', 'no answer within the timeout');
+  if (err instanceof errors.APIUserAbortError) return fail('aborted', 'the call was cancelled');
+  if (err instanceof errors.APIConnectionError) return fail('unavailable', 'could not connect to the provider');
+  if (err instanceof errors.APIError) {
+    const code = codeOf(err);
+    const suffix = code ? ` (${code})` : '';
+    if (err.status === undefined) return fail(failureOfStreamError(code), `the stream reported an error${suffix}`);
+    return fail(failureOfStatus(err.status), `the provider answered ${err.status}${suffix}`);
+  }
+  return fail('bad_response', 'the answer was malformed or broke off');
+}
+
+/**
+ * Watches a streamed answer: a signal for the SDK call that aborts when the caller's does, or
+ * when no piece arrives within `timeoutMs` (the SDKs' timeout covers the wait for the headers
+ * only; a stream that stalls afterwards would hang for ever).
+ */
+export class StreamWatch {
+  readonly controller = new AbortController();
+  stalled = false;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly onAbort = () => this.controller.abort();
+
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly caller?: AbortSignal,
+  ) {
+    if (caller?.aborted) this.controller.abort();
+    caller?.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** The stream began (the SDK's timeout and retries are behind it), or a piece arrived: the timeout starts again. */
+  touch(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.stalled = true;
+      this.controller.abort();
+    }, this.timeoutMs);
+  }
+
+  /** The caller's abort or a stall ended the stream early (the SDK ends its loop without an error then). */
+  get stopped(): boolean {
+    return this.controller.signal.aborted;
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.caller?.removeEventListener('abort', this.onAbort);
+  }
+}
+
+/** The answer broke off (no finish reported): a bad_response carrying what arrived. */
+export const brokeOff = (kind: ProviderKind, partial: { text: string; usage: Usage }) =>
+  new ProviderError('bad_response', `${kind}: the stream ended before the answer was complete`, partial);

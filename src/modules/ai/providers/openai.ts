@@ -1,0 +1,151 @@
+// Any OpenAI-compatible server through the official SDK: `{baseUrl}/chat/completions` (streamed
+// with `stream_options.include_usage` when the caller wants the pieces) and `{baseUrl}/embeddings`
+// (docs/ai.md; never the Responses API, which compatible servers do not speak). Retries (408,
+// 409, 429 honouring retry-after, 5xx) and the per-attempt timeout are the SDK's.
+import OpenAI from 'openai';
+import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
+import {
+  brokeOff,
+  DEFAULT_MAX_RETRIES,
+  DEFAULT_TIMEOUT_MS,
+  type SdkErrors,
+  StreamWatch,
+  tokensOf,
+  toProviderError,
+  usageOf,
+} from './common.js';
+import {
+  type AiProvider,
+  type ChatRequest,
+  type ChatResult,
+  type EmbeddingResult,
+  ProviderError,
+  type ProviderOptions,
+} from './types.js';
+
+const ERRORS: SdkErrors = OpenAI;
+const VENDOR_URL = 'https://api.openai.com/v1';
+
+type Params = Omit<ChatCompletionCreateParamsBase, 'stream'>;
+
+/**
+ * OpenAI's own API takes `max_completion_tokens` (its reasoning models refuse `max_tokens`);
+ * other compatible servers (Ollama, vLLM, LM Studio, …) all know `max_tokens`.
+ */
+function params(req: ChatRequest, ownApi: boolean): Params {
+  return {
+    model: req.model,
+    messages: [{ role: 'system', content: req.system }, ...req.messages],
+    ...(ownApi ? { max_completion_tokens: req.maxTokens } : { max_tokens: req.maxTokens }),
+    ...(req.temperature === undefined ? {} : { temperature: req.temperature }),
+    ...(req.json
+      ? {
+          response_format: {
+            type: 'json_schema',
+            json_schema: { name: req.json.name, schema: req.json.schema, strict: true },
+          },
+        }
+      : {}),
+  };
+}
+
+const finishOf = (reason: string | null | undefined): ChatResult['finish'] => (reason === 'length' ? 'length' : 'stop');
+
+async function complete(client: OpenAI, req: ChatRequest, ownApi: boolean): Promise<ChatResult> {
+  try {
+    const r = await client.chat.completions.create({ ...params(req, ownApi), stream: false }, { signal: req.signal });
+    const choice = r.choices?.[0];
+    if (!choice || typeof choice.message?.content !== 'string') {
+      throw new ProviderError('bad_response', 'openai: the answer has no message');
+    }
+    const text = choice.message.content;
+    const usage = usageOf(req, text, { input: r.usage?.prompt_tokens, output: r.usage?.completion_tokens });
+    return { text, usage, model: r.model ?? req.model, finish: finishOf(choice.finish_reason) };
+  } catch (err) {
+    throw toProviderError(err, { kind: 'openai', errors: ERRORS, signal: req.signal });
+  }
+}
+
+async function stream(client: OpenAI, req: ChatRequest, timeoutMs: number, ownApi: boolean): Promise<ChatResult> {
+  const watch = new StreamWatch(timeoutMs, req.signal);
+  let text = '';
+  let began = false;
+  let finish: string | null = null;
+  let model = req.model;
+  let reported: { input?: number; output?: number } = {};
+  const partial = () => (began ? { text, usage: usageOf(req, text, reported) } : null);
+  try {
+    const chunks = await client.chat.completions.create(
+      { ...params(req, ownApi), stream: true, stream_options: { include_usage: true } },
+      { signal: watch.signal },
+    );
+    began = true;
+    watch.touch();
+    for await (const chunk of chunks) {
+      watch.touch();
+      if (chunk.model) model = chunk.model;
+      if (chunk.usage) reported = { input: chunk.usage.prompt_tokens, output: chunk.usage.completion_tokens };
+      const choice = chunk.choices?.[0];
+      const piece = choice?.delta?.content;
+      if (piece) {
+        text += piece;
+        req.onDelta?.(piece);
+      }
+      if (choice?.finish_reason) finish = choice.finish_reason;
+    }
+    if (watch.stopped) throw new Error('stopped');
+    const done = partial()!;
+    if (finish === null) throw brokeOff('openai', done);
+    return { text, usage: done.usage, model, finish: finishOf(finish) };
+  } catch (err) {
+    throw toProviderError(err, {
+      kind: 'openai',
+      errors: ERRORS,
+      signal: req.signal,
+      stalled: watch.stalled,
+      partial: partial(),
+    });
+  } finally {
+    watch.dispose();
+  }
+}
+
+async function embed(client: OpenAI, input: string[], model: string, signal?: AbortSignal): Promise<EmbeddingResult> {
+  try {
+    // Floats, not the SDK's default base64: not every compatible server encodes base64.
+    const r = await client.embeddings.create({ model, input, encoding_format: 'float' }, { signal });
+    const vectors = [...r.data].sort((a, b) => a.index - b.index).map((d) => d.embedding);
+    if (vectors.length !== input.length || !vectors.every(Array.isArray)) {
+      throw new ProviderError('bad_response', 'openai: the embeddings do not match the input');
+    }
+    const reported = r.usage?.prompt_tokens;
+    const usage =
+      typeof reported === 'number'
+        ? { input_tokens: reported, output_tokens: 0, estimated: false }
+        : { input_tokens: tokensOf(input.join('').length), output_tokens: 0, estimated: true };
+    return { vectors, usage, model: r.model ?? model };
+  } catch (err) {
+    throw toProviderError(err, { kind: 'openai', errors: ERRORS, signal });
+  }
+}
+
+export function createOpenAiProvider(options: ProviderOptions): AiProvider {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const ownApi = options.baseUrl === null;
+  const client = new OpenAI({
+    apiKey: options.apiKey,
+    // Never OPENAI_BASE_URL / OPENAI_ORG_ID / OPENAI_PROJECT_ID from the environment: the settings say which.
+    baseURL: options.baseUrl ?? VENDOR_URL,
+    organization: null,
+    project: null,
+    timeout: timeoutMs,
+    maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,
+    // The SDK's logger would print a malformed stream's lines (the answer) to the console.
+    logLevel: 'off',
+  });
+  return {
+    kind: 'openai',
+    chat: (req) => (req.onDelta ? stream(client, req, timeoutMs, ownApi) : complete(client, req, ownApi)),
+    embed: (input, model, signal) => embed(client, input, model, signal),
+  };
+}
