@@ -7,7 +7,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useEffect, useRef, useState } from 'react';
 import type { paths } from '../api.gen';
-import { ApiError, api, errorText, ok, type Schemas, type Ticket } from '../lib/api';
+import { ApiError, api, errorText, ok, type Ticket } from '../lib/api';
 import type { Body } from './change';
 import { keys } from './keys';
 
@@ -17,11 +17,11 @@ type Json<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends
   ? R
   : never;
 
-export type AiConfig = Schemas['AiConfig'];
-export type AiSettings = Schemas['AiSettings'];
-export type AiOwnKey = Schemas['AiOwnKey'];
-export type AiModel = Schemas['AiModel'];
+export type AiConfig = Json<'/v1/ai/config', 'get'>;
+export type AiSettings = Json<'/v1/ai/settings', 'patch'>;
+export type AiOwnKey = NonNullable<AiConfig['own_key']>;
 export type AiModels = Json<'/v1/ai/models', 'get'>;
+export type AiModel = AiModels['data'][number];
 export type AiSettingsPatch = Body<'/v1/ai/settings', 'patch'>;
 export type AiKeyBody = Body<'/v1/ai/key', 'put'>;
 export type Draft = Json<'/v1/tickets/{id}/ai/draft', 'post'>;
@@ -146,7 +146,7 @@ interface SseEvent {
 
 /** The events of an event stream as they arrive (`event:` and `data:` lines, a blank line ends one). */
 async function readEvents(body: ReadableStream<Uint8Array>, on: (e: SseEvent) => void): Promise<void> {
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  const reader = body.pipeThrough(new TextDecoderStream() as ReadableWritablePair<string, Uint8Array>).getReader();
   let buffer = '';
   const dispatch = (block: string) => {
     let event = 'message';
@@ -175,20 +175,6 @@ async function readEvents(body: ReadableStream<Uint8Array>, on: (e: SseEvent) =>
   if (buffer.trim()) dispatch(buffer);
 }
 
-/** A delta's text: the data as sent, or its `text` when the server sends JSON. */
-function deltaText(data: string): string {
-  if (data.startsWith('{') || data.startsWith('"')) {
-    try {
-      const v = JSON.parse(data) as unknown;
-      if (typeof v === 'string') return v;
-      if (v && typeof (v as { text?: unknown }).text === 'string') return (v as { text: string }).text;
-    } catch {
-      // plain text that starts like JSON
-    }
-  }
-  return data;
-}
-
 /**
  * A streamed AI request: each `delta` event's text goes to `onDelta` as it arrives; resolves with
  * the `done` event's JSON (the non-streaming answer). An `error` event, or an answer that is not a
@@ -213,7 +199,7 @@ async function stream<T>(
   let done: { value: T } | null = null;
   let failed: ApiError | null = null;
   await readEvents(data, (e) => {
-    if (e.event === 'delta') onDelta(deltaText(e.data));
+    if (e.event === 'delta') onDelta(e.data);
     else if (e.event === 'done') done = { value: JSON.parse(e.data) as T };
     else if (e.event === 'error') {
       const b = JSON.parse(e.data) as { status?: number; code?: string; detail?: string };

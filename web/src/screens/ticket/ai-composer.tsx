@@ -180,7 +180,7 @@ export function useAiComposer({
     notice,
     error,
     sources,
-    undoable,
+    undoable: undoable === true,
     customerLanguage: language,
     rewriteMenu,
     translateMenu,
