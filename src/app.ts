@@ -5,6 +5,7 @@ import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController } from 'fastify';
 import type { Deps } from './deps.js';
+import aiFeatureRoutes from './modules/ai/features/routes.js';
 import aiRoutes from './modules/ai/routes.js';
 import apiKeyRoutes from './modules/api-keys/routes.js';
 import { apiKeyResolver } from './modules/api-keys/service.js';
@@ -116,6 +117,7 @@ const MODULES: Array<(app: App, deps: Deps) => Promise<void>> = [
   assignmentRoutes,
   triageRoutes,
   aiRoutes,
+  aiFeatureRoutes,
   businessHoursRoutes,
   onboardingRoutes,
   helpCenterRoutes,

@@ -14,8 +14,9 @@ beforeAll(async () => {
 });
 afterAll(() => ai.stop());
 beforeEach(() => {
-  ai.requests.length = 0;
+  // Every answer a test queued was used.
   expect(ai.pending()).toBe(0);
+  ai.reset();
 });
 
 const provider = (o: { maxRetries?: number; timeoutMs?: number; apiKey?: string } = {}) =>
@@ -105,6 +106,14 @@ describe('anthropic provider', () => {
     expect(JSON.parse(s.text)).toEqual({ summary: 'Parcel on its way.' });
   });
 
+  it('a streamed tool input that is not JSON is bad_response', async () => {
+    ai.answer({ text: 'Sure! {"summary": ', chunks: ['Sure! ', '{"summary": '] });
+    const err = await failure(
+      provider().chat(ask({ json: { name: 'summary', schema: { type: 'object' } }, onDelta: () => {} })),
+    );
+    expect(err.failure).toBe('bad_response');
+  });
+
   it('waits as long as a 429 retry-after says before the retry', async () => {
     ai.answer({ status: 429, headers: { 'retry-after': '1' } }, { text: 'Later answer.' });
     const r = await provider({ maxRetries: 1 }).chat(ask());
@@ -149,6 +158,15 @@ describe('anthropic provider', () => {
     expect(ai.requests[0]!.closedEarly).toBe(true);
   });
 
+  it('a stream that stalls after its first piece is a timeout with the partial text', async () => {
+    const g = gate();
+    ai.answer({ gate: g, text: 'one two three', chunks: ['one ', 'two ', 'three'] });
+    const err = await failure(provider({ timeoutMs: 300 }).chat(ask({ onDelta: () => {} })));
+    g.release();
+    expect(err.failure).toBe('timeout');
+    expect(err.partial?.text).toBe('one ');
+  });
+
   it('malformed JSON and a malformed stream are bad_response', async () => {
     ai.answer({ malformed: true, text: 'Hello there friend' });
     expect((await failure(provider().chat(ask()))).failure).toBe('bad_response');
@@ -182,5 +200,16 @@ describe('anthropic provider', () => {
     await ai.requests[0]!.done;
     expect(ai.requests[0]!.closedEarly).toBe(true);
     g.release();
+  });
+
+  it('an abort before the answer is aborted without a partial', async () => {
+    ai.answer({ hang: true });
+    const stop = new AbortController();
+    const call = provider().chat(ask({ signal: stop.signal, onDelta: () => {} }));
+    await ai.request(0);
+    stop.abort();
+    expect(await failure(call)).toMatchObject({ failure: 'aborted', partial: null });
+    await ai.requests[0]!.done;
+    expect(ai.requests[0]!.closedEarly).toBe(true);
   });
 });

@@ -14,8 +14,9 @@ beforeAll(async () => {
 });
 afterAll(() => ai.stop());
 beforeEach(() => {
-  ai.requests.length = 0;
+  // Every answer a test queued was used.
   expect(ai.pending()).toBe(0);
+  ai.reset();
 });
 
 const provider = (o: { maxRetries?: number; timeoutMs?: number; apiKey?: string } = {}) =>
@@ -102,6 +103,12 @@ describe('openai provider', () => {
       type: 'json_schema',
       json_schema: { name: 'summary', schema, strict: true },
     });
+  });
+
+  it('an answer to a JSON request that is not JSON is bad_response', async () => {
+    ai.answer({ text: 'Sure! Here is the summary.' });
+    const err = await failure(provider().chat(ask({ json: { name: 'summary', schema: { type: 'object' } } })));
+    expect(err.failure).toBe('bad_response');
   });
 
   it('embeds on /v1/embeddings: one vector a text, in order, texts sharing words nearer', async () => {

@@ -131,6 +131,8 @@ export interface StandInCore {
   pending(): number;
   /** Resolves with the n-th request (0-based) once it has arrived. */
   request(n: number): Promise<Recorded>;
+  /** Between tests: forgets the requests and the queued answers, and restores the default fallback. */
+  reset(): void;
   stop(): Promise<void>;
 }
 
@@ -274,6 +276,12 @@ export async function startCore<T extends object>(
         if (have) resolve(have);
         else waiters.push({ n, resolve });
       }),
+    reset: () => {
+      core.requests.length = 0;
+      queue.length = 0;
+      waiters.length = 0;
+      core.fallback = options.fallback ?? (() => ({}));
+    },
     stop: async () => {
       runningStandIns.delete(core);
       for (const s of sockets) s.destroy();

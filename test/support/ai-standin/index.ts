@@ -13,6 +13,7 @@
 //   ai.fallback = (req) => ({ text: `echo ${req.body.model}` });     // when the queue is empty
 //   const req = await ai.request(0);      // {method, path, headers, body, at, closedEarly, done}
 //   await req.done; req.closedEarly;      // did the client go away before the answer ended?
+//   ai.reset();                           // between tests: no requests, no queue, the default fallback
 //   await ai.stop();                      // in afterAll: setup.ts fails a file that leaves one running
 //
 // Answers (core.ts `Answer`) are consumed by chat requests (OpenAI /v1/chat/completions,

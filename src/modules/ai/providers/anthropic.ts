@@ -6,6 +6,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { MessageCreateParamsBase, RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
 import {
   brokeOff,
+  checkJson,
   DEFAULT_MAX_RETRIES,
   DEFAULT_TIMEOUT_MS,
   type SdkErrors,
@@ -50,6 +51,7 @@ async function complete(client: Anthropic, req: ChatRequest): Promise<ChatResult
     if (text === null)
       throw new ProviderError('bad_response', 'anthropic: the answer has no content of the kind asked');
     const usage = usageOf(req, text, { input: r.usage?.input_tokens, output: r.usage?.output_tokens });
+    checkJson('anthropic', req, text, usage);
     return { text, usage, model: r.model ?? req.model, finish: finishOf(r.stop_reason) };
   } catch (err) {
     throw toProviderError(err, { kind: 'anthropic', errors: ERRORS, signal: req.signal });
@@ -110,7 +112,9 @@ async function stream(client: Anthropic, req: ChatRequest, timeoutMs: number): P
     const done = partial()!;
     if (!s.ended) throw brokeOff('anthropic', done);
     if (req.json && s.text === '') s.text = '{}';
-    return { text: s.text, usage: usageOf(req, s.text, s), model: s.model, finish: finishOf(s.stop) };
+    const usage = usageOf(req, s.text, s);
+    checkJson('anthropic', req, s.text, usage);
+    return { text: s.text, usage, model: s.model, finish: finishOf(s.stop) };
   } catch (err) {
     throw toProviderError(err, {
       kind: 'anthropic',

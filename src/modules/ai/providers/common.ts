@@ -135,3 +135,13 @@ export class StreamWatch {
 /** The answer broke off (no finish reported): a bad_response carrying what arrived. */
 export const brokeOff = (kind: ProviderKind, partial: { text: string; usage: Usage }) =>
   new ProviderError('bad_response', `${kind}: the stream ended before the answer was complete`, partial);
+
+/** A JSON answer that is not JSON is a bad_response (the features parse it as their schema's). */
+export function checkJson(kind: ProviderKind, req: ChatRequest, text: string, usage: Usage): void {
+  if (!req.json) return;
+  try {
+    JSON.parse(text);
+  } catch {
+    throw new ProviderError('bad_response', `${kind}: the answer is not the JSON asked for`, { text, usage });
+  }
+}

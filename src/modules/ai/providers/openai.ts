@@ -6,6 +6,7 @@ import OpenAI from 'openai';
 import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
 import {
   brokeOff,
+  checkJson,
   DEFAULT_MAX_RETRIES,
   DEFAULT_TIMEOUT_MS,
   type SdkErrors,
@@ -60,6 +61,7 @@ async function complete(client: OpenAI, req: ChatRequest, ownApi: boolean): Prom
     }
     const text = choice.message.content;
     const usage = usageOf(req, text, { input: r.usage?.prompt_tokens, output: r.usage?.completion_tokens });
+    checkJson('openai', req, text, usage);
     return { text, usage, model: r.model ?? req.model, finish: finishOf(choice.finish_reason) };
   } catch (err) {
     throw toProviderError(err, { kind: 'openai', errors: ERRORS, signal: req.signal });
@@ -96,6 +98,7 @@ async function stream(client: OpenAI, req: ChatRequest, timeoutMs: number, ownAp
     if (watch.stopped) throw new Error('stopped');
     const done = partial()!;
     if (finish === null) throw brokeOff('openai', done);
+    checkJson('openai', req, text, done.usage);
     return { text, usage: done.usage, model, finish: finishOf(finish) };
   } catch (err) {
     throw toProviderError(err, {
