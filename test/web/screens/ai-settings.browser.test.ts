@@ -127,7 +127,7 @@ describe.runIf(browserAvailable())('Settings → AI, and no AI anywhere without 
     await key.getByLabel('Server address (optional)').fill(ai.url);
     await key.getByRole('button', { name: 'Save the key' }).click();
     await key.getByRole('status').filter({ hasText: 'Key ending in 9876 saved' }).waitFor();
-    await key.getByText('In use').waitFor();
+    await key.getByText('In use', { exact: true }).waitFor();
     expect(await key.getByLabel('API key').inputValue()).toBe('');
     // Its first call: the stand-in refuses the key, which is turned off.
     const call = await api().post('/v1/ai/rewrite', { html: '<p>hello there</p>', mode: 'shorter' }, as);
@@ -140,7 +140,7 @@ describe.runIf(browserAvailable())('Settings → AI, and no AI anywhere without 
     await key.getByLabel('API key').fill(KEY);
     await key.getByRole('button', { name: 'Replace the key' }).click();
     await key.getByRole('status').filter({ hasText: 'Key ending in 0000 saved' }).waitFor();
-    await key.getByText('In use').waitFor();
+    await key.getByText('In use', { exact: true }).waitFor();
     await page.getByRole('region', { name: 'Status' }).getByText('OpenAI-compatible, your own key').waitFor();
 
     await key.getByRole('button', { name: 'Remove the key' }).click();
@@ -195,8 +195,8 @@ describe.runIf(browserAvailable())('Settings → AI, and no AI anywhere without 
       for (const name of [/^Draft a reply/, /^Rewrite/, /^Translate/, /^Summarize/, /^Ask/]) {
         expect(await p.getByRole('button', { name }).count()).toBe(0);
       }
-      expect(await p.getByRole('region', { name: 'AI' }).count()).toBe(0);
-      expect(await p.getByRole('group', { name: 'AI' }).count()).toBe(0);
+      expect(await p.getByRole('region', { name: 'AI', exact: true }).count()).toBe(0);
+      expect(await p.getByRole('group', { name: 'AI', exact: true }).count()).toBe(0);
       await p.keyboard.press('?');
       await p.getByRole('dialog', { name: 'Keyboard shortcuts' }).getByText('Solve the ticket').waitFor();
       expect(await p.getByText('Draft a reply with AI').count()).toBe(0);
@@ -218,5 +218,10 @@ describe.runIf(browserAvailable())('Settings → AI, and no AI anywhere without 
       expect(await q.getByRole('link', { name: 'AI', exact: true }).count()).toBe(0);
       await other.close();
     });
+  });
+
+  it('reported no page errors', () => {
+    // The sign-in screen's refresh without a session (401), and the API's refusals on purpose (422).
+    expect(h.errors.filter((e) => !/401 \(Unauthorized\)|422 \(Unprocessable/.test(e))).toEqual([]);
   });
 });

@@ -269,12 +269,7 @@ export const draftReply = (ticketId: string, onDelta: (t: string) => void, signa
   );
 
 /** An answer to a question about the ticket, streamed (POST /v1/tickets/{id}/ai/ask). */
-export const askAboutTicket = (
-  ticketId: string,
-  question: string,
-  onDelta: (t: string) => void,
-  signal: AbortSignal,
-) =>
+export const askAboutTicket = (ticketId: string, question: string, onDelta: (t: string) => void, signal: AbortSignal) =>
   stream<Answer>(
     (init) => api.POST('/v1/tickets/{id}/ai/ask', { ...ticketPath(ticketId), body: { question }, ...init }),
     onDelta,
@@ -318,7 +313,8 @@ export function storedSummary(t: Ticket): Summary | null {
 export function useSummarize(ws: string, ticket: Ticket) {
   const qc = useQueryClient();
   return useMutation({
-    mutationFn: (signal: AbortSignal) => ok(api.POST('/v1/tickets/{id}/ai/summary', { ...ticketPath(ticket.id), signal })),
+    mutationFn: (signal: AbortSignal) =>
+      ok(api.POST('/v1/tickets/{id}/ai/summary', { ...ticketPath(ticket.id), signal })),
     onSuccess: (summary) =>
       qc.setQueryData<Ticket>(keys.ticket(ws, ticket.number), (old) =>
         old ? { ...old, custom: { ...(old.custom ?? {}), ai_summary: summary } } : old,

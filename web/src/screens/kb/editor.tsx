@@ -126,7 +126,11 @@ export function ArticleEditor({
 }
 
 const startLanguage = (l: string | null | undefined): Language | undefined =>
-  l ? ((LANGUAGES as readonly string[]).includes(l.split('-')[0]!) ? (l.split('-')[0] as Language) : 'other') : undefined;
+  l
+    ? (LANGUAGES as readonly string[]).includes(l.split('-')[0]!)
+      ? (l.split('-')[0] as Language)
+      : 'other'
+    : undefined;
 
 function ArticleForm({
   article,

@@ -26,7 +26,11 @@ export function OwnKey({ config }: { config: AiConfig }) {
     setError(null);
     setSaved(null);
     if (!apiKey.trim()) {
-      setError(new ApiError(422, 'validation_failed', 'Paste the key.', null, [{ location: 'body.api_key', message: 'Paste the key.' }]));
+      setError(
+        new ApiError(422, 'validation_failed', 'Paste the key.', null, [
+          { location: 'body.api_key', message: 'Paste the key.' },
+        ]),
+      );
       return;
     }
     try {

@@ -72,8 +72,9 @@ function Status({ config: c }: { config: AiConfig }) {
       <h2 id="ai-status-title">Status</h2>
       {!c.provider ? (
         <p>
-          No AI provider: the server has none set up (its operator sets <code>AI_PROVIDER</code>, <code>AI_BASE_URL</code>{' '}
-          and <code>AI_API_KEY</code>), and the workspace has no key of its own. Add your own key below to turn AI on.
+          No AI provider: the server has none set up (its operator sets <code>AI_PROVIDER</code>,{' '}
+          <code>AI_BASE_URL</code> and <code>AI_API_KEY</code>), and the workspace has no key of its own. Add your own
+          key below to turn AI on.
         </p>
       ) : (
         <dl className="ai-status">
@@ -122,7 +123,11 @@ const TONES = ['friendly', 'professional', 'concise'];
 const FEATURES: Array<[keyof AiSettings['features'], string, string]> = [
   ['auto_triage', 'Triage new tickets', 'Priority, labels and team set as tickets arrive.'],
   ['auto_summarize', 'Summarize tickets as they change', 'Otherwise agents ask for a summary on the ticket page.'],
-  ['widget_answers', 'Answer chat visitors from the knowledge base', 'Published articles only; a person takes over when none fits.'],
+  [
+    'widget_answers',
+    'Answer chat visitors from the knowledge base',
+    'Published articles only; a person takes over when none fits.',
+  ],
   ['assistant', 'The assistant', 'Agents ask it to find and change tickets; it asks before every change.'],
 ];
 
@@ -181,7 +186,9 @@ function SettingsForm({ initial, config }: { initial: AiSettings; config: AiConf
       onChange={(e) => setChoice({ ...choice, [key]: e.target.value })}
       options={[
         ['', `The server's default${defaults[key] ? ` (${defaults[key]})` : ''}`],
-        ...(list.some((m) => m.id === choice[key]) || !choice[key] ? [] : [[choice[key], choice[key]] as [string, string]]),
+        ...(list.some((m) => m.id === choice[key]) || !choice[key]
+          ? []
+          : [[choice[key], choice[key]] as [string, string]]),
         ...list.map(modelOption),
       ]}
       hint={hint}
@@ -190,11 +197,26 @@ function SettingsForm({ initial, config }: { initial: AiSettings; config: AiConf
   );
   const languages: Array<[string, string]> = [
     ['auto', "The customer's language"],
-    ...(language !== 'auto' && !LANGUAGES.includes(language) ? [language] : []).map((l): [string, string] => [l, languageName(l)]),
+    ...(language !== 'auto' && !LANGUAGES.includes(language) ? [language] : []).map((l): [string, string] => [
+      l,
+      languageName(l),
+    ]),
     ...LANGUAGES.map((l): [string, string] => [l, languageName(l)]),
   ];
-  const known = new Set(['tone', 'instructions', 'reply_language', 'model', 'fast_model', 'widget_model', 'widget_monthly_cap_usd']);
-  const elsewhere = error && !(error as { fields?: Array<{ location: string }> }).fields?.some((x) => known.has(x.location.replace(/^body\./, '')));
+  const known = new Set([
+    'tone',
+    'instructions',
+    'reply_language',
+    'model',
+    'fast_model',
+    'widget_model',
+    'widget_monthly_cap_usd',
+  ]);
+  const elsewhere =
+    error &&
+    !(error as { fields?: Array<{ location: string }> }).fields?.some((x) =>
+      known.has(x.location.replace(/^body\./, '')),
+    );
 
   return (
     <form className="ai-box" onSubmit={(e) => void submit(e)} aria-labelledby="ai-settings-title" noValidate>
@@ -248,8 +270,8 @@ function SettingsForm({ initial, config }: { initial: AiSettings; config: AiConf
             aria-invalid={fieldError(error, 'instructions') ? true : undefined}
           />
           <p id={`${instructionsId}-hint`} className="hint">
-            What every draft should know: your products, policies, how you sign off. {instructions.length.toLocaleString('en')}{' '}
-            of 2,000 characters.
+            What every draft should know: your products, policies, how you sign off.{' '}
+            {instructions.length.toLocaleString('en')} of 2,000 characters.
           </p>
           {fieldError(error, 'instructions') && (
             <p id={`${instructionsId}-error`} className="field-error">

@@ -98,8 +98,12 @@ export const SECTIONS: Section[] = [
     () => import('./automations'),
   ),
   {
-    ...section('ai', 'AI', 'Automation', 'Drafts, summaries and translations: models, tone, your own key', () =>
-      import('./ai'),
+    ...section(
+      'ai',
+      'AI',
+      'Automation',
+      'Drafts, summaries and translations: models, tone, your own key',
+      () => import('./ai'),
     ),
     useShown: useAiShown,
   },

@@ -143,8 +143,10 @@ export function useAiComposer({
 
   const doRewrite = (mode: RewriteMode) => {
     const label = REWRITE_MODES.find(([m]) => m === mode)?.[1] ?? mode;
-    void onTarget(`Rewriting: ${label.toLowerCase()}…`, `Rewritten (${label.toLowerCase()}). Undo (Ctrl+Z) brings back what was there.`, (h, s) =>
-      rewrite(h, mode, s),
+    void onTarget(
+      `Rewriting: ${label.toLowerCase()}…`,
+      `Rewritten (${label.toLowerCase()}). Undo (Ctrl+Z) brings back what was there.`,
+      (h, s) => rewrite(h, mode, s),
     );
   };
 
@@ -201,12 +203,13 @@ export function AiComposerBar({ ai, empty }: { ai: AiComposer; empty: boolean })
   if (!ai.on || !ai.editor) return null;
   if (ai.busy) {
     return (
-      <div className="ai-bar" role="group" aria-label="AI">
+      <fieldset className="ai-bar">
+        <legend className="visually-hidden">AI</legend>
         <button type="button" className="button" onClick={ai.stop}>
           <Icon name="stop" />
           Stop <kbd>Esc</kbd>
         </button>
-      </div>
+      </fieldset>
     );
   }
   const [rewriteOpen, setRewriteOpen] = ai.rewriteMenu;
@@ -214,7 +217,8 @@ export function AiComposerBar({ ai, empty }: { ai: AiComposer; empty: boolean })
   const nothing = empty ? 'Write something first' : undefined;
   const scope = ai.editor.state.selection.empty ? 'the reply' : 'the selection';
   return (
-    <div className="ai-bar" role="group" aria-label="AI">
+    <fieldset className="ai-bar">
+      <legend className="visually-hidden">AI</legend>
       <button type="button" className="button" onClick={ai.draft}>
         <Icon name="ai" />
         Draft a reply <kbd>d</kbd>
@@ -264,7 +268,7 @@ export function AiComposerBar({ ai, empty }: { ai: AiComposer; empty: boolean })
           </Menu.Portal>
         </Menu.Root>
       )}
-    </div>
+    </fieldset>
   );
 }
 

@@ -9,8 +9,8 @@ import {
   aiErrorText,
   askAboutTicket,
   isStopped,
-  storedSummary,
   type Summary,
+  storedSummary,
   useAiOn,
   useStoppable,
   useSummarize,
@@ -85,7 +85,7 @@ function SummaryBox({ ws, ticket, request }: { ws: string; ticket: Ticket; reque
     void go();
   }, [asked]);
   return (
-    <div className="ai-summary" aria-labelledby="ai-summary-title" role="group" aria-busy={run.busy}>
+    <div className="ai-summary" aria-busy={run.busy}>
       <h3 id="ai-summary-title">Summary</h3>
       {stored ? <SummaryText s={stored} /> : <p className="hint">No summary yet.</p>}
       <div className="ai-actions">
@@ -122,7 +122,11 @@ function SummaryText({ s }: { s: Summary }) {
         </ul>
       )}
       <p className="hint">
-        {s.sentiment && <span className={`ai-sentiment ai-sentiment-${s.sentiment}`}>Customer: {SENTIMENT[s.sentiment] ?? s.sentiment}</span>}
+        {s.sentiment && (
+          <span className={`ai-sentiment ai-sentiment-${s.sentiment}`}>
+            Customer: {SENTIMENT[s.sentiment] ?? s.sentiment}
+          </span>
+        )}
         {s.sentiment ? ' · ' : ''}
         Updated <time dateTime={s.updated_at}>{when(s.updated_at)}</time>
       </p>
@@ -200,7 +204,7 @@ function AskBox({ ticket, request }: { ticket: Ticket; request: AiRequest | null
           </button>
         )}
       </div>
-      <div className="ai-answer" aria-live="polite" aria-label="Answer">
+      <section className="ai-answer" aria-live="polite" aria-label="Answer">
         {answer ? (
           // biome-ignore lint/security/noDangerouslySetInnerHtml: the service sanitizes the model's HTML as it does messages
           <div className="body" dangerouslySetInnerHTML={{ __html: answer.answer_html }} />
@@ -219,7 +223,7 @@ function AskBox({ ticket, request }: { ticket: Ticket; request: AiRequest | null
             ))}
           </ul>
         )}
-      </div>
+      </section>
       <p className="error" role="alert" hidden={!error}>
         {error}
       </p>

@@ -20,6 +20,8 @@ export function useTranslatedMessage(ws: string, m: Message): MessageTranslation
   const offered = useAiOn(ws) && m.direction === 'inbound' && m.kind !== 'note';
   const [shown, setShown] = useState(false);
   const target = agentLanguage();
+  // Named by its language alone ("English", not "American English").
+  const into = languageName(target.split('-')[0]!);
   const q = useMessageTranslation(ws, m.id, m.body_html, target, offered && shown);
   const t = shown ? q.data : undefined;
   const same = t?.source_language ? sameLanguage(t.source_language, target) : false;
@@ -34,13 +36,13 @@ export function useTranslatedMessage(ws: string, m: Message): MessageTranslation
       </p>
     ) : !t ? (
       <p className="hint" role="status">
-        Translating into {languageName(target)}…
+        Translating into {into}…
       </p>
     ) : (
       <p className="hint ai-translated" role="status">
         {same
-          ? `Already in ${languageName(target)}.`
-          : `Translated from ${t.source_language ? languageName(t.source_language) : 'another language'} into ${languageName(target)} by AI.`}
+          ? `Already in ${into}.`
+          : `Translated from ${t.source_language ? languageName(t.source_language) : 'another language'} into ${into} by AI.`}
       </p>
     );
   }
