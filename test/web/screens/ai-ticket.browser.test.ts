@@ -91,6 +91,11 @@ describe.runIf(browserAvailable())('AI on the ticket page and in the knowledge b
     ticket = { id: t.body.id, number: t.body.number };
     ({ page } = await h.newPage());
     await h.signIn(page, h.tenant.owner);
+    // The owners' notice that mail is not set up stays out of the screenshots.
+    await page
+      .getByRole('region', { name: 'Outgoing mail is not set up' })
+      .getByRole('button', { name: 'Dismiss' })
+      .click();
   }, 120_000);
 
   afterAll(async () => {
@@ -155,6 +160,18 @@ describe.runIf(browserAvailable())('AI on the ticket page and in the knowledge b
     await page.getByRole('status').filter({ hasText: 'Stopped: the reply is as it was.' }).waitFor();
     // Still on the ticket: Escape stopped the draft, it did not leave the page.
     expect(new URL(page.url()).pathname).toBe(`/tickets/${ticket.number}`);
+
+    // Leaving the page stops a draft too.
+    const again = gate();
+    ai.answer({ gate: again, text: 'Bonjour, je regarde.', chunks: ['Bonjour,', ' je regarde.'] });
+    await page.getByRole('button', { name: /^Draft a reply/ }).click();
+    await again.reached;
+    await page.getByRole('link', { name: '← Inbox' }).click();
+    const left = await ai.request(n + 1);
+    await left.done;
+    expect(left.closedEarly).toBe(true);
+    again.release();
+    await openTicket();
   });
 
   it('rewrites the selection only, and translates the reply into the customer’s language', async () => {
@@ -187,6 +204,8 @@ describe.runIf(browserAvailable())('AI on the ticket page and in the knowledge b
     );
     await page.keyboard.press('Control+z');
     await expect.poll(() => editor().textContent()).toBe('thanks for waiting. Good news: your refund left today!');
+    // Undone: its note goes with it.
+    await page.getByText('Translated to French.').waitFor({ state: 'detached' });
   });
 
   it('translates the customer’s message on request, the original one click away', async () => {
@@ -258,6 +277,17 @@ describe.runIf(browserAvailable())('AI on the ticket page and in the knowledge b
       .waitFor();
     await docsScreenshot(page, 'ai-ticket');
     expect(await h.violations(page)).toBe('[]');
+    // At 360 px the AI's buttons wrap: nothing runs off the side, and axe finds nothing.
+    await page.setViewportSize({ width: 360, height: 740 });
+    try {
+      await page.getByRole('button', { name: /^Draft a reply/ }).scrollIntoViewIfNeeded();
+      expect(
+        await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth'),
+      ).toBeLessThanOrEqual(0);
+      expect(await h.violations(page)).toBe('[]');
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
   });
 
   it('says in words when the provider fails, and the editor keeps the reply', async () => {

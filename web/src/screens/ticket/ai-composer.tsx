@@ -5,6 +5,7 @@
 // selected. Each result is one change: one undo (Ctrl+Z, or Undo) brings back what was there.
 // While one runs the editor is read-only; Escape (or Stop) stops it, as leaving the page does.
 import * as Menu from '@radix-ui/react-dropdown-menu';
+import type { Node as PmNode } from '@tiptap/pm/model';
 import { type Editor, useEditorState } from '@tiptap/react';
 import { useEffect, useRef, useState } from 'react';
 import {
@@ -73,8 +74,17 @@ export function useAiComposer({
   const [notice, setNotice] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [sources, setSources] = useState<Source[]>([]);
-  const after = useRef<unknown>(null);
-  const undoable = useEditorState({ editor, selector: ({ editor: e }) => !!e && e.state.doc === after.current });
+  // The documents before and after the last AI change: the editor still holds it (Undo is
+  // offered), it was undone (its notice and sources go), or it was edited since.
+  const change = useRef<{ before: PmNode; after: PmNode } | null>(null);
+  const held = useEditorState({
+    editor,
+    selector: ({ editor: e }) => {
+      const c = change.current;
+      if (!e || !c) return 'none';
+      return e.state.doc === c.after ? 'after' : e.state.doc.eq(c.before) ? 'undone' : 'edited';
+    },
+  });
   const rewriteMenu = useState(false);
   const translateMenu = useState(false);
   const language = customerLanguage(ticket);
@@ -82,19 +92,27 @@ export function useAiComposer({
   useEffect(() => {
     if (empty) setSources([]);
   }, [empty]);
+  useEffect(() => {
+    if (held !== 'undone') return;
+    change.current = null;
+    setNotice(null);
+    setSources([]);
+  }, [held]);
 
   /** Runs `work` on the editor (read-only meanwhile); `what` names it for the status line. */
   const perform = async (what: string, done: string, work: (e: Editor, signal: AbortSignal) => Promise<void>) => {
     if (!editor || run.busy) return;
     const signal = run.begin();
     const before = snapshot(editor);
+    const beforeDoc = editor.state.doc;
+    change.current = null;
     setWorking(what);
     setNotice(null);
     setError(null);
     editor.setEditable(false);
     try {
       await work(editor, signal);
-      after.current = editor.state.doc;
+      change.current = { before: beforeDoc, after: editor.state.doc };
       setNotice(done);
     } catch (err) {
       if (editor.isDestroyed) return;
@@ -182,7 +200,7 @@ export function useAiComposer({
     notice,
     error,
     sources,
-    undoable: undoable === true,
+    undoable: held === 'after',
     customerLanguage: language,
     rewriteMenu,
     translateMenu,
@@ -190,11 +208,7 @@ export function useAiComposer({
     rewrite: doRewrite,
     translate: doTranslate,
     stop: run.stop,
-    undo: () => {
-      editor?.chain().focus().undo().run();
-      setNotice(null);
-      setSources([]);
-    },
+    undo: () => editor?.chain().focus().undo().run(),
   };
 }
 
