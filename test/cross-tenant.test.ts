@@ -58,6 +58,9 @@ const FACTORIES: Record<string, Factory> = {
   '/v1/tickets/:id/messages': async (api, t) => FACTORIES['/v1/tickets/:id']!(api, t),
   '/v1/tickets/:id/activities': async (api, t) => FACTORIES['/v1/tickets/:id']!(api, t),
   '/v1/tickets/:id/merge': async (api, t) => FACTORIES['/v1/tickets/:id']!(api, t),
+  '/v1/tickets/:id/ai/draft': async (api, t) => FACTORIES['/v1/tickets/:id']!(api, t),
+  '/v1/tickets/:id/ai/summary': async (api, t) => FACTORIES['/v1/tickets/:id']!(api, t),
+  '/v1/tickets/:id/ai/ask': async (api, t) => FACTORIES['/v1/tickets/:id']!(api, t),
   '/v1/custom-fields/:id': async (api, t) => {
     const r = await api.post('/v1/custom-fields', { entity: 'ticket', type: 'text', name: unique('Field') }, t.as);
     if (r.status !== 201) throw new Error(`custom field: ${r.status} ${r.text}`);
@@ -161,6 +164,8 @@ const BODIES: Record<string, unknown> = {
   'PATCH /v1/custom-fields/:id': { name: 'Renamed' },
   'POST /v1/tickets/:id/messages': { kind: 'note', body_html: 'hello' },
   'POST /v1/tickets/:id/merge': { into_id: '1' },
+  'POST /v1/tickets/:id/ai/draft': {},
+  'POST /v1/tickets/:id/ai/ask': { question: 'Why?' },
   'PATCH /v1/tags/:id': { name: 'Renamed' },
   'POST /v1/tags/:id/merge': { into: '0193c6a0-0000-7000-8000-00000000beef' },
   'PATCH /v1/tag-groups/:id': { name: 'Renamed' },

@@ -12,7 +12,7 @@ export const ERROR_CODES = {
   /** Not sent yet: the AI features' routes will (interface.md names it). */
   approval_invalid: 403,
   not_found: 404,
-  /** Not sent yet: the AI features' routes will (interface.md names it). */
+  /** An AI route without a provider, or with AI off in the workspace (src/modules/ai/service.ts requireAi). */
   ai_disabled: 404,
   /** Not sent yet: the billing routes will (interface.md names it). */
   billing_disabled: 404,

@@ -103,6 +103,25 @@ describe.each(VENDORS)('AI features on the %s stand-in', (vendor) => {
     expect(system).toContain('Mention the order.');
   });
 
+  it('sends a long thread trimmed: the first message and the latest that fit, each message cut', async () => {
+    const { svc, ai } = s;
+    const t = await newTenant(svc.api);
+    const ticket = await customerTicket(svc, t, `First: ${'a'.repeat(7000)}`);
+    for (let i = 2; i <= 12; i++) await agentMessage(svc, t, ticket.id, `<p>Message ${i}: ${'b'.repeat(4000)}</p>`);
+    ai.answer({ text: 'Thanks.' });
+    expect((await svc.api.post(`/v1/tickets/${ticket.id}/ai/draft`, {}, t.as)).status).toBe(200);
+    const { user } = promptOf(ai.requests[0]!);
+    const numbers = [...user.matchAll(/<customer_data kind="message" n="(\d+)"/g)].map((m) => Number(m[1]));
+    // 32,000 characters: the first, then the newest back from 12 while they fit.
+    expect(numbers[0]).toBe(1);
+    expect(numbers.at(-1)).toBe(12);
+    expect(numbers.length).toBeLessThan(12);
+    expect(numbers.slice(1)).toEqual(Array.from({ length: numbers.length - 1 }, (_, i) => 14 - numbers.length + i));
+    expect(user).toContain(`(${12 - numbers.length} messages between the first and the latest are left out.)`);
+    // The first message is cut to 6,000 characters.
+    expect(user).toMatch(/First: a{5992}…\n<\/customer_data>/);
+  });
+
   it('summarises a ticket: stored in custom.ai_summary, published as ticket.updated with custom', async () => {
     const { svc, ai } = s;
     const t = await newTenant(svc.api);

@@ -2,7 +2,7 @@
 // instance provider is a stand-in (OpenAI's or Anthropic's wire format), tickets with a customer's
 // messages (through the chat widget), articles, the usage rows, what the stand-in received, and an
 // event-stream client.
-import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import {
   type AnthropicStandIn,
   type OpenAiStandIn,
@@ -32,10 +32,9 @@ export function featuresSuite(vendor: Vendor) {
     await svc?.stop();
     await ai?.stop();
   });
-  beforeEach(() => {
-    expect(ai.pending()).toBe(0);
-    ai.reset();
-  });
+  beforeEach(() => ai.reset());
+  // Every answer a test queued was asked for.
+  afterEach(() => expect(ai.pending()).toBe(0));
   return {
     get svc() {
       return svc;
@@ -172,5 +171,13 @@ export async function openStream(svc: Service, path: string, body: unknown, as: 
     for (let e = await next(); e; e = await next()) out.push(e);
     return out;
   };
-  return { status: r.status, headers: r.headers, next, rest, abort: () => control.abort(), response: r };
+  /** The bytes of the stream still to come, as written (before any next()). */
+  const raw = async (): Promise<string> => {
+    let out = buffer;
+    for (let c = await reader.read(); !c.done; c = await reader.read())
+      out += decoder.decode(c.value, { stream: true });
+    ended = true;
+    return out;
+  };
+  return { status: r.status, headers: r.headers, next, rest, raw, abort: () => control.abort() };
 }

@@ -144,6 +144,24 @@ describe('runAi', () => {
     expect(Number(row!.cost_usd)).toBeGreaterThan(0);
   });
 
+  it('an instance key the provider refuses: 502, logged as an error without the key', async () => {
+    const t = await newTenant(svc.api);
+    ai.keys = ['sk-some-other-key'];
+    try {
+      const err = await runAi(svc.rt.deps, caller(t), call()).catch((e) => e);
+      expect(err).toMatchObject({ status: 502, code: 'ai_unavailable' });
+      expect(err.detail).toMatch(/instance/);
+    } finally {
+      ai.keys = ['sk-instance-0000'];
+    }
+    const logged = svc.logs.filter((l) => l.includes('refused the instance key'));
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toContain(t.workspaceId);
+    expect(svc.logs.join('\n')).not.toContain('sk-instance-0000');
+    const [row] = await usageOf(t);
+    expect(row).toMatchObject({ outcome: 'failed', source: 'instance' });
+  });
+
   it('answers 404 ai_disabled in a workspace that turned AI off, and calls nothing', async () => {
     const t = await newTenant(svc.api);
     await svc.api.patch('/v1/ai/settings', { enabled: false }, t.as);

@@ -66,7 +66,7 @@ export default async function aiFeatureRoutes(app: App, deps: Deps) {
       },
     },
     async (req, reply) =>
-      respond(req, reply, inFlight, true, (io) => draftReply(deps, req.ctx, req.params.id, req.body ?? {}, io)),
+      respond(req, reply, inFlight, true, (io) => draftReply(deps, req.ctx, req.params.id, req.body, io)),
   );
 
   app.post(

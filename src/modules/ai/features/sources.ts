@@ -65,8 +65,8 @@ export async function findSources(
   for (const hit of hits) {
     const found = await findArticleBySlug(deps, ctx.workspaceId, hit.slug);
     // Unpublished (or deleted) since the search: never a source.
-    if (!found || found.article.status !== 'published') continue;
-    const a = found.article;
+    const a = found?.article;
+    if (a?.status !== 'published') continue;
     const text = htmlToText(a.body_html.slice(0, ARTICLE_CHARS * 10));
     articles.push({
       n: articles.length + 1,

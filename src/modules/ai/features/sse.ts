@@ -122,6 +122,8 @@ export async function respond<T>(
   const onClose = () => {
     if (!finished) control.abort();
   };
+  // The response's 'close', not the request's: Node closes a request once its body is read, while
+  // the response closes when the answer ended or the connection went away.
   reply.raw.on('close', onClose);
   inFlight.add(control);
   const stream = streamable && wantsStream(req) ? new EventStream(req, reply) : null;
@@ -138,7 +140,11 @@ export async function respond<T>(
   } catch (err) {
     finished = true;
     const shutdown = control.signal.aborted && control.signal.reason === SHUTDOWN;
-    if (isAbort(err) && !shutdown) return stream?.started ? (stream.end(), reply) : closeQuietly(reply);
+    if (isAbort(err) && !shutdown) {
+      if (!stream?.started) return closeQuietly(reply);
+      stream.end();
+      return reply;
+    }
     const failure = shutdown ? new ApiError('unavailable', 'The service is restarting; try again.') : err;
     if (!stream?.started) throw failure;
     stream.write('error', JSON.stringify(errorBody(req, failure)));
