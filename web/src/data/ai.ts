@@ -96,6 +96,9 @@ export const useAiSettings = (ws: string, enabled: boolean) =>
     queryFn: () => ok(api.PATCH('/v1/ai/settings', { body: {} })),
     enabled,
     retry: false,
+    // Asked again after a change made here (useAiRefresh), not on every focus of the window.
+    staleTime: Number.POSITIVE_INFINITY,
+    refetchOnWindowFocus: false,
   });
 
 /** The workspace's AI configuration and models asked again after a change. */
