@@ -1,8 +1,9 @@
 // AI for agents (interface.md "AI"; docs/app.md "AI"): the workspace's AI configuration and
 // settings, its own provider key, and the features the ticket page and the knowledge base offer:
-// a drafted reply, an answer about the ticket and a rewrite (streamed: `Accept: text/event-stream`,
-// `delta` events then one `done` with the JSON the plain request answers), a translation, the
-// stored summary, an article drafted from a ticket. Every call can be stopped (its AbortSignal):
+// a drafted reply and an answer about the ticket (streamed: `Accept: text/event-stream`, `delta`
+// events read with fetch and a reader, then one `done` with the JSON the plain request answers), a
+// rewrite and a translation (replaced at once: one change in the editor), the stored summary, an
+// article drafted from a ticket. Every call can be stopped (its AbortSignal):
 // a screen that goes away, or Escape, aborts the request, which stops the provider's call.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useEffect, useRef, useState } from 'react';
