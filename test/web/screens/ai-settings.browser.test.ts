@@ -55,7 +55,14 @@ describe.runIf(browserAvailable())('Settings → AI, and no AI anywhere without 
     h = await startAppHarness(
       'app_ai_settings',
       // The own key's address is the stand-in on loopback.
-      { AI_PROVIDER: 'openai', AI_BASE_URL: ai.url, AI_API_KEY: KEY, WEBHOOK_ALLOW_PRIVATE: 'true' },
+      {
+        AI_PROVIDER: 'openai',
+        AI_BASE_URL: ai.url,
+        AI_API_KEY: KEY,
+        AI_MODEL: 'gpt-4.1',
+        AI_FAST_MODEL: 'gpt-4.1-mini',
+        WEBHOOK_ALLOW_PRIVATE: 'true',
+      },
       { ai: { timeoutMs: 20_000, maxRetries: 0 } },
     );
     as = h.tenant.as;

@@ -57,7 +57,13 @@ describe.runIf(browserAvailable())('AI on the ticket page and in the knowledge b
     ai = await startOpenAiStandIn({ keys: [KEY] });
     h = await startAppHarness(
       'app_ai',
-      { AI_PROVIDER: 'openai', AI_BASE_URL: ai.url, AI_API_KEY: KEY },
+      {
+        AI_PROVIDER: 'openai',
+        AI_BASE_URL: ai.url,
+        AI_API_KEY: KEY,
+        AI_MODEL: 'gpt-4.1',
+        AI_FAST_MODEL: 'gpt-4.1-mini',
+      },
       { ai: { timeoutMs: 20_000, maxRetries: 0 } },
     );
     as = h.tenant.as;

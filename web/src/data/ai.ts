@@ -19,7 +19,7 @@ type Json<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends
   : never;
 
 export type AiConfig = Json<'/v1/ai/config', 'get'>;
-export type AiSettings = Json<'/v1/ai/settings', 'patch'>;
+export type AiSettings = Json<'/v1/ai/settings', 'get'>;
 export type AiOwnKey = NonNullable<AiConfig['own_key']>;
 export type AiModels = Json<'/v1/ai/models', 'get'>;
 export type AiModel = AiModels['data'][number];
@@ -88,18 +88,14 @@ export const useAiModels = (ws: string, enabled: boolean) =>
 
 /**
  * The stored choices (models as chosen, "" for the server's default; the widget's cap), which GET
- * /v1/ai/config does not show: PATCH /v1/ai/settings with nothing to change answers them and
- * writes nothing (admins only, as the settings screen is).
+ * /v1/ai/config does not show: GET /v1/ai/settings.
  */
 export const useAiSettings = (ws: string, enabled: boolean) =>
   useQuery({
     queryKey: keys.aiSettings(ws),
-    queryFn: () => ok(api.PATCH('/v1/ai/settings', { body: {} })),
+    queryFn: () => ok(api.GET('/v1/ai/settings')),
     enabled,
     retry: false,
-    // Asked again after a change made here (useAiRefresh), not on every focus of the window.
-    staleTime: Number.POSITIVE_INFINITY,
-    refetchOnWindowFocus: false,
   });
 
 /** The workspace's AI configuration and models asked again after a change. */
