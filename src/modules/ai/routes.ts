@@ -1,4 +1,4 @@
-// /v1/ai/config, /v1/ai/models, /v1/ai/settings, /v1/ai/key (interface.md "AI"; docs/ai.md).
+// /v1/ai/config, /v1/ai/models, /v1/ai/settings (GET, PATCH), /v1/ai/key (interface.md "AI"; docs/ai.md).
 // Read by any member (keys settings:read or settings:write); changed by admins (settings:write).
 // The feature routes (draft, summary, ask, rewrite, translate, article draft) are in features/.
 import { Type } from '@sinclair/typebox';
@@ -8,7 +8,7 @@ import { access } from '../../platform/http/context.js';
 import { deleteOwnKey, putOwnKey } from './own-key.js';
 import { AiConfig, AiModels, AiOwnKey, AiSettings, PatchAiSettingsBody, PutAiKeyBody } from './schemas.js';
 import { getConfig, getModels, requireAi } from './service.js';
-import { updateSettings } from './settings.js';
+import { loadAiRow, presentSettings, updateSettings } from './settings.js';
 
 export default async function aiRoutes(app: App, deps: Deps) {
   const tags = ['ai'];
@@ -39,6 +39,24 @@ export default async function aiRoutes(app: App, deps: Deps) {
       },
     },
     async (req) => getModels(deps, req.ctx.workspaceId),
+  );
+
+  // Not in interface.md (which shows PATCH only): the stored choices (models as set, "" for the
+  // instance's default; the widget cap) that /v1/ai/config does not show, for the settings screen.
+  app.get(
+    '/v1/ai/settings',
+    {
+      config: { access: read },
+      schema: {
+        tags,
+        summary: 'The AI settings as stored (404 ai_disabled without a provider)',
+        response: { 200: AiSettings },
+      },
+    },
+    async (req) => {
+      await requireAi(deps, req.ctx.workspaceId, { evenWhenOff: true });
+      return presentSettings(deps, await loadAiRow(deps.database.db, req.ctx.workspaceId));
+    },
   );
 
   app.patch(

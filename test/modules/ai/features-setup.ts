@@ -24,7 +24,12 @@ export function featuresSuite(vendor: Vendor) {
   beforeAll(async () => {
     ai = vendor === 'openai' ? await startOpenAiStandIn({ keys: [KEY] }) : await startAnthropicStandIn({ keys: [KEY] });
     svc = await startService(
-      { AI_PROVIDER: vendor, AI_BASE_URL: ai.url, AI_API_KEY: KEY },
+      {
+        AI_PROVIDER: vendor,
+        AI_BASE_URL: ai.url,
+        AI_API_KEY: KEY,
+        ...(vendor === 'openai' ? { AI_MODEL: 'gpt-4.1', AI_FAST_MODEL: 'gpt-4.1-mini' } : {}),
+      },
       { jobs: false, ai: { timeoutMs: 5000, maxRetries: 0 } },
     );
   });

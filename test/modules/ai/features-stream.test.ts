@@ -118,7 +118,13 @@ describe('a shutdown while streaming', () => {
   it('aborts the call, ends the stream with a 503 error event and meters the call as cancelled', async () => {
     const ai = await startOpenAiStandIn({ keys: ['sk-shutdown-0000'] });
     const svc = await startService(
-      { AI_PROVIDER: 'openai', AI_BASE_URL: ai.url, AI_API_KEY: 'sk-shutdown-0000' },
+      {
+        AI_PROVIDER: 'openai',
+        AI_BASE_URL: ai.url,
+        AI_API_KEY: 'sk-shutdown-0000',
+        AI_MODEL: 'gpt-4.1',
+        AI_FAST_MODEL: 'gpt-4.1-mini',
+      },
       { jobs: false, ai: { timeoutMs: 5000, maxRetries: 0 } },
       { restartable: true },
     );

@@ -89,6 +89,11 @@ describe('PATCH /v1/ai/settings', () => {
         'widget_monthly_cap_usd',
       ].sort(),
     );
+    // GET /v1/ai/settings answers the stored choices, to any member.
+    const viewer = await addMember(svc, t, 'viewer');
+    const stored = await svc.api.get('/v1/ai/settings', viewer.as);
+    expect(stored.status).toBe(200);
+    expect(stored.body).toEqual(r.body);
     // "" goes back to the instance's default; free-text tone up to 200.
     const back = await svc.api.patch('/v1/ai/settings', { model: '', tone: 'warm, like a neighbour' }, t.as);
     expect(back.body).toMatchObject({ model: '', features: { tone: 'warm, like a neighbour' } });
@@ -176,6 +181,10 @@ describe('PATCH /v1/ai/settings', () => {
     const a = await newTenant(svc.api);
     const b = await newTenant(svc.api);
     await svc.api.patch('/v1/ai/settings', { tone: 'concise', model: 'gpt-4o' }, a.as);
+    expect((await svc.api.get('/v1/ai/settings', b.as)).body).toMatchObject({
+      model: '',
+      features: { tone: 'friendly' },
+    });
     expect(await settingsOf(b)).toEqual({
       features: expect.objectContaining({ tone: 'friendly' }),
       models: { default: 'house-model', fast: 'house-model' },

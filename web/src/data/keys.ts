@@ -77,4 +77,13 @@ export const keys = {
   widgetSettings: (ws: string) => ['widget-settings', ws] as const,
   mailOutbox: (ws: string) => ['mail-outbox', ws] as const,
   mailOutboxItem: (ws: string, id: string) => ['mail-outbox', ws, id] as const,
+  /** AI (data/ai.ts). */
+  aiConfig: (ws: string) => ['ai', ws, 'config'] as const,
+  aiModels: (ws: string) => ['ai', ws, 'models'] as const,
+  aiSettings: (ws: string) => ['ai', ws, 'settings'] as const,
+  /** A message translated into the agent's language. */
+  aiTranslation: (ws: string, messageId: string, target: string) =>
+    ['ai', ws, 'translation', messageId, target] as const,
+  /** An article drafted from a ticket (not saved): asked once while its editor is open. */
+  aiArticleDraft: (ws: string, ticketId: string) => ['ai', ws, 'article-draft', ticketId] as const,
 };

@@ -7,6 +7,7 @@ import * as Dialog from '@radix-ui/react-dialog';
 import * as Menu from '@radix-ui/react-dropdown-menu';
 import { Link, Outlet, useLocation, useNavigate } from '@tanstack/react-router';
 import { useEffect, useRef, useState, useSyncExternalStore } from 'react';
+import { useAiOn } from '../data/ai';
 import { useAccounts } from '../data/auth';
 import { useTicketCounts } from '../data/tickets';
 import { useViews } from '../data/views';
@@ -58,7 +59,7 @@ function WorkspaceShell({ session, ws }: { session: SignedIn; ws: string }) {
               <MailNotice />
               <Outlet />
             </main>
-            <ShortcutsDialog open={shortcuts} onOpenChange={setShortcuts} />
+            <ShortcutsDialog ws={ws} open={shortcuts} onOpenChange={setShortcuts} />
           </div>
         </ShortcutsContext.Provider>
       </LiveContext.Provider>
@@ -289,7 +290,19 @@ const SHORTCUTS: Array<[string, string]> = [
   ['?', 'This list'],
 ];
 
-function ShortcutsDialog({ open, onOpenChange }: { open: boolean; onOpenChange(o: boolean): void }) {
+/** Listed while AI is on in the workspace (screens/ticket/ai-*.tsx). */
+const AI_SHORTCUTS: Array<[string, string]> = [
+  ['d', 'Draft a reply with AI (on a ticket)'],
+  ['w', 'Rewrite the reply or the selection'],
+  ['t', "Translate the reply into the customer's language"],
+  ['s', 'Summarize the ticket'],
+  ['a', 'Ask about the ticket'],
+  ['Shift+K', 'Draft an article from a solved ticket'],
+  ['Escape', 'Stop what AI is writing'],
+];
+
+function ShortcutsDialog({ ws, open, onOpenChange }: { ws: string; open: boolean; onOpenChange(o: boolean): void }) {
+  const ai = useAiOn(ws, open);
   return (
     <Dialog.Root open={open} onOpenChange={onOpenChange}>
       <Dialog.Portal>
@@ -298,8 +311,8 @@ function ShortcutsDialog({ open, onOpenChange }: { open: boolean; onOpenChange(o
           <Dialog.Title>Keyboard shortcuts</Dialog.Title>
           <Dialog.Description className="hint">They work when no text box has the focus.</Dialog.Description>
           <dl className="shortcuts">
-            {SHORTCUTS.map(([k, what]) => (
-              <div key={k}>
+            {[...SHORTCUTS, ...(ai ? AI_SHORTCUTS : [])].map(([k, what]) => (
+              <div key={`${k} ${what}`}>
                 <dt>
                   <kbd>{k}</kbd>
                 </dt>

@@ -87,7 +87,25 @@ function HelpCenterOff({ children }: { children: string }) {
 /** Said once on the page an action led to (a new article's first save opens its own address). */
 let noticeAfterNavigation: string | null = null;
 
-export function ArticleEditor({ id, collectionId }: { id: string | null; collectionId: string | null }) {
+/** A new article's first words, written elsewhere (an AI draft: kb/ai-draft.tsx): not saved yet. */
+export interface ArticleStart {
+  title: string;
+  body_html: string;
+  excerpt?: string | null;
+  language?: string | null;
+  /** What the form says about where it came from, until it is saved. */
+  notice: string;
+}
+
+export function ArticleEditor({
+  id,
+  collectionId,
+  start,
+}: {
+  id: string | null;
+  collectionId: string | null;
+  start?: ArticleStart;
+}) {
   const ws = useWorkspace();
   const article = useArticle(ws, id);
   if (id && article.error) {
@@ -104,10 +122,25 @@ export function ArticleEditor({ id, collectionId }: { id: string | null; collect
     );
   }
   if (id && !article.data) return <Loading label="Loading the article…" />;
-  return <ArticleForm article={article.data ?? null} collectionId={collectionId} />;
+  return <ArticleForm article={article.data ?? null} collectionId={collectionId} start={start} />;
 }
 
-function ArticleForm({ article, collectionId }: { article: Article | null; collectionId: string | null }) {
+const startLanguage = (l: string | null | undefined): Language | undefined =>
+  l
+    ? (LANGUAGES as readonly string[]).includes(l.split('-')[0]!)
+      ? (l.split('-')[0] as Language)
+      : 'other'
+    : undefined;
+
+function ArticleForm({
+  article,
+  collectionId,
+  start,
+}: {
+  article: Article | null;
+  collectionId: string | null;
+  start?: ArticleStart;
+}) {
   const ws = useWorkspace();
   const navigate = useNavigate();
   const writer = canWrite(useRole());
@@ -115,22 +148,22 @@ function ArticleForm({ article, collectionId }: { article: Article | null; colle
   const saveArticle = useSaveArticle(ws);
   const deleteArticle = useDeleteArticle(ws);
   const workspace = useWorkspaceRecord(ws);
-  const [title, setTitle] = useState(article?.title ?? '');
+  const [title, setTitle] = useState(article?.title ?? start?.title ?? '');
   const [slug, setSlug] = useState(article?.slug ?? '');
   const [slugEdited, setSlugEdited] = useState(false);
   const [collection, setCollection] = useState(article?.collection_id ?? collectionId ?? '');
-  const [language, setLanguage] = useState<Language>(article?.language ?? 'en');
-  const [excerpt, setExcerpt] = useState(article?.excerpt ?? '');
+  const [language, setLanguage] = useState<Language>(article?.language ?? startLanguage(start?.language) ?? 'en');
+  const [excerpt, setExcerpt] = useState(article?.excerpt ?? start?.excerpt ?? '');
   // Sent only once changed here: the API answers the derived excerpt (the body's start) like a
   // given one, and sending that back would stop it from following the body.
-  const [excerptEdited, setExcerptEdited] = useState(false);
-  const [dirty, setDirty] = useState(false);
+  const [excerptEdited, setExcerptEdited] = useState(!!start?.excerpt);
+  const [dirty, setDirty] = useState(!!start);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [notice, setNotice] = useState<string | null>(() => {
     const n = noticeAfterNavigation;
     noticeAfterNavigation = null;
-    return n;
+    return n ?? start?.notice ?? null;
   });
   const bodyLabel = useId();
 
@@ -139,7 +172,7 @@ function ArticleForm({ article, collectionId }: { article: Article | null; colle
       StarterKit.configure({ heading: { levels: [2, 3] }, link: false }),
       TiptapLink.configure({ openOnClick: false, autolink: true, defaultProtocol: 'https' }),
     ],
-    content: article?.body_html ?? '',
+    content: article?.body_html ?? start?.body_html ?? '',
     editable: writer,
     immediatelyRender: true,
     // Its few rules are in ui/prosemirror.css: an injected <style> would need the CSP's nonce.

@@ -3,6 +3,8 @@
 // in the editor at /knowledge-base/articles/<id> (a new one at /knowledge-base/articles/new, or
 // /knowledge-base/articles/new/<collection id> with its collection preselected). /knowledge-base/collections/<id> lists one
 // collection's articles. Changes made elsewhere (another agent, the API) arrive live.
+// /knowledge-base/articles/from-ticket/<ticket id> opens a new article drafted by AI from a solved
+// ticket (ai-draft.tsx).
 import * as Dialog from '@radix-ui/react-dialog';
 import { Link, useParams } from '@tanstack/react-router';
 import { type FormEvent, useState } from 'react';
@@ -23,6 +25,7 @@ import { canWrite, useRole } from '../../lib/role';
 import { ConfirmButton, fieldError, SelectField, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
 import { count } from '../../ui/words';
+import { AiArticleDraft } from './ai-draft';
 import { ArticleEditor } from './editor';
 import './kb.css';
 
@@ -32,6 +35,7 @@ export function KnowledgeBase() {
   const [kind = '', id = '', extra = ''] = (params._splat ?? '').split('/').filter(Boolean);
   // Another agent's change, or one made through the API: what is shown is fetched again.
   useKbLive(ws);
+  if (kind === 'articles' && id === 'from-ticket' && extra) return <AiArticleDraft key={extra} ticketId={extra} />;
   if (kind === 'articles' && id)
     return <ArticleEditor key={id} id={id === 'new' ? null : id} collectionId={extra || null} />;
   return <Overview collectionId={kind === 'collections' && id ? id : null} />;

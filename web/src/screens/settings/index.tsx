@@ -2,9 +2,9 @@
 // /settings/<id>/... opens one (sections.ts; each is a chunk of its own). The addresses the service
 // sends people to (/settings/mailboxes after a mailbox's OAuth connect, /settings/billing) land here.
 import { Link, useParams } from '@tanstack/react-router';
-import { Suspense } from 'react';
+import { type ReactNode, Suspense } from 'react';
 import { Loading, NotYet, PageTitle } from '../../ui/page';
-import { GROUPS, SECTIONS, sectionById } from './sections';
+import { GROUPS, SECTIONS, type Section, sectionById } from './sections';
 import './settings.css';
 
 export function Settings() {
@@ -20,16 +20,18 @@ export function Settings() {
             <h2 className="nav-heading">{g}</h2>
             <ul>
               {SECTIONS.filter((s) => s.group === g).map((s) => (
-                <li key={s.id}>
-                  <Link
-                    to="/settings/$"
-                    params={{ _splat: s.id }}
-                    className="view-link"
-                    aria-current={s.id === id ? 'page' : undefined}
-                  >
-                    {s.title}
-                  </Link>
-                </li>
+                <Listed key={s.id} section={s}>
+                  <li>
+                    <Link
+                      to="/settings/$"
+                      params={{ _splat: s.id }}
+                      className="view-link"
+                      aria-current={s.id === id ? 'page' : undefined}
+                    >
+                      {s.title}
+                    </Link>
+                  </li>
+                </Listed>
               ))}
             </ul>
           </div>
@@ -62,18 +64,28 @@ function Overview() {
           <h2>{g}</h2>
           <dl>
             {SECTIONS.filter((s) => s.group === g).map((s) => (
-              <div key={s.id}>
-                <dt>
-                  <Link to="/settings/$" params={{ _splat: s.id }}>
-                    {s.title}
-                  </Link>
-                </dt>
-                <dd className="hint">{s.about}</dd>
-              </div>
+              <Listed key={s.id} section={s}>
+                <div>
+                  <dt>
+                    <Link to="/settings/$" params={{ _splat: s.id }}>
+                      {s.title}
+                    </Link>
+                  </dt>
+                  <dd className="hint">{s.about}</dd>
+                </div>
+              </Listed>
             ))}
           </dl>
         </section>
       ))}
     </>
   );
+}
+
+const always = () => true;
+
+/** A section's entry, unless its `useShown` says it is not for this person now (AI: sections.ts). */
+function Listed({ section, children }: { section: Section; children: ReactNode }) {
+  const useShown = section.useShown ?? always;
+  return useShown() ? children : null;
 }

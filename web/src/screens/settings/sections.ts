@@ -4,7 +4,10 @@
 // A later feature (pictures, AI, billing) adds its section here, in the group it belongs to; its
 // file takes `SectionProps` from section.ts (never from here: that would make an import ring).
 import type { ComponentType } from 'react';
+import { useAiConfig } from '../../data/ai';
+import { useWorkspace } from '../../lib/context';
 import { lazyScreen } from '../../lib/lazy';
+import { isAdmin, useRole } from '../../lib/role';
 import type { SectionProps } from './section';
 
 export type { SectionProps };
@@ -21,6 +24,15 @@ export interface Section {
   /** Only owners and admins can change it (others see the section read-only or not at all). */
   admin?: boolean;
   component: ComponentType<SectionProps>;
+  /** A hook saying whether the section is listed (default: always). */
+  useShown?: () => boolean;
+}
+
+/** Settings → AI: listed for admins (an own provider key turns AI on), for others while AI is on. */
+function useAiShown(): boolean {
+  const ws = useWorkspace();
+  const admin = isAdmin(useRole());
+  return useAiConfig(ws, !admin).data?.enabled === true || admin;
 }
 
 const section = (
@@ -85,6 +97,16 @@ export const SECTIONS: Section[] = [
     'When something happens, do something',
     () => import('./automations'),
   ),
+  {
+    ...section(
+      'ai',
+      'AI',
+      'Automation',
+      'Drafts, summaries and translations: models, tone, your own key',
+      () => import('./ai'),
+    ),
+    useShown: useAiShown,
+  },
   section('sla', 'SLA policies', 'Automation', 'Response and resolution targets', () => import('./sla')),
   section(
     'business-hours',

@@ -36,6 +36,7 @@ import { useSession } from '../../lib/session';
 import { Avatar } from '../../ui/avatar';
 import { Icon } from '../../ui/icons';
 import { contactName } from '../../ui/words';
+import { AiComposerBar, AiComposerNotes, useAiComposer } from './ai-composer';
 import { ComposerToolbar } from './composer-toolbar';
 import { type Attachment, sameOrigin } from './thread';
 import '../../ui/prosemirror.css';
@@ -230,6 +231,15 @@ export function Composer({
       : {}),
   });
   const empty = useEditorState({ editor, selector: ({ editor: e }) => blank(e) });
+  // Draft, rewrite, translate (hidden while AI is off): ai-composer.tsx.
+  const ai = useAiComposer({
+    ws,
+    ticket,
+    editor,
+    html: () => bodyHtml(editor?.getHTML() ?? '', kind),
+    empty,
+    onReply: () => setKind('reply'),
+  });
 
   useImperativeHandle(ref, () => ({
     open(k) {
@@ -249,7 +259,7 @@ export function Composer({
   };
 
   const send = async (next: boolean) => {
-    if (!editor || blank(editor) || busy || uploading.length > 0) return;
+    if (!editor || blank(editor) || busy || ai.busy || uploading.length > 0) return;
     setBusy(true);
     setError(null);
     setLast(null);
@@ -371,6 +381,7 @@ export function Composer({
           </label>
         </fieldset>
         <SavedReplies ws={ws} onPick={insertSaved} />
+        <AiComposerBar ai={ai} empty={empty} />
       </div>
       <span id={labelId} className="visually-hidden">
         {kind === 'note' ? 'Internal note (only agents see it)' : `Reply to ${contactName(ticket.contact)}`}
@@ -400,6 +411,7 @@ export function Composer({
           </div>
         )}
       </div>
+      <AiComposerNotes ai={ai} />
       {(files.length > 0 || uploading.length > 0) && (
         <ul className="composer-files" aria-label="Attached files">
           {files.map((f) => {
@@ -452,7 +464,7 @@ export function Composer({
           />
           Then open the next ticket
         </label>
-        <button type="submit" className="primary" disabled={busy || empty || uploading.length > 0}>
+        <button type="submit" className="primary" disabled={busy || ai.busy || empty || uploading.length > 0}>
           <Icon name="send" />
           {busy ? 'Sending…' : kind === 'note' ? 'Add note' : 'Send'}
         </button>

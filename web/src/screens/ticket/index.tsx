@@ -21,6 +21,8 @@ import { Avatar } from '../../ui/avatar';
 import { Icon } from '../../ui/icons';
 import { contactName } from '../../ui/words';
 import { markSeen } from '../seen';
+import { AiArticleLink } from './ai-article';
+import { AiPanel, useAiPanelKeys } from './ai-panel';
 import { Composer, type ComposerHandle } from './composer';
 import { ContactPanel } from './contact';
 import { RepliesNotLeaving } from './mail-state';
@@ -42,6 +44,8 @@ export function TicketPage() {
   const presence = useTicketPresence(t);
   const readOnly = useReadOnly(ws);
   const [details, setDetails] = useDetailsShown();
+  // s summarizes, a asks (AI on only): the details, where the AI panel is, are shown first.
+  const aiRequest = useAiPanelKeys(ws, () => setDetails(true));
   useEffect(() => {
     if (t) markSeen(ws, t);
   }, [ws, t]);
@@ -136,6 +140,7 @@ export function TicketPage() {
             <Icon name="solve" />
             Solve <kbd>e</kbd>
           </button>
+          <AiArticleLink ws={ws} ticket={t} readOnly={readOnly} />
           <button
             type="button"
             className="button details-toggle"
@@ -180,6 +185,7 @@ export function TicketPage() {
         </div>
         {details && (
           <aside className="ticket-side" id="ticket-details" aria-label="Ticket details">
+            <AiPanel ws={ws} ticket={t} request={aiRequest} />
             <Properties ws={ws} ticket={t} readOnly={readOnly} />
             {t.contact && <ContactPanel ws={ws} contactId={t.contact.id} ticket={t} />}
           </aside>

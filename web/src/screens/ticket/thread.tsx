@@ -16,6 +16,7 @@ import { deliveryText } from '../../lib/mail';
 import { askAgain } from '../../lib/queries';
 import { Avatar } from '../../ui/avatar';
 import { contactName, ratingText } from '../../ui/words';
+import { TranslateButton, useTranslatedMessage } from './ai-translate';
 import { SendAgain } from './mail-state';
 
 export type Attachment = Message['attachments'][number];
@@ -127,6 +128,7 @@ function MessageItem({ m, ws, ticket }: { m: Message; ws: string; ticket: Ticket
   const files = m.attachments.filter((a) => !a.inline);
   const who = authorOf(m);
   const picture = m.author.user?.avatar_url ?? m.author.contact?.avatar_url ?? null;
+  const translation = useTranslatedMessage(ws, m);
   return (
     <li className={`message message-${m.kind} message-${m.direction}`}>
       <header>
@@ -144,10 +146,13 @@ function MessageItem({ m, ws, ticket }: { m: Message; ws: string; ticket: Ticket
         <SendAgain ws={ws} ticket={ticket} m={m} />
         {m.auth_failed && <span className="delivery-failed">Sender not verified</span>}
         {m.direction === 'inbound' && <Original m={m} />}
+        <TranslateButton tr={translation} />
       </header>
-      {/* body_html is sanitized by the service before storage (an allowlist), and the CSP allows no script. */}
+      {translation.note}
+      {/* body_html is sanitized by the service before storage (an allowlist), a translation's html as it */}
+      {/* answers it (the same sanitizer), and the CSP allows no script. */}
       {/* biome-ignore lint/security/noDangerouslySetInnerHtml: sanitized by the service (docs/api.md "Messages") */}
-      <div className="body" dangerouslySetInnerHTML={{ __html: m.body_html }} />
+      <div className="body" dangerouslySetInnerHTML={{ __html: translation.html }} />
       <AttachmentList files={files} />
     </li>
   );
