@@ -15,7 +15,7 @@ import { ApiError } from '../../platform/http/errors.js';
 import { costOf, type Outcome, recordUsage } from './metering.js';
 import { failOwnKey } from './own-key.js';
 import { type ChatResult, type ChatTurn, type JsonOutput, ProviderError, type Usage } from './providers/types.js';
-import { priceFor, requireAi, type Target } from './service.js';
+import { priceFor, type ReadyAi, requireAi, type Target } from './service.js';
 import { estimateUsd, maySpend } from './spend.js';
 
 /** Which model a call uses: default (drafts, answers), fast (rewrite, translate, summaries), widget. */
@@ -55,9 +55,12 @@ const NO_USAGE: Usage = { input_tokens: 0, output_tokens: 0, estimated: false };
  * ai_unavailable (the provider failed, refused the key, or timed out), or the ProviderError
  * `aborted` itself when `call.signal` stopped it (the route closes quietly; the call is metered
  * as cancelled, charged for what was generated).
+ *
+ * `ready`: the workspace's AI as the feature already read it with requireAi (its settings shape
+ * the prompt), so the call does not read the same row again; read here when not given.
  */
-export async function runAi(deps: Deps, caller: AiCaller, call: AiCall): Promise<AiCallResult> {
-  const ws = await requireAi(deps, caller.workspaceId);
+export async function runAi(deps: Deps, caller: AiCaller, call: AiCall, ready?: ReadyAi): Promise<AiCallResult> {
+  const ws = ready ?? (await requireAi(deps, caller.workspaceId));
   const { target } = ws;
   const model = ws.tiers[call.tier]!;
   const estimate = estimateUsd({ ...call, source: target.source, price: priceFor(target, model) });

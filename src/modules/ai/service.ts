@@ -93,6 +93,9 @@ export async function resolveAi(deps: Deps, workspaceId: string): Promise<Worksp
   return { row, target, switchedOn: storedFeatures(row).enabled, models, tiers: tiersOf(deps, row, target, models) };
 }
 
+/** A workspace whose AI calls may go ahead (requireAi's answer). */
+export type ReadyAi = WorkspaceAi & { target: Target };
+
 export const aiDisabled = () =>
   new ApiError(
     'ai_disabled',
@@ -108,10 +111,10 @@ export async function requireAi(
   deps: Deps,
   workspaceId: string,
   opts: { evenWhenOff?: boolean } = {},
-): Promise<WorkspaceAi & { target: Target }> {
+): Promise<ReadyAi> {
   const ws = await resolveAi(deps, workspaceId);
   if (!ws.target || (!ws.switchedOn && !opts.evenWhenOff)) throw aiDisabled();
-  return ws as WorkspaceAi & { target: Target };
+  return ws as ReadyAi;
 }
 
 /** The price a call on `model` is charged at: null on an own key, or when the catalog has none. */

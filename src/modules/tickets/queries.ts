@@ -11,7 +11,7 @@ import type { Ticket } from './schemas.js';
 export type TicketView = Static<typeof Ticket>;
 
 /** A timestamptz as the API writes it (RFC 3339, UTC, milliseconds), like Date#toISOString. */
-const isoSql = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+export const isoSql = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
  * The Ticket object of the API, built by PostgreSQL as JSON text over `tickets t`, `contacts c`

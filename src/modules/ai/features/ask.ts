@@ -4,10 +4,8 @@
 import type { Static } from '@sinclair/typebox';
 import type { Deps } from '../../../deps.js';
 import type { RequestContext } from '../../../platform/http/context.js';
-import { findVisibleTicket } from '../../tickets/service.js';
 import { runAi } from '../run.js';
-import { requireAi } from '../service.js';
-import { callerOf, loadTicketContext, ticketBlocks } from './context.js';
+import { aiAndTicket, callerOf, ticketBlocks } from './context.js';
 import { replyOf } from './output.js';
 import { askSystem, neutralize } from './prompts.js';
 import type { AskAnswer, AskBody } from './schemas.js';
@@ -23,9 +21,8 @@ export async function askAboutTicket(
   body: Static<typeof AskBody>,
   io: CallIo,
 ): Promise<Static<typeof AskAnswer>> {
-  await requireAi(deps, ctx.workspaceId);
-  const ticket = await findVisibleTicket(deps.database.db, ctx, param);
-  const c = await loadTicketContext(deps, ctx, ticket, { people: true });
+  const { ai, context: c } = await aiAndTicket(deps, ctx, param, { people: true });
+  const { ticket } = c;
   const { articles, helpCenterOn } = await findSources(deps, ctx, [body.question, ticket.subject]);
   // The question is the agent's (staff) text, after every data block, its delimiters neutralised.
   const user = [
@@ -33,15 +30,20 @@ export async function askAboutTicket(
     sourceBlocks(articles, helpCenterOn),
     `The agent's question:\n${neutralize(body.question)}`,
   ].join('\n\n');
-  const result = await runAi(deps, callerOf(ctx), {
-    feature: 'copilot',
-    tier: 'default',
-    system: askSystem(),
-    messages: [{ role: 'user', content: user }],
-    maxTokens: ANSWER_TOKENS,
-    ticketId: ticket.id,
-    ...io,
-  });
+  const result = await runAi(
+    deps,
+    callerOf(ctx),
+    {
+      feature: 'copilot',
+      tier: 'default',
+      system: askSystem(),
+      messages: [{ role: 'user', content: user }],
+      maxTokens: ANSWER_TOKENS,
+      ticketId: ticket.id,
+      ...io,
+    },
+    ai,
+  );
   const cited = citedSources(result.text, articles);
   return { answer_html: replyOf(cited.text).html, sources: cited.sources };
 }

@@ -6,11 +6,9 @@
 // values). Everything here is written by customers or agents: it is rendered as data blocks.
 import type { Deps } from '../../../deps.js';
 import type { RequestContext, ServiceContext } from '../../../platform/http/context.js';
-import { type CompanyView, getCompany } from '../../companies/service.js';
-import { type ContactView, getContact } from '../../contacts/service.js';
-import { listMessagesOfTicket, type MessageView } from '../../tickets/messages.js';
-import type { TicketRow } from '../../tickets/queries.js';
+import { type BriefMessage, type BriefPerson, type TicketBrief, ticketBrief } from '../../tickets/brief.js';
 import type { AiCaller } from '../run.js';
+import { type ReadyAi, requireAi } from '../service.js';
 import { dataBlock } from './prompts.js';
 
 /** Characters of one message the model sees (a long email is cut, "…" marking the cut). */
@@ -33,25 +31,27 @@ export interface ThreadEntry {
   text: string;
 }
 
+export type Ticket = Omit<TicketBrief, 'thread' | 'contact'>;
+
 export interface TicketContext {
-  ticket: TicketRow;
+  ticket: Ticket;
   thread: ThreadEntry[];
   /** Messages between the first and the latest left out to keep within THREAD_CHARS. */
   omitted: number;
   /** The text of the newest message from the customer (searching articles), or null. */
   lastCustomerText: string | null;
-  contact: ContactView | null;
-  company: CompanyView | null;
+  contact: Omit<BriefPerson, 'company'> | null;
+  company: BriefPerson['company'];
 }
 
 const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
-function entryOf(m: MessageView, n: number): ThreadEntry {
-  const from = m.direction === 'inbound' ? 'customer' : m.author.type === 'system' ? 'system' : 'agent';
+function entryOf(m: BriefMessage, n: number): ThreadEntry {
+  const from = m.direction === 'inbound' ? 'customer' : m.author_type === 'system' ? 'system' : 'agent';
   const name =
     from === 'customer'
-      ? (m.author.contact?.name ?? (m.from_name || m.author.contact?.email) ?? 'Customer')
-      : (m.author.user?.name ?? (m.author.type === 'api' ? 'Integration' : 'System'));
+      ? (m.contact?.name ?? (m.from_name || m.contact?.email) ?? 'Customer')
+      : (m.user_name ?? (m.author_type === 'api' ? 'Integration' : 'System'));
   return {
     n,
     kind: m.kind,
@@ -79,24 +79,42 @@ export function trimThread(all: ThreadEntry[], budget: number): { kept: ThreadEn
   return { kept: [first!, ...tail], omitted: rest.length - tail.length };
 }
 
-/** The ticket's context; `people`: the contact and company too (features that answer the customer). */
-export async function loadTicketContext(
+/**
+ * The two checks every ticket feature starts with, in their order (AI available: 404
+ * ai_disabled; the ticket visible: 404), and the ticket's context (`people`: the contact and
+ * company too, for features that answer the customer). The settings and the ticket are read
+ * together: one statement each (tickets/brief.ts reads the ticket, its thread and its people).
+ */
+export async function aiAndTicket(
   deps: Deps,
   ctx: RequestContext,
-  ticket: TicketRow,
+  param: string,
   opts: { people: boolean },
-): Promise<TicketContext> {
-  const messages = await listMessagesOfTicket(deps, deps.database.db, ctx.workspaceId, ticket.id);
-  const entries = messages.map((m, i) => entryOf(m, i + 1));
+): Promise<{ ai: ReadyAi; context: TicketContext }> {
+  const [ai, brief] = await Promise.allSettled([
+    requireAi(deps, ctx.workspaceId),
+    // Twice a message's share: its text is trimmed before it is cut.
+    ticketBrief(deps.database.db, ctx, param, { textChars: MESSAGE_CHARS * 2, people: opts.people }),
+  ]);
+  if (ai.status === 'rejected') throw ai.reason;
+  if (brief.status === 'rejected') throw brief.reason;
+  return { ai: ai.value, context: contextOf(brief.value) };
+}
+
+function contextOf(brief: TicketBrief): TicketContext {
+  const { thread, contact, ...ticket } = brief;
+  const entries = thread.map((m, i) => entryOf(m, i + 1));
   const { kept, omitted } = trimThread(entries, THREAD_CHARS);
   const lastCustomer = [...entries].reverse().find((e) => e.from === 'customer' && e.kind === 'reply');
-  let contact: ContactView | null = null;
-  let company: CompanyView | null = null;
-  if (opts.people && ticket.contact_id) {
-    contact = await getContact(deps, ctx, ticket.contact_id).catch(() => null);
-    if (contact?.company) company = await getCompany(deps, ctx, contact.company.id).catch(() => null);
-  }
-  return { ticket, thread: kept, omitted, lastCustomerText: lastCustomer?.text ?? null, contact, company };
+  const { company, ...person } = contact ?? { company: null };
+  return {
+    ticket,
+    thread: kept,
+    omitted,
+    lastCustomerText: lastCustomer?.text ?? null,
+    contact: contact ? (person as Omit<BriefPerson, 'company'>) : null,
+    company: company ?? null,
+  };
 }
 
 const fieldsText = (fields: Record<string, unknown>) =>

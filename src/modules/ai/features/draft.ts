@@ -5,11 +5,9 @@
 import type { Static } from '@sinclair/typebox';
 import type { Deps } from '../../../deps.js';
 import type { RequestContext } from '../../../platform/http/context.js';
-import { findVisibleTicket } from '../../tickets/service.js';
 import { runAi } from '../run.js';
-import { requireAi } from '../service.js';
 import { storedFeatures } from '../settings.js';
-import { callerOf, loadTicketContext, ticketBlocks } from './context.js';
+import { aiAndTicket, callerOf, ticketBlocks } from './context.js';
 import { replyOf } from './output.js';
 import { draftSystem } from './prompts.js';
 import type { DraftAnswer, DraftBody } from './schemas.js';
@@ -26,10 +24,9 @@ export async function draftReply(
   body: Static<typeof DraftBody>,
   io: CallIo,
 ): Promise<Static<typeof DraftAnswer>> {
-  const ai = await requireAi(deps, ctx.workspaceId);
-  const ticket = await findVisibleTicket(deps.database.db, ctx, param);
+  const { ai, context: c } = await aiAndTicket(deps, ctx, param, { people: true });
+  const { ticket } = c;
   const settings = storedFeatures(ai.row);
-  const c = await loadTicketContext(deps, ctx, ticket, { people: true });
   const { articles, helpCenterOn } = await findSources(deps, ctx, [ticket.subject, c.lastCustomerText]);
   const tone = body.tone?.trim() ? body.tone : settings.tone;
   const system = draftSystem({
@@ -43,15 +40,20 @@ export async function draftReply(
     sourceBlocks(articles, helpCenterOn),
     "Write the agent's reply to the customer's latest message.",
   ].join('\n\n');
-  const result = await runAi(deps, callerOf(ctx), {
-    feature: 'draft_reply',
-    tier: 'default',
-    system,
-    messages: [{ role: 'user', content: user }],
-    maxTokens: DRAFT_TOKENS,
-    ticketId: ticket.id,
-    ...io,
-  });
+  const result = await runAi(
+    deps,
+    callerOf(ctx),
+    {
+      feature: 'draft_reply',
+      tier: 'default',
+      system,
+      messages: [{ role: 'user', content: user }],
+      maxTokens: DRAFT_TOKENS,
+      ticketId: ticket.id,
+      ...io,
+    },
+    ai,
+  );
   const cited = citedSources(result.text, articles);
   const reply = replyOf(cited.text);
   return { body_html: reply.html, body_text: reply.text, sources: cited.sources };

@@ -8,11 +8,9 @@ import type { Deps } from '../../../deps.js';
 import type { RequestContext } from '../../../platform/http/context.js';
 import { ApiError, invalid } from '../../../platform/http/errors.js';
 import { LANGUAGES, type Language } from '../../kb/schemas.js';
-import { findVisibleTicket } from '../../tickets/service.js';
 import { isDone } from '../../tickets/status.js';
 import { runAi } from '../run.js';
-import { requireAi } from '../service.js';
-import { callerOf, loadTicketContext, ticketBlocks } from './context.js';
+import { aiAndTicket, callerOf, ticketBlocks } from './context.js';
 import { htmlOf, jsonOf, lineOf, stringField } from './output.js';
 import { kbDraftSystem } from './prompts.js';
 import type { KbDraftAnswer, KbDraftBody } from './schemas.js';
@@ -57,21 +55,25 @@ export async function draftArticle(
   body: Static<typeof KbDraftBody>,
   io: CallIo,
 ): Promise<Static<typeof KbDraftAnswer>> {
-  await requireAi(deps, ctx.workspaceId);
-  const ticket = await findVisibleTicket(deps.database.db, ctx, body.ticket_id);
+  const { ai, context: c } = await aiAndTicket(deps, ctx, body.ticket_id, { people: false });
+  const { ticket } = c;
   if (!isDone(ticket.status)) throw invalid('body.ticket_id', 'the ticket must be solved or closed');
-  const c = await loadTicketContext(deps, ctx, ticket, { people: false });
-  const result = await runAi(deps, callerOf(ctx), {
-    feature: 'kb_draft',
-    tier: 'default',
-    system: kbDraftSystem(CODES),
-    messages: [
-      { role: 'user', content: `${ticketBlocks(c)}\n\nWrite the help center article as the JSON object described.` },
-    ],
-    maxTokens: ARTICLE_TOKENS,
-    json: { name: 'help_center_article', schema: KB_DRAFT_SCHEMA },
-    ticketId: ticket.id,
-    signal: io.signal,
-  });
+  const result = await runAi(
+    deps,
+    callerOf(ctx),
+    {
+      feature: 'kb_draft',
+      tier: 'default',
+      system: kbDraftSystem(CODES),
+      messages: [
+        { role: 'user', content: `${ticketBlocks(c)}\n\nWrite the help center article as the JSON object described.` },
+      ],
+      maxTokens: ARTICLE_TOKENS,
+      json: { name: 'help_center_article', schema: KB_DRAFT_SCHEMA },
+      ticketId: ticket.id,
+      signal: io.signal,
+    },
+    ai,
+  );
   return readArticle(jsonOf(result.text));
 }

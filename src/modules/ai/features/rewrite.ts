@@ -35,19 +35,24 @@ export async function rewriteText(
   io: CallIo,
 ): Promise<Static<typeof RewriteAnswer>> {
   const html = cleanInput(body.html, 'body.html');
-  await requireAi(deps, ctx.workspaceId);
-  const result = await runAi(deps, callerOf(ctx), {
-    feature: 'rewrite',
-    tier: 'fast',
-    system: rewriteSystem(body.mode),
-    messages: [
-      {
-        role: 'user',
-        content: `${dataBlock('customer_data', { kind: 'text' }, html)}\n\nRewrite the text above (mode: ${body.mode}).`,
-      },
-    ],
-    maxTokens: answerTokens(html, body.mode === 'longer' ? 2 : 1.2),
-    ...io,
-  });
+  const ai = await requireAi(deps, ctx.workspaceId);
+  const result = await runAi(
+    deps,
+    callerOf(ctx),
+    {
+      feature: 'rewrite',
+      tier: 'fast',
+      system: rewriteSystem(body.mode),
+      messages: [
+        {
+          role: 'user',
+          content: `${dataBlock('customer_data', { kind: 'text' }, html)}\n\nRewrite the text above (mode: ${body.mode}).`,
+        },
+      ],
+      maxTokens: answerTokens(html, body.mode === 'longer' ? 2 : 1.2),
+      ...io,
+    },
+    ai,
+  );
   return { html: htmlOf(result.text) };
 }

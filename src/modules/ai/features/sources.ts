@@ -1,17 +1,14 @@
 // The workspace's published articles as sources of a draft or an answer. Found by the help
-// center's own search (published only, this workspace only: searchPublished), with the words of
-// the ticket's subject and the customer's latest message (or the agent's question) as
-// alternatives, best match first, up to SOURCES of them. Each is read again by its slug and kept
-// only if it is still published. The model sees each as a numbered <kb_article> block and cites
+// center's own search (published only, this workspace only; kb/sources.ts reads them, their text
+// and the workspace's help center address in one statement), with the words of the ticket's
+// subject and the customer's latest message (or the agent's question) as alternatives, best match
+// first, up to SOURCES of them. The model sees each as a numbered <kb_article> block and cites
 // it as [n]; `sources` of the answer lists the articles it cited, in the order it first cited them
 // (none cited: an empty list: the answer was written from the ticket alone).
 import type { Deps } from '../../../deps.js';
-import { htmlToText } from '../../../platform/html/index.js';
 import type { RequestContext } from '../../../platform/http/context.js';
 import { linksOf } from '../../help-center/routes.js';
-import { findArticleBySlug } from '../../kb/articles.js';
-import { searchPublished } from '../../kb/list.js';
-import { getWorkspace } from '../../workspace/service.js';
+import { publishedSources } from '../../kb/sources.js';
 import { dataBlock } from './prompts.js';
 
 /** Articles offered to the model at most. */
@@ -55,28 +52,19 @@ export async function findSources(
   ctx: RequestContext,
   texts: Array<string | null | undefined>,
 ): Promise<{ articles: SourceArticle[]; helpCenterOn: boolean }> {
-  const workspace = await getWorkspace(deps, ctx);
-  const helpCenterOn = workspace.settings.help_center_enabled === true;
   const q = searchQuery(texts);
-  if (q === null) return { articles: [], helpCenterOn };
-  const { hits } = await searchPublished(deps, ctx.workspaceId, q, 0, SOURCES);
-  const links = linksOf(deps.config.publicUrl, workspace.slug);
-  const articles: SourceArticle[] = [];
-  for (const hit of hits) {
-    const found = await findArticleBySlug(deps, ctx.workspaceId, hit.slug);
-    // Unpublished (or deleted) since the search: never a source.
-    const a = found?.article;
-    if (a?.status !== 'published') continue;
-    const text = htmlToText(a.body_html.slice(0, ARTICLE_CHARS * 10));
-    articles.push({
-      n: articles.length + 1,
-      id: a.id,
-      title: a.title,
-      url: links.absolute(links.article(a.slug)),
-      text: text.length > ARTICLE_CHARS ? `${text.slice(0, ARTICLE_CHARS - 1)}…` : text,
-    });
-  }
-  return { articles, helpCenterOn };
+  if (q === null) return { articles: [], helpCenterOn: false };
+  const { articles: rows, site } = await publishedSources(deps, ctx.workspaceId, q, SOURCES, ARTICLE_CHARS + 1);
+  if (!site) return { articles: [], helpCenterOn: false };
+  const links = linksOf(deps.config.publicUrl, site.slug);
+  const articles = rows.map((a, i) => ({
+    n: i + 1,
+    id: a.id,
+    title: a.title,
+    url: links.absolute(links.article(a.slug)),
+    text: a.text.length > ARTICLE_CHARS ? `${a.text.slice(0, ARTICLE_CHARS - 1)}…` : a.text,
+  }));
+  return { articles, helpCenterOn: site.helpCenterOn };
 }
 
 /**

@@ -8,10 +8,9 @@ import type { Deps } from '../../../deps.js';
 import type { RequestContext } from '../../../platform/http/context.js';
 import { ApiError } from '../../../platform/http/errors.js';
 import { applyPatch } from '../../tickets/patch.js';
-import { findVisibleTicket, lockVisibleTicket } from '../../tickets/service.js';
+import { lockVisibleTicket } from '../../tickets/service.js';
 import { runAi } from '../run.js';
-import { requireAi } from '../service.js';
-import { aiActing, callerOf, loadTicketContext, ticketBlocks } from './context.js';
+import { aiActing, aiAndTicket, callerOf, ticketBlocks } from './context.js';
 import { jsonOf, lineOf, oneOf, plainOf } from './output.js';
 import { summarySystem } from './prompts.js';
 import { SENTIMENTS, type SummaryAnswer } from './schemas.js';
@@ -59,19 +58,25 @@ export async function summarizeTicket(
   param: string,
   io: CallIo,
 ): Promise<SummaryView> {
-  await requireAi(deps, ctx.workspaceId);
-  const ticket = await findVisibleTicket(deps.database.db, ctx, param);
-  const c = await loadTicketContext(deps, ctx, ticket, { people: false });
-  const result = await runAi(deps, callerOf(ctx), {
-    feature: 'summarize',
-    tier: 'fast',
-    system: summarySystem(),
-    messages: [{ role: 'user', content: `${ticketBlocks(c)}\n\nSummarise this ticket as the JSON object described.` }],
-    maxTokens: SUMMARY_TOKENS,
-    json: { name: 'ticket_summary', schema: SUMMARY_SCHEMA },
-    ticketId: ticket.id,
-    signal: io.signal,
-  });
+  const { ai, context: c } = await aiAndTicket(deps, ctx, param, { people: false });
+  const { ticket } = c;
+  const result = await runAi(
+    deps,
+    callerOf(ctx),
+    {
+      feature: 'summarize',
+      tier: 'fast',
+      system: summarySystem(),
+      messages: [
+        { role: 'user', content: `${ticketBlocks(c)}\n\nSummarise this ticket as the JSON object described.` },
+      ],
+      maxTokens: SUMMARY_TOKENS,
+      json: { name: 'ticket_summary', schema: SUMMARY_SCHEMA },
+      ticketId: ticket.id,
+      signal: io.signal,
+    },
+    ai,
+  );
   const summary: SummaryView = { ...readSummary(jsonOf(result.text)), updated_at: new Date().toISOString() };
   await deps.writer.run(ctx.workspaceId, async (u) => {
     const before = await lockVisibleTicket(u, ctx, ticket.id);

@@ -46,7 +46,7 @@ export async function translateText(
   io: CallIo,
 ): Promise<Static<typeof TranslateAnswer>> {
   const { target, html, text } = checkInput(body);
-  await requireAi(deps, ctx.workspaceId);
+  const ai = await requireAi(deps, ctx.workspaceId);
   const keys: Key[] = [
     ...(html !== undefined ? ['html' as const] : []),
     ...(text !== undefined ? ['text' as const] : []),
@@ -55,15 +55,20 @@ export async function translateText(
     ...(html !== undefined ? [dataBlock('customer_data', { kind: 'html' }, html)] : []),
     ...(text !== undefined ? [dataBlock('customer_data', { kind: 'text' }, text)] : []),
   ];
-  const result = await runAi(deps, callerOf(ctx), {
-    feature: 'translate',
-    tier: 'fast',
-    system: translateSystem(target, keys),
-    messages: [{ role: 'user', content: `${blocks.join('\n\n')}\n\nTranslate as described, answering in JSON.` }],
-    maxTokens: answerTokens(`${html ?? ''}${text ?? ''}`, 1.5),
-    json: { name: 'translation', schema: translateSchema(keys) },
-    signal: io.signal,
-  });
+  const result = await runAi(
+    deps,
+    callerOf(ctx),
+    {
+      feature: 'translate',
+      tier: 'fast',
+      system: translateSystem(target, keys),
+      messages: [{ role: 'user', content: `${blocks.join('\n\n')}\n\nTranslate as described, answering in JSON.` }],
+      maxTokens: answerTokens(`${html ?? ''}${text ?? ''}`, 1.5),
+      json: { name: 'translation', schema: translateSchema(keys) },
+      signal: io.signal,
+    },
+    ai,
+  );
   const o = jsonOf(result.text);
   const out: Static<typeof TranslateAnswer> = { source_language: languageTag(o.source_language) };
   for (const k of keys) {
