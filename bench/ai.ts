@@ -15,8 +15,12 @@
 //     first piece and holds the rest (a gate); measured from the moment the stand-in has written
 //     that piece to the moment this client has read the `delta` event carrying it. Target: under
 //     20 ms.
+// (c) References, CALLS of each: `ref_get`, an authenticated GET /v1/workspace (routing, the
+//     session's check, one statement, the answer: what any request costs here), and `ref_hop`,
+//     this process asking the stand-in directly with fetch, less the stand-in's time (one loopback
+//     hop like the SDK's, without the SDK). They say how much of (a) is not the AI call's own work.
 //
-// Each phase runs ROUNDS rounds (default 3) alternated (a, b, a, b, …); the figure is the median
+// Each phase runs ROUNDS rounds (default 3) alternated (a, c, b, a, c, b, …); the figure is the median
 // of the rounds' percentiles. Results: a table on stdout and one JSON line per round in
 // bench/results/ai-<time>.jsonl.
 //
@@ -48,6 +52,17 @@ interface Feature {
   name: string;
   path: string;
   body: unknown;
+}
+
+/** A reference request: what a request costs here without the AI call's own work. */
+interface Reference {
+  name: string;
+  method: 'GET' | 'POST';
+  url: string;
+  headers: Headers;
+  body?: unknown;
+  /** Through the stand-in: its own time is taken off, as for a feature. */
+  standIn: boolean;
 }
 
 async function setUp(base: string): Promise<{ headers: Headers; features: Feature[] }> {
@@ -106,26 +121,58 @@ async function setUp(base: string): Promise<{ headers: Headers; features: Featur
 }
 
 /** One call; the service's part of its time (ms). */
-async function overheadOf(ai: OpenAiStandIn, base: string, headers: Headers, f: Feature): Promise<number> {
+const overheadOf = (ai: OpenAiStandIn, base: string, headers: Headers, f: Feature): Promise<number> =>
+  timed(ai, { name: f.name, method: 'POST', url: base + f.path, headers, body: f.body, standIn: true });
+
+/** One request's time (ms), less the stand-in's time from receiving it to the end of its answer. */
+async function timed(ai: OpenAiStandIn, q: Reference): Promise<number> {
   const n = ai.requests.length;
   let arrived = 0;
   let answered = 0;
-  const seen = ai.request(n).then(async (r) => {
-    arrived = performance.now();
-    await r.done;
-    answered = performance.now();
-  });
+  const seen = q.standIn
+    ? ai.request(n).then(async (r) => {
+        arrived = performance.now();
+        await r.done;
+        answered = performance.now();
+      })
+    : null;
   const t0 = performance.now();
-  const r = await fetch(base + f.path, {
-    method: 'POST',
-    headers: { ...headers, 'content-type': 'application/json' },
-    body: JSON.stringify(f.body),
+  const r = await fetch(q.url, {
+    method: q.method,
+    headers: { ...q.headers, ...(q.body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(q.body === undefined ? {} : { body: JSON.stringify(q.body) }),
   });
   const text = await r.text();
   const t1 = performance.now();
-  if (r.status !== 200) throw new Error(`${f.name}: ${r.status} ${text.slice(0, 300)}`);
+  if (r.status !== 200) throw new Error(`${q.name}: ${r.status} ${text.slice(0, 300)}`);
   await seen;
   return t1 - t0 - (answered - arrived);
+}
+
+/**
+ * The two references: an authenticated GET of the service reading one row (routing, the
+ * session's check, one statement, the answer: what any request costs here), and this process
+ * asking the stand-in directly with fetch (one loopback hop, as the SDK's, without the SDK).
+ */
+function references(base: string, headers: Headers, ai: OpenAiStandIn): Reference[] {
+  return [
+    { name: 'ref_get', method: 'GET', url: `${base}/v1/workspace`, headers, standIn: false },
+    {
+      name: 'ref_hop',
+      method: 'POST',
+      url: `${ai.url}/chat/completions`,
+      headers: { authorization: 'Bearer sk-bench' },
+      body: {
+        model: 'gpt-4.1-mini',
+        messages: [
+          { role: 'system', content: 'Rewrite the text.' },
+          { role: 'user', content: 'Thanks for writing in.' },
+        ],
+        max_completion_tokens: 300,
+      },
+      standIn: true,
+    },
+  ];
 }
 
 /** One streamed draft: ms from the stand-in's first piece written to this client reading it. */
@@ -193,9 +240,11 @@ async function main() {
   );
   try {
     const { headers, features } = await setUp(svc.base);
+    const refs = references(svc.base, headers, ai);
     const draft = features.find((f) => f.name === 'draft') as Feature;
     for (let i = 0; i < WARMUP; i++) {
       for (const f of features) await overheadOf(ai, svc.base, headers, f);
+      for (const q of refs) await timed(ai, q);
       await firstDelta(ai, svc.base, headers, draft.path);
     }
     const perRound: Array<Record<string, ReturnType<typeof stats>>> = [];
@@ -209,6 +258,11 @@ async function main() {
         all.push(...xs);
       }
       row.all = stats(all);
+      for (const q of refs) {
+        const xs: number[] = [];
+        for (let i = 0; i < CALLS; i++) xs.push(await timed(ai, q));
+        row[q.name] = stats(xs);
+      }
       const deltas: number[] = [];
       for (let i = 0; i < STREAMS; i++) deltas.push(await firstDelta(ai, svc.base, headers, draft.path));
       row.first_delta = stats(deltas);
