@@ -3,18 +3,18 @@
 // the triage settings have no option for it, docs/decisions.md "Triage"), the automations'
 // ai_triage action (queued the same way, via `automation`), and their ai_decide conditions
 // (every question of one automation run in one engine call, metered `decide`). Also the engine
-// GET /v1/triage and GET /v1/ai/config report, and the onboarding step setup_triage.
+// GET /v1/triage and GET /v1/ai/config report. The onboarding step setup_triage keeps its built-in
+// check (automatic triage switched on: triage configured; docs/decisions.md "Triage").
 import { type Kysely, sql } from 'kysely';
 import type { DecisionEngine, Deps, TriageHandler } from '../../deps.js';
 import type { DB } from '../../platform/db/schema.js';
 import { type Unit, Writer } from '../../platform/db/tx.js';
-import { resolveAi } from '../ai/service.js';
 import type { TicketHook } from '../tickets/hooks.js';
 import { type EngineRegistry, engineFor, enginesOf, registerEngines } from './engine.js';
 import { llmEngine } from './llm-engine.js';
 import { queueTriage, runTriageJob, TRIAGE_JOB, type TriageJob } from './run.js';
 import type { TriageEngineView } from './service.js';
-import { configuredEngine, loadTriageSettings } from './service.js';
+import { configuredEngine } from './service.js';
 
 /** auto_triage: a new ticket (not spam) is triaged in a job once its transaction commits. */
 export const triageHook: TicketHook = {
@@ -82,20 +82,10 @@ export function plugTriage(deps: Deps): EngineRegistry {
   deps.ai.decide = decideConditions;
   deps.ai.triage = triageAction;
   deps.ai.triageEngine = reportedEngine;
-  deps.onboardingChecks.set('setup_triage', (db, workspaceId) => triageConfigured(deps, db, workspaceId));
   return registry;
 }
 
 /** The triage job's worker (started with the other workers). */
 export async function registerTriageJobs(deps: Deps): Promise<void> {
   await deps.jobs.work<TriageJob>(TRIAGE_JOB, (job) => runTriageJob(deps, job), { concurrency: 2 });
-}
-
-/** setup_triage: automatic triage switched on, with an engine for the workspace. */
-async function triageConfigured(deps: Deps, db: Kysely<DB>, workspaceId: string): Promise<boolean> {
-  const s = await loadTriageSettings(db, workspaceId);
-  if (!s.auto_triage) return false;
-  if (enginesOf(deps)?.dedicated) return true;
-  const ws = await resolveAi(deps, workspaceId);
-  return ws.target !== null && ws.switchedOn;
 }
