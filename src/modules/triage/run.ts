@@ -6,6 +6,7 @@ import type { Static } from '@sinclair/typebox';
 import type { Deps } from '../../deps.js';
 import type { Unit } from '../../platform/db/tx.js';
 import type { RequestContext } from '../../platform/http/context.js';
+import { ApiError } from '../../platform/http/errors.js';
 import { aiDisabled } from '../ai/service.js';
 import { assignmentHook } from '../assignment/hook.js';
 import { listMessagesOfTicket } from '../tickets/messages.js';
@@ -133,7 +134,15 @@ export async function runTriageJob(deps: Deps, job: TriageJob): Promise<void> {
   if (!ticket || ticket.deleted_at !== null || ticket.merged_into_id !== null) return;
   const engine = await engineFor(deps, job.w);
   if (!engine) return;
-  const answer = await engine.triage(deps, await inputOf(deps, ticket, job.w, null));
+  let answer: EngineAnswer;
+  try {
+    answer = await engine.triage(deps, await inputOf(deps, ticket, job.w, null));
+  } catch (err) {
+    // Only a provider failure (502) is worth a retry; no balance or AI turned off meanwhile is not.
+    if (!(err instanceof ApiError) || err.status === 502) throw err;
+    deps.log.info({ workspace_id: job.w, ticket_id: job.t, code: err.code }, 'automatic triage skipped');
+    return;
+  }
   const settings = await loadTriageSettings(db, job.w);
   await deps.writer.run(job.w, async (u) => {
     const before = await ticketQuery(u.trx, job.w).where('t.id', '=', job.t).forUpdate('t').executeTakeFirst();

@@ -10,11 +10,12 @@ import { lockVisibleTicket } from '../tickets/service.js';
 import { SUGGESTION_FIELDS, type SuggestionField } from './apply.js';
 
 export async function dismissSuggestion(deps: Deps, ctx: RequestContext, param: string, field: string): Promise<void> {
-  if (!(SUGGESTION_FIELDS as string[]).includes(field)) {
-    throw invalid('path.field', `must be one of ${SUGGESTION_FIELDS.join(', ')}`);
-  }
   await deps.writer.run(ctx.workspaceId, async (u) => {
+    // The ticket first: another workspace's ticket is 404 whatever the field.
     const before = await lockVisibleTicket(u, ctx, param);
+    if (!(SUGGESTION_FIELDS as string[]).includes(field)) {
+      throw invalid('path.field', `must be one of ${SUGGESTION_FIELDS.join(', ')}`);
+    }
     const pending = (before.custom as Record<string, unknown> | null)?.ai_suggestions;
     if (pending === null || typeof pending !== 'object' || !(field in pending)) {
       throw new ApiError('not_found', `The ticket has no pending ${field} suggestion.`);

@@ -3,7 +3,7 @@
 // ticket.updated, activities with actor type ai (via, model, confidence), metering, the engine
 // reported connected, and the prompt-injection defence.
 import { describe, expect, it } from 'vitest';
-import { latestSeqOf, newTenant } from '../../support/helpers.js';
+import { isErrorBody, latestSeqOf, newTenant } from '../../support/helpers.js';
 import { customerTicket, promptOf, usageOf } from '../ai/features-setup.js';
 import {
   activitiesOf,
@@ -151,6 +151,24 @@ describe('POST /v1/tickets/{id}/ai/triage', () => {
     ai.answer({ json: triageAnswer({ priority: 'urgent' }) });
     const r = await svc.api.post(`/v1/tickets/${id}/ai/triage`, {}, t.as);
     expect(r.body.priority).toBe('urgent');
+  });
+});
+
+describe('provider failures', () => {
+  it('answers 502 ai_unavailable and changes nothing; an unreadable answer likewise', async () => {
+    const { svc, ai } = s;
+    const t = await newTenant(svc.api);
+    const { id } = await customerTicket(svc, t, 'Help');
+    const before = await ticketOf(svc, t, id);
+    ai.answer({ status: 500 }, { text: 'not json at all' });
+    for (let i = 0; i < 2; i++) {
+      const r = await svc.api.post(`/v1/tickets/${id}/ai/triage`, {}, t.as);
+      expect(r.status, r.text).toBe(502);
+      expect(isErrorBody(r.body, 502, 'ai_unavailable')).toBe(true);
+    }
+    const after = await ticketOf(svc, t, id);
+    expect(after.custom).toEqual(before.custom);
+    expect(after.updated_at).toBe(before.updated_at);
   });
 });
 

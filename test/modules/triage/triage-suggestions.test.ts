@@ -55,6 +55,7 @@ describe('DELETE /v1/tickets/{id}/ai/suggestions/{field}', () => {
     const r = await svc.api.delete(`/v1/tickets/${id}/ai/suggestions/spam`, other.as);
     expect(r.status).toBe(404);
     expect(isErrorBody(r.body, 404, 'not_found')).toBe(true);
+    expect((await svc.api.delete(`/v1/tickets/${id}/ai/suggestions/bogus`, other.as)).status).toBe(404);
     const triage = await svc.api.post(`/v1/tickets/${id}/ai/triage`, {}, other.as);
     expect(triage.status).toBe(404);
     expect(isErrorBody(triage.body, 404, 'not_found')).toBe(true);
