@@ -36,6 +36,7 @@ import { slaHook } from './modules/sla/hook.js';
 import { registerAutoCloseJob } from './modules/tickets/auto-close.js';
 import { TicketHooks } from './modules/tickets/hooks.js';
 import { registerTicketJobs } from './modules/tickets/snooze.js';
+import { plugTriage, registerTriageJobs, triageHook } from './modules/triage/auto.js';
 import { configuredEngine } from './modules/triage/service.js';
 import { renameTagInViews } from './modules/views/service.js';
 import { DEFAULT_WEBHOOK_OPTIONS, type WebhookOptions } from './modules/webhooks/options.js';
@@ -175,6 +176,7 @@ export async function createRuntime(
     ticketHooks.add(slaHook); // 30: SLA clocks: due dates, first reply, solve, reopen (src/modules/sla/hook.ts)
     ticketHooks.add(notificationsHook); // 40: assigned, mentioned, customer_replied (src/modules/notifications/hook.ts)
     ticketHooks.add(csatHook); // 50: a solved ticket's rating request (src/modules/csat/mail.ts)
+    ticketHooks.add(triageHook); // 60: auto_triage queues a run of a new ticket (src/modules/triage/auto.ts)
     const deps: Deps = {
       config,
       database,
@@ -215,6 +217,8 @@ export async function createRuntime(
         ['install_widget', (db, workspaceId) => widgetInstalled(db, workspaceId)],
       ]),
     };
+    // AI triage: the engines, the automations' seams, the engine reported (src/modules/triage/auto.ts).
+    plugTriage(deps);
     const pictures = deps.pictures;
     closers.unshift(() => pictures.close());
     const runCounts = deps.runCounts;
@@ -289,6 +293,7 @@ export async function createRuntime(
       closers.unshift(async () => pictureJobs.stop());
       await step(registerTicketJobs(deps)); // snoozed tickets wake up every minute (src/modules/tickets/snooze.ts)
       await step(registerSlaJobs(deps)); // SLA breaches every minute and at start (src/modules/sla/breaches.ts)
+      await step(registerTriageJobs(deps)); // automatic and automations' triage runs (src/modules/triage/auto.ts)
       await step(registerAutoCloseJob(deps)); // solved tickets close after auto_close_days (src/modules/tickets/auto-close.ts)
       await step(registerInboundJobs(deps)); // inbound mail → tickets, and the spool sweep (src/modules/email/inbound.ts)
       const w = await step(registerWebhooks(deps)); // dispatcher, deliveries, sweeps (src/modules/webhooks/workers.ts)

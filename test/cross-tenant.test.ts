@@ -61,6 +61,8 @@ const FACTORIES: Record<string, Factory> = {
   '/v1/tickets/:id/ai/draft': async (api, t) => FACTORIES['/v1/tickets/:id']!(api, t),
   '/v1/tickets/:id/ai/summary': async (api, t) => FACTORIES['/v1/tickets/:id']!(api, t),
   '/v1/tickets/:id/ai/ask': async (api, t) => FACTORIES['/v1/tickets/:id']!(api, t),
+  '/v1/tickets/:id/ai/triage': async (api, t) => FACTORIES['/v1/tickets/:id']!(api, t),
+  '/v1/tickets/:id/ai/suggestions/:field': async (api, t) => FACTORIES['/v1/tickets/:id']!(api, t),
   '/v1/custom-fields/:id': async (api, t) => {
     const r = await api.post('/v1/custom-fields', { entity: 'ticket', type: 'text', name: unique('Field') }, t.as);
     if (r.status !== 201) throw new Error(`custom field: ${r.status} ${r.text}`);
@@ -166,6 +168,7 @@ const BODIES: Record<string, unknown> = {
   'POST /v1/tickets/:id/merge': { into_id: '1' },
   'POST /v1/tickets/:id/ai/draft': {},
   'POST /v1/tickets/:id/ai/ask': { question: 'Why?' },
+  'POST /v1/tickets/:id/ai/triage': {},
   'PATCH /v1/tags/:id': { name: 'Renamed' },
   'POST /v1/tags/:id/merge': { into: '0193c6a0-0000-7000-8000-00000000beef' },
   'PATCH /v1/tag-groups/:id': { name: 'Renamed' },

@@ -42,6 +42,10 @@ export interface PatchOptions {
   extraChanges?: string[];
   /** Who made each change, when several actors' changes apply as one (an event's automations). */
   actorOf?: (change: string) => Actor;
+  /** Extra data of each change's activity (AI triage: via, model, confidence). */
+  activityData?: (change: string) => Record<string, unknown>;
+  /** Keep custom.ai_suggestions as the patch leaves it (AI triage writes its own set). */
+  keepSuggestions?: boolean;
 }
 
 /** What the steps found the patch changes, before anything is written. */
@@ -72,7 +76,7 @@ export async function applyPatch(
   ctx: ActingContext,
   before: TicketRow,
   patch: PatchInput,
-  { at = 'body', extraChanges = [], actorOf }: PatchOptions = {},
+  { at = 'body', extraChanges = [], actorOf, activityData, keepSuggestions }: PatchOptions = {},
 ): Promise<Applied> {
   const d: Draft = { before, at, set: {}, changes: [...extraChanges], activities: [], fields: before.fields ?? {} };
   changeSubject(d, patch);
@@ -83,10 +87,11 @@ export async function applyPatch(
   changeSnooze(d, patch);
   await changeLabels(u, ctx, d, patch);
   changeSpamAndCustom(d, patch);
+  if (!keepSuggestions) dropSuggestions(d, patch);
   if (d.changes.length === 0) return { row: before, changes: d.changes };
 
   let row = await writeRow(u, d);
-  await recordActivities(u, row, d, (change) => actorOf?.(change) ?? ctx.actor);
+  await recordActivities(u, row, d, (change) => actorOf?.(change) ?? ctx.actor, activityData);
   emitUpdated(u, row, d.changes, d.newAssignee);
   // The workflow sees what this patch changed (not the stat columns a reply passes along).
   const own = d.changes.filter((c) => !extraChanges.includes(c));
@@ -238,6 +243,37 @@ function changeSpamAndCustom(d: Draft, patch: PatchInput): void {
   }
 }
 
+/** The AI suggestion each patch key settles (interface.md "AI suggestions"). */
+const SUGGESTION_OF: Record<string, string> = {
+  priority: 'priority',
+  severity: 'severity',
+  team_id: 'team',
+  spam: 'spam',
+  tags: 'labels',
+  add_tags: 'labels',
+  remove_tags: 'labels',
+};
+
+/** A patch setting a field removes its pending AI suggestion (custom.ai_suggestions). */
+function dropSuggestions(d: Draft, patch: PatchInput): void {
+  const custom = (d.set.custom ? JSON.parse(d.set.custom as string) : (d.before.custom ?? {})) as Record<
+    string,
+    unknown
+  >;
+  const pending = custom.ai_suggestions;
+  if (pending === null || typeof pending !== 'object') return;
+  const left: Record<string, unknown> = { ...(pending as Record<string, unknown>) };
+  for (const [key, field] of Object.entries(SUGGESTION_OF)) {
+    if ((patch as Record<string, unknown>)[key] !== undefined) delete left[field];
+  }
+  if (Object.keys(left).length === Object.keys(pending).length) return;
+  const next = { ...custom };
+  if (Object.keys(left).length > 0) next.ai_suggestions = left;
+  else delete next.ai_suggestions;
+  d.set.custom = JSON.stringify(next);
+  if (!d.changes.includes('custom')) d.changes.push('custom');
+}
+
 /**
  * Writes the columns (labels are written already, updated_at moves with them) and answers the row
  * as it is now; only extra changes (a message's statistics, which the caller read `before` after):
@@ -256,10 +292,19 @@ async function writeRow(u: Unit, d: Draft): Promise<TicketRow> {
 }
 
 /** One activity per tracked change, each by whoever made that change. */
-async function recordActivities(u: Unit, row: TicketRow, d: Draft, actorOf: (change: string) => Actor) {
+async function recordActivities(
+  u: Unit,
+  row: TicketRow,
+  d: Draft,
+  actorOf: (change: string) => Actor,
+  extra?: (change: string) => Record<string, unknown>,
+) {
   await addActivities(
     u,
     { id: row.id, privateTeamId: row.private_team_id },
-    d.activities.map(([type, data]) => ({ actor: actorOf(CHANGE_OF_ACTIVITY[type] ?? type), type, data })),
+    d.activities.map(([type, data]) => {
+      const change = CHANGE_OF_ACTIVITY[type] ?? type;
+      return { actor: actorOf(change), type, data: extra ? { ...data, ...extra(change) } : data };
+    }),
   );
 }

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { Body } from '../../platform/http/schemas.js';
+import { Body, Nullable } from '../../platform/http/schemas.js';
 
 export const TriageField = Type.Union([
   Type.Literal('priority'),
@@ -44,3 +44,61 @@ export const PatchTriageBody = Body({
     }),
   ),
 });
+
+// --- POST /v1/tickets/{id}/ai/triage, DELETE /v1/tickets/{id}/ai/suggestions/{field} -------------
+
+const Prob = Nullable(Type.Number({ minimum: 0, maximum: 1 }));
+const Value = Type.Union([Type.String(), Type.Boolean(), Type.Array(Type.String())]);
+
+export const Decision = Type.Object(
+  { value: Value, probability: Prob, confidence: Prob, applied: Type.Boolean() },
+  { title: 'Decision' },
+);
+
+export const AIDecisions = Type.Object(
+  {
+    engine: Type.Union([Type.Literal('dedicated'), Type.Literal('llm')]),
+    model: Type.String(),
+    model_version: Type.Optional(Type.String()),
+    threshold: Type.Number(),
+    decided_at: Type.String({ format: 'date-time' }),
+    fields: Type.Record(Type.String(), Decision),
+  },
+  { title: 'AIDecisions' },
+);
+
+export const Suggestion = Type.Object(
+  { value: Value, confidence: Prob, probability: Prob, model: Type.String(), decided_at: Type.String() },
+  { title: 'Suggestion' },
+);
+
+export const TriageBody = Body({
+  apply: Type.Optional(
+    Type.Boolean({
+      description: 'Apply every decision whatever the triage fields and the confidence (spam stays a suggestion).',
+    }),
+  ),
+});
+
+export const TriageResult = Type.Object(
+  {
+    tags: Type.Array(Type.String()),
+    suggested_tags: Type.Array(Type.String()),
+    priority: Type.String(),
+    severity: Nullable(Type.String()),
+    team_id: Nullable(Type.String()),
+    sentiment: Nullable(Type.String()),
+    language: Nullable(Type.String()),
+    category: Nullable(Type.String()),
+    summary: Type.String(),
+    applied: Type.Array(Type.String()),
+    decisions: AIDecisions,
+    suggestions: Type.Record(Type.String(), Suggestion),
+  },
+  { title: 'TriageResult' },
+);
+
+export const SuggestionParams = Type.Object(
+  { id: Type.String({ maxLength: 64 }), field: Type.String({ maxLength: 64 }) },
+  { additionalProperties: false },
+);

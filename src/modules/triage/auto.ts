@@ -1,0 +1,91 @@
+// What runs triage without an agent asking: auto_triage on a new ticket (a workflow hook that
+// queues a job after the ticket's transaction commits; customer replies are not triaged again:
+// the triage settings have no option for it, docs/decisions.md "Triage"), the automations'
+// ai_triage action (queued the same way, via `automation`), and their ai_decide conditions
+// (every question of one automation run in one engine call, metered `decide`). Also the engine
+// GET /v1/triage and GET /v1/ai/config report. The onboarding step setup_triage keeps its built-in
+// check (automatic triage switched on: triage configured; docs/decisions.md "Triage").
+import { type Kysely, sql } from 'kysely';
+import type { DecisionEngine, Deps, TriageHandler } from '../../deps.js';
+import type { DB } from '../../platform/db/schema.js';
+import { type Unit, Writer } from '../../platform/db/tx.js';
+import type { TicketHook } from '../tickets/hooks.js';
+import { type EngineRegistry, engineFor, enginesOf, registerEngines } from './engine.js';
+import { llmEngine } from './llm-engine.js';
+import { queueTriage, runTriageJob, TRIAGE_JOB, type TriageJob } from './run.js';
+import type { TriageEngineView } from './service.js';
+import { configuredEngine } from './service.js';
+
+/** auto_triage: a new ticket (not spam) is triaged in a job once its transaction commits. */
+export const triageHook: TicketHook = {
+  name: 'triage',
+  order: 60,
+  probe: (workspaceId) => ({
+    ticket_created: sql<boolean>`coalesce((SELECT s.auto_triage FROM triage_settings s WHERE s.workspace_id = ${workspaceId}), false)`,
+  }),
+  async run(deps, u, change) {
+    if (change.trigger !== 'ticket_created' || change.ticket.spam) return false;
+    queueTriage(deps, u, change.ticket.id, 'triage');
+    return false;
+  },
+};
+
+/** The automations' ai_triage action: a run via `automation`, in a job. */
+export const triageAction: TriageHandler = async (deps, u, request) => {
+  queueTriage(deps, u, request.ticket.id, 'automation');
+};
+
+/**
+ * The automations' ai_decide conditions: one engine call per automation run. It runs inside the
+ * automation's transaction (the seam's contract: the conditions decide what the run does), with
+ * the provider's timeout bounding it. The embedded database runs one transaction at a time, so
+ * there the call reads and meters through that transaction (its usage row commits with it) and
+ * any other write it would make fails instead of waiting for the session forever.
+ */
+export const decideConditions: DecisionEngine = async (deps, u, request) => {
+  const d = deps.database.kind === 'pglite' ? insideUnit(deps, u) : deps;
+  const engine = await engineFor(d, u.workspaceId);
+  if (!engine) return null;
+  return engine.decide(d, {
+    workspaceId: u.workspaceId,
+    ticket: request.ticket,
+    message: request.message?.body_text ?? null,
+    questions: request.questions,
+  });
+};
+
+/** Deps whose reads and writes go through the unit's transaction (the embedded database). */
+function insideUnit(deps: Deps, u: Unit): Deps {
+  const db = u.trx as unknown as Kysely<DB>;
+  return { ...deps, database: { ...deps.database, db, search: db }, writer: new Writer(db, deps.publisher) };
+}
+
+/** GET /v1/triage and /v1/ai/config `decisions`: the dedicated engine, else the language model. */
+export function reportedEngine(deps: Deps): TriageEngineView {
+  const r = enginesOf(deps);
+  const base = configuredEngine(deps);
+  if (r?.dedicated) return { provider: 'dedicated', model: 'dedicated', connected: true };
+  if (base.provider === 'llm') return { ...base, connected: r?.llmConnected ?? false };
+  return base;
+}
+
+/** Plugs triage into the process: the engines, the seams, the hook's job worker (runtime.ts). */
+export function plugTriage(deps: Deps): EngineRegistry {
+  const registry: EngineRegistry = {
+    dedicated: null,
+    llm: llmEngine(() => {
+      registry.llmConnected = true;
+    }),
+    llmConnected: false,
+  };
+  registerEngines(deps, registry);
+  deps.ai.decide = decideConditions;
+  deps.ai.triage = triageAction;
+  deps.ai.triageEngine = reportedEngine;
+  return registry;
+}
+
+/** The triage job's worker (started with the other workers). */
+export async function registerTriageJobs(deps: Deps): Promise<void> {
+  await deps.jobs.work<TriageJob>(TRIAGE_JOB, (job) => runTriageJob(deps, job), { concurrency: 2 });
+}
