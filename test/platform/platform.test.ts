@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, parseDuration } from '../../src/config.js';
 import { openDatabase } from '../../src/platform/db/index.js';
 import { migrateToLatest } from '../../src/platform/db/migrate.js';
+import { Jobs } from '../../src/platform/jobs/index.js';
 import { onPostgres, type Service, startService } from '../support/helpers.js';
 import { type OwnDatabase, ownDatabase } from '../support/own-database.js';
 
@@ -298,6 +299,53 @@ describe('job queue', () => {
     await jobs.send(queue2, { n: 1 });
     await expect.poll(() => late, { timeout: 5_000 }).toEqual([1]);
   }, 60_000);
+
+  it('a job that ends after the queue stopped writes nothing on the closed database', async () => {
+    // pg-boss reports a handler's outcome without awaiting it: a handler that outlives stop()
+    // used to fail on a closed pool as an unhandled rejection (a red CI run).
+    const database = await openDatabase({
+      databaseUrl: process.env.DATABASE_URL || null,
+      dataDir: tmp(),
+      memory: !process.env.DATABASE_URL,
+    });
+    const unhandled: unknown[] = [];
+    const onUnhandled = (err: unknown) => void unhandled.push(err);
+    process.on('unhandledRejection', onUnhandled);
+    const warned: string[] = [];
+    const log = { warn: (_: object, msg: string) => void warned.push(msg), error: () => {} };
+    const jobs = new Jobs(database, log, 1000);
+    let release = () => {};
+    const released = new Promise<void>((r) => {
+      release = r;
+    });
+    let started = false;
+    try {
+      await jobs.start();
+      const queue = `test-late-${process.pid}-${Date.now()}`;
+      await jobs.work(
+        queue,
+        async () => {
+          started = true;
+          await released;
+          throw new Error('ends after the stop');
+        },
+        { pollingIntervalSeconds: 0.5 },
+      );
+      await jobs.send(queue, { n: 1 });
+      await expect.poll(() => started, { timeout: 15_000 }).toBe(true);
+      await jobs.stop(); // gives up waiting after 1 s: the handler is still running
+      await database.close();
+      await expect(database.executeSql('select 1')).rejects.toThrow(); // closed for real
+      release();
+      await expect.poll(() => warned, { timeout: 5_000 }).toContain('job failed');
+      // pg-boss's report of the failure runs on the following turns of the event loop.
+      for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+      expect(unhandled).toEqual([]);
+    } finally {
+      release();
+      process.off('unhandledRejection', onUnhandled);
+    }
+  }, 30_000);
 
   // The embedded database of the tests lives in memory, so a restart needs PostgreSQL.
   it.runIf(onPostgres)(

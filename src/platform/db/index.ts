@@ -144,7 +144,10 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       },
       close: async () => {
         await db.destroy();
+        // Kysely ends the pool only if it ever queried through it (pg-boss's executeSql may be all).
+        if (!pool.ending) await pool.end();
         await search.destroy();
+        if (!searchPool.ending) await searchPool.end();
         await side.end();
       },
       dump: null,
@@ -175,6 +178,10 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     },
     close: async () => {
       await db.destroy();
+      // Kysely closes the client only if it ever queried through it (pg-boss's executeSql may be all).
+      await mutex.run(async () => {
+        if (!client.closed) await client.close();
+      });
     },
     dump: () =>
       mutex.run(async () => {

@@ -30,19 +30,41 @@ export class Jobs {
   readonly #queues = new Set<string>();
   readonly #workers = new Map<string, string[]>();
   #started = false;
+  /** pg-boss's statements still running, and whether the queue has stopped (see stop()). */
+  readonly #inflight = new Set<Promise<unknown>>();
+  #closed = false;
 
   constructor(
     database: Database,
     private readonly log: JobLogger,
+    /** How long stop() waits for handlers in flight. */
+    private readonly stopTimeoutMs = 10_000,
   ) {
     this.#boss = new PgBoss({
-      db: { executeSql: (text, values) => database.executeSql(text, values) },
+      // pg-boss types rows as any; ours are unknown until read.
+      db: { executeSql: (text, values) => this.#execute(database, text, values) as Promise<{ rows: never[] }> },
       schema: 'pgboss',
       // Maintenance every few minutes is plenty; polling stays at the default 2 s.
       maintenanceIntervalSeconds: 300,
       archiveCompletedAfterSeconds: 3600,
     });
     this.#boss.on('error', (err) => this.log.error({ err: String(err) }, 'job queue error'));
+  }
+
+  #execute(database: Database, text: string, values?: unknown[]): Promise<{ rows: unknown[] }> {
+    // pg-boss reports a handler's outcome (complete / fail) without awaiting it, so a handler that
+    // ends as the process stops would otherwise write on a closed pool, an unhandled rejection.
+    // Once stopped, its statements are dropped: a job still marked active then expires and is
+    // retried by the next process, which is what a crash would have done.
+    // (pg-boss reads a missing result as nothing affected.)
+    if (this.#closed) return Promise.resolve(null as unknown as { rows: unknown[] });
+    const p = database.executeSql(text, values as unknown[]);
+    this.#inflight.add(p);
+    void p.then(
+      () => this.#inflight.delete(p),
+      () => this.#inflight.delete(p),
+    );
+    return p;
   }
 
   async start(): Promise<void> {
@@ -131,6 +153,9 @@ export class Jobs {
   async stop(): Promise<void> {
     if (!this.#started) return;
     this.#started = false;
-    await this.#boss.stop({ graceful: true, wait: true, timeout: 10_000, close: false });
+    await this.#boss.stop({ graceful: true, wait: true, timeout: this.stopTimeoutMs, close: false });
+    this.#closed = true;
+    // What pg-boss started before it stopped ends before the database closes after us.
+    while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight]);
   }
 }
