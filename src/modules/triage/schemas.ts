@@ -8,10 +8,26 @@ export const TriageField = Type.Union([
   Type.Literal('team'),
 ]);
 
+/** The dedicated engine's state for the workspace (GET /v1/triage only; docs/ai.md "The dedicated engine"). */
+export const TriageTraining = Type.Object(
+  {
+    /** learning: fewer than `needed` solved tickets; ready: a model decides. */
+    status: Type.Union([Type.Literal('learning'), Type.Literal('ready')]),
+    solved: Type.Integer({ description: 'Solved (and closed) tickets it can learn from.' }),
+    needed: Type.Integer({ description: 'Solved tickets needed before it decides (40).' }),
+    trained_at: Nullable(Type.String({ format: 'date-time' })),
+    trained_on: Type.Integer({ description: 'Tickets the current model learned from.' }),
+    /** Accuracy per field on the workspace's own held-out tickets (0 to 1), null before the first model. */
+    accuracy: Nullable(Type.Record(Type.String(), Type.Number())),
+  },
+  { title: 'TriageTraining' },
+);
+
 export const TriageEngine = Type.Object({
   provider: Type.Union([Type.Literal('dedicated'), Type.Literal('llm'), Type.Literal('none')]),
   model: Type.String(),
   connected: Type.Boolean(),
+  training: Type.Optional(TriageTraining),
 });
 
 export const TriageSettings = Type.Object(
