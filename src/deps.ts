@@ -103,8 +103,8 @@ export type TriageHandler = (deps: Deps, u: Unit, request: TriageRequest) => Pro
 export interface AiSeams {
   decide: DecisionEngine | null;
   triage: TriageHandler | null;
-  /** What GET /v1/triage shows as the engine. */
-  triageEngine: (deps: Deps) => Static<typeof TriageEngine>;
+  /** What GET /v1/triage shows as the workspace's engine. */
+  triageEngine: (deps: Deps, workspaceId: string) => Promise<Static<typeof TriageEngine>>;
   /** The language model providers this process holds, one per (kind, key, base URL) (src/modules/ai/pool.ts). */
   providers: ProviderPool;
 }

@@ -37,6 +37,7 @@ import { registerAutoCloseJob } from './modules/tickets/auto-close.js';
 import { TicketHooks } from './modules/tickets/hooks.js';
 import { registerTicketJobs } from './modules/tickets/snooze.js';
 import { plugTriage, registerTriageJobs, triageHook } from './modules/triage/auto.js';
+import { trainingHook } from './modules/triage/dedicated/training.js';
 import { configuredEngine } from './modules/triage/service.js';
 import { renameTagInViews } from './modules/views/service.js';
 import { DEFAULT_WEBHOOK_OPTIONS, type WebhookOptions } from './modules/webhooks/options.js';
@@ -177,6 +178,7 @@ export async function createRuntime(
     ticketHooks.add(notificationsHook); // 40: assigned, mentioned, customer_replied (src/modules/notifications/hook.ts)
     ticketHooks.add(csatHook); // 50: a solved ticket's rating request (src/modules/csat/mail.ts)
     ticketHooks.add(triageHook); // 60: auto_triage queues a run of a new ticket (src/modules/triage/auto.ts)
+    ticketHooks.add(trainingHook); // 61: a solve queues the dedicated engine's training (src/modules/triage/dedicated/training.ts)
     const deps: Deps = {
       config,
       database,
@@ -206,7 +208,7 @@ export async function createRuntime(
       ai: {
         decide: null,
         triage: null,
-        triageEngine: configuredEngine,
+        triageEngine: async (d) => configuredEngine(d),
         providers: new ProviderPool({ ...DEFAULT_AI_OPTIONS, ...opts.ai }, createProvider),
       },
       pictures: new Pictures({ ...DEFAULT_PICTURE_OPTIONS, ...opts.pictures }), // src/modules/images

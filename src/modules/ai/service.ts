@@ -165,7 +165,7 @@ export async function getConfig(deps: Deps, workspaceId: string): Promise<Static
     costs: costsOf(ws),
     metered: ws.target?.source === 'instance',
     assistant_name: ASSISTANT_NAME,
-    decisions: deps.ai.triageEngine(deps),
+    decisions: await deps.ai.triageEngine(deps, workspaceId),
     own_key: ownKeyView(ws.row),
   };
 }

@@ -10,7 +10,10 @@ import type { DecisionEngine, Deps, TriageHandler } from '../../deps.js';
 import type { DB } from '../../platform/db/schema.js';
 import { type Unit, Writer } from '../../platform/db/tx.js';
 import type { TicketHook } from '../tickets/hooks.js';
-import { type EngineRegistry, engineFor, enginesOf, registerEngines } from './engine.js';
+import { dedicatedEngine } from './dedicated/engine.js';
+import { MODEL_NAME } from './dedicated/model.js';
+import { registerTrainingJobs } from './dedicated/training.js';
+import { type EngineRegistry, engineForQuestions, enginesOf, registerEngines } from './engine.js';
 import { llmEngine } from './llm-engine.js';
 import { queueTriage, runTriageJob, TRIAGE_JOB, type TriageJob } from './run.js';
 import type { TriageEngineView } from './service.js';
@@ -44,7 +47,7 @@ export const triageAction: TriageHandler = async (deps, u, request) => {
  */
 export const decideConditions: DecisionEngine = async (deps, u, request) => {
   const d = deps.database.kind === 'pglite' ? insideUnit(deps, u) : deps;
-  const engine = await engineFor(d, u.workspaceId);
+  const engine = await engineForQuestions(d, u.workspaceId);
   if (!engine) return null;
   return engine.decide(d, {
     workspaceId: u.workspaceId,
@@ -60,19 +63,27 @@ function insideUnit(deps: Deps, u: Unit): Deps {
   return { ...deps, database: { ...deps.database, db, search: db }, writer: new Writer(db, deps.publisher) };
 }
 
-/** GET /v1/triage and /v1/ai/config `decisions`: the dedicated engine, else the language model. */
-export function reportedEngine(deps: Deps): TriageEngineView {
+/**
+ * GET /v1/triage and /v1/ai/config `decisions`: the engine that decides for the workspace. The
+ * dedicated engine once its model is ready (connected), else the language model when one is
+ * configured, else none: nothing decides until the model is ready. `training` is the dedicated
+ * engine's state, from the workspace's first solved ticket on (its progress towards the 40).
+ */
+export async function reportedEngine(deps: Deps, workspaceId: string): Promise<TriageEngineView> {
   const r = enginesOf(deps);
   const base = configuredEngine(deps);
-  if (r?.dedicated) return { provider: 'dedicated', model: 'dedicated', connected: true };
-  if (base.provider === 'llm') return { ...base, connected: r?.llmConnected ?? false };
-  return base;
+  const llm = base.provider === 'llm' ? { ...base, connected: r?.llmConnected ?? false } : null;
+  if (!r?.dedicated) return llm ?? base;
+  const training = await r.dedicated.training(deps, workspaceId);
+  if (training.status === 'ready') return { provider: 'dedicated', model: MODEL_NAME, connected: true, training };
+  const other = llm ?? base;
+  return training.solved > 0 ? { ...other, training } : other;
 }
 
 /** Plugs triage into the process: the engines, the seams, the hook's job worker (runtime.ts). */
 export function plugTriage(deps: Deps): EngineRegistry {
   const registry: EngineRegistry = {
-    dedicated: null,
+    dedicated: dedicatedEngine(),
     llm: llmEngine(() => {
       registry.llmConnected = true;
     }),
@@ -88,4 +99,5 @@ export function plugTriage(deps: Deps): EngineRegistry {
 /** The triage job's worker (started with the other workers). */
 export async function registerTriageJobs(deps: Deps): Promise<void> {
   await deps.jobs.work<TriageJob>(TRIAGE_JOB, (job) => runTriageJob(deps, job), { concurrency: 2 });
+  await registerTrainingJobs(deps);
 }

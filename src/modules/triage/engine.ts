@@ -1,6 +1,6 @@
 // The decision engine interface triage runs on (docs/ai.md "Triage"). Two engines fit it: the
-// language model (llm-engine.ts: one structured call through runAi) and, later, the dedicated
-// offline engine (a classifier per workspace trained on its solved tickets). Both answer the
+// language model (llm-engine.ts: one structured call through runAi) and the dedicated offline
+// engine (dedicated/: a classifier per workspace trained on its solved tickets). Both answer the
 // same thing: a Decision per field, each with its value, the probability the engine gives it
 // and its confidence (null for the language model, whose decisions apply without the threshold
 // gate). apply.ts turns the answer into what the ticket gets; the engine never writes.
@@ -8,8 +8,10 @@
 // Which engine decides: the dedicated engine when one is registered and ready for the workspace,
 // else the language model when the workspace has a provider, else none (404 ai_disabled). The
 // registry is per process (per Deps), kept here so that Deps' shape does not change.
+import type { Static } from '@sinclair/typebox';
 import type { Deps } from '../../deps.js';
 import type { TicketRow } from '../tickets/queries.js';
+import type { TriageTraining } from './schemas.js';
 
 export const DECISION_FIELDS = [
   'priority',
@@ -90,9 +92,16 @@ export interface TriageEngine {
   decide(deps: Deps, input: QuestionsInput): Promise<Array<number | null>>;
 }
 
+/** The dedicated engine (dedicated/engine.ts): also reports its training per workspace. */
+export interface DedicatedEngine extends TriageEngine {
+  readonly kind: 'dedicated';
+  /** The workspace's training state (GET /v1/triage `engine.training`). */
+  training(deps: Deps, workspaceId: string): Promise<Static<typeof TriageTraining>>;
+}
+
 export interface EngineRegistry {
-  /** The dedicated engine, once one is built (a later issue's helper registers it here). */
-  dedicated: TriageEngine | null;
+  /** The dedicated engine (dedicated/engine.ts). */
+  dedicated: DedicatedEngine | null;
   llm: TriageEngine;
   /** Set once a language model triage or decide call succeeded in this process. */
   llmConnected: boolean;
@@ -114,5 +123,18 @@ export async function engineFor(deps: Deps, workspaceId: string): Promise<Triage
   if (!r) return null;
   if (r.dedicated && (await r.dedicated.ready(deps, workspaceId))) return r.dedicated;
   if (await r.llm.ready(deps, workspaceId)) return r.llm;
+  return null;
+}
+
+/**
+ * The engine for the automations' ai_decide questions: the language model when the workspace
+ * has one (the dedicated engine cannot read a question), else the dedicated one (it answers
+ * null: the condition does not hold), else null.
+ */
+export async function engineForQuestions(deps: Deps, workspaceId: string): Promise<TriageEngine | null> {
+  const r = enginesOf(deps);
+  if (!r) return null;
+  if (await r.llm.ready(deps, workspaceId)) return r.llm;
+  if (r.dedicated && (await r.dedicated.ready(deps, workspaceId))) return r.dedicated;
   return null;
 }

@@ -60,13 +60,13 @@ export async function loadTriageSettings(db: Kysely<DB>, workspaceId: string): P
   };
 }
 
-function present(deps: Deps, s: StoredTriage): TriageSettingsView {
-  const engine = deps.ai.triageEngine(deps);
+async function present(deps: Deps, workspaceId: string, s: StoredTriage): Promise<TriageSettingsView> {
+  const engine = await deps.ai.triageEngine(deps, workspaceId);
   return { ...s, engine, available: engine.provider !== 'none' && engine.connected };
 }
 
 export async function getTriage(deps: Deps, ctx: RequestContext): Promise<TriageSettingsView> {
-  return present(deps, await loadTriageSettings(deps.database.db, ctx.workspaceId));
+  return present(deps, ctx.workspaceId, await loadTriageSettings(deps.database.db, ctx.workspaceId));
 }
 
 /** PATCH /v1/triage: any subset. Audit: triage.updated with what changed. */
@@ -75,7 +75,8 @@ export async function updateTriage(
   ctx: RequestContext,
   input: Static<typeof PatchTriageBody>,
 ): Promise<TriageSettingsView> {
-  return deps.writer.run(ctx.workspaceId, async (u) => {
+  // The engine is read after the commit: the embedded database runs one transaction at a time.
+  const stored = await deps.writer.run(ctx.workspaceId, async (u) => {
     await lockSettingsRow(u, 'triage_settings');
     const before = await loadTriageSettings(u.trx, ctx.workspaceId);
     const after: StoredTriage = {
@@ -88,7 +89,7 @@ export async function updateTriage(
     const changed = (Object.keys(after) as Array<keyof StoredTriage>).filter(
       (k) => JSON.stringify(after[k]) !== JSON.stringify(before[k]),
     );
-    if (changed.length === 0) return present(deps, before);
+    if (changed.length === 0) return before;
     await u.trx
       .updateTable('triage_settings')
       .set({ ...after, fields: JSON.stringify(after.fields), updated_at: new Date() })
@@ -104,6 +105,7 @@ export async function updateTriage(
         to: Object.fromEntries(changed.map((k) => [k, after[k]])),
       },
     });
-    return present(deps, after);
+    return after;
   });
+  return present(deps, ctx.workspaceId, stored);
 }

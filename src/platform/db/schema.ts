@@ -50,6 +50,7 @@ import type {
   TicketTagsTable,
   ViewsTable,
 } from './tables-records.js';
+import type { TriageModelsTable } from './tables-triage-models.js';
 import type { WidgetSettingsTable, WidgetVisitorsTable } from './tables-widget.js';
 import type {
   AssignmentPointersTable,
@@ -70,6 +71,7 @@ export type * from './tables-images.js';
 export type * from './tables-kb.js';
 export type * from './tables-portal.js';
 export type * from './tables-records.js';
+export type * from './tables-triage-models.js';
 export type * from './tables-widget.js';
 export type * from './tables-workflow.js';
 
@@ -134,4 +136,5 @@ export interface DB {
   images: ImagesTable;
   ai_settings: AiSettingsTable;
   ai_usage: AiUsageTable;
+  triage_models: TriageModelsTable;
 }
