@@ -148,4 +148,19 @@ describe('the dedicated engine', () => {
     expect(r.status, r.text).toBe(200);
     expect(HIGH_OR_URGENT).toContain(r.body.decisions.fields.priority.value);
   });
+
+  it('retrains after more solves, and decides with the new model at once', async () => {
+    const before = (await triageOf(t)).engine.training;
+    await solved(t, 'Cannot sign in with SSO', 'high', 5, 'The SSO page loops back to the sign-in form.');
+    await expect
+      .poll(async () => (await triageOf(t)).engine.training.trained_at, { timeout: 60_000 })
+      .not.toBe(before.trained_at);
+    const after = (await triageOf(t)).engine.training;
+    expect(after).toMatchObject({ status: 'ready', solved: 45, trained_on: 36 });
+    // The process's cached model gives way to the one just stored.
+    const id = await ticket(t, LOW);
+    const r = await svc.api.post(`/v1/tickets/${id}/ai/triage`, {}, t.as);
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.decisions.model_version).toBe(after.trained_at);
+  });
 });
