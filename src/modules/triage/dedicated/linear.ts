@@ -56,18 +56,35 @@ export function softmaxInPlace(z: Float64Array, t = 1): Float64Array {
   return z;
 }
 
-/** The logits of x; `row` maps a feature to its weight row (-1: none), identity when absent. */
+/** The position of `v` in the ascending `sorted`, or -1. */
+export function rowOf(sorted: Int32Array, v: number): number {
+  let lo = 0;
+  let hi = sorted.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const m = sorted[mid]!;
+    if (m === v) return mid;
+    if (m < v) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
+/**
+ * The logits of x. With `rows` (the ascending features that have weight rows), feature f's
+ * weights are at row rowOf(rows, f), and a feature without a row weighs nothing; without, at f.
+ */
 export function logitsOf(
   w: Float32Array,
   b: ArrayLike<number>,
   k: number,
   x: SparseVector,
   out: Float64Array,
-  row?: Int32Array,
+  rows?: Int32Array,
 ): Float64Array {
   for (let c = 0; c < k; c++) out[c] = b[c]!;
   for (let i = 0; i < x.idx.length; i++) {
-    const r = row ? row[x.idx[i]!]! : x.idx[i]!;
+    const r = rows ? rowOf(rows, x.idx[i]!) : x.idx[i]!;
     if (r < 0) continue;
     const v = x.val[i]!;
     const at = r * k;

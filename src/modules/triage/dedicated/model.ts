@@ -49,8 +49,7 @@ export interface FieldModel {
 
 export interface WorkspaceModel {
   name: string;
-  /** Feature bucket → weight row (-1: no row). */
-  rowOf: Int32Array;
+  /** The feature buckets that have a weight row, ascending (row r weighs feature rows[r]). */
   rows: Int32Array;
   fields: FieldModel[];
   trainedOn: number;
@@ -140,12 +139,7 @@ export async function trainModel(
   let n = 0;
   for (let j = 0; j < DIM; j++) n += used[j]!;
   const rows = new Int32Array(n);
-  const rowOf = new Int32Array(DIM).fill(-1);
-  for (let j = 0, r = 0; j < DIM; j++)
-    if (used[j]) {
-      rows[r] = j;
-      rowOf[j] = r++;
-    }
+  for (let j = 0, r = 0; j < DIM; j++) if (used[j]) rows[r++] = j;
   const fields: FieldModel[] = fits.map((f) => {
     const k = f.classes.length;
     const w = new Float32Array(n * k);
@@ -158,7 +152,7 @@ export async function trainModel(
     let right = 0;
     const out = new Float64Array(k);
     mine.forEach((i, m) => {
-      logitsOf(w, b, k, xs[i]!, out, rowOf);
+      logitsOf(w, b, k, xs[i]!, out, rows);
       logits.set(out, m * k);
       labels[m] = f.y[i]!;
       if (argmax(out) === f.y[i]) right++;
@@ -174,7 +168,7 @@ export async function trainModel(
       b,
     };
   });
-  return { name: MODEL_NAME, rowOf, rows, fields, trainedOn: train.length };
+  return { name: MODEL_NAME, rows, fields, trainedOn: train.length };
 }
 
 export function argmax(p: ArrayLike<number>): number {
@@ -189,7 +183,7 @@ export function predict(m: WorkspaceModel, text: TicketText): Partial<Record<Lea
   const out: Partial<Record<LearnedField, Prediction>> = {};
   for (const f of m.fields) {
     const p = softmaxInPlace(
-      logitsOf(f.w, f.b, f.classes.length, x, new Float64Array(f.classes.length), m.rowOf),
+      logitsOf(f.w, f.b, f.classes.length, x, new Float64Array(f.classes.length), m.rows),
       f.temperature,
     );
     out[f.field] = { classes: f.classes, p, best: argmax(p) };
@@ -264,7 +258,5 @@ export function decodeModel(meta: ModelMeta, blob: Uint8Array): WorkspaceModel {
     };
   });
   if (at !== bytes.byteLength) throw new Error(`triage model: ${bytes.byteLength} bytes, expected ${at}`);
-  const rowOf = new Int32Array(DIM).fill(-1);
-  for (let r = 0; r < n; r++) rowOf[rows[r]!] = r;
-  return { name: meta.name, rowOf, rows, fields, trainedOn: meta.trained_on };
+  return { name: meta.name, rows, fields, trainedOn: meta.trained_on };
 }

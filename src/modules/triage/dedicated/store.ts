@@ -141,6 +141,9 @@ interface Cached {
   model: WorkspaceModel;
 }
 
+/** Workspaces whose models a process keeps (the least recently used goes first). */
+const CACHED_MODELS = 256;
+
 /** Per process: each workspace's model as last read, kept while its trained_at is the same. */
 export class ModelCache {
   private readonly models = new Map<string, Cached>();
@@ -158,7 +161,11 @@ export class ModelCache {
     }
     const at = new Date(head.trained_at).getTime();
     const cached = this.models.get(workspaceId);
-    if (cached && cached.trainedAt === at) return cached.model;
+    if (cached && cached.trainedAt === at) {
+      this.models.delete(workspaceId);
+      this.models.set(workspaceId, cached);
+      return cached.model;
+    }
     const row = await db
       .selectFrom('triage_models')
       .select(['meta', 'weights', 'trained_at'])
@@ -168,7 +175,9 @@ export class ModelCache {
     const meta = (typeof row.meta === 'string' ? JSON.parse(row.meta) : row.meta) as unknown as ModelMeta;
     const model = decodeModel(meta, row.weights);
     model.version = new Date(row.trained_at).toISOString();
+    this.models.delete(workspaceId);
     this.models.set(workspaceId, { trainedAt: new Date(row.trained_at).getTime(), model });
+    if (this.models.size > CACHED_MODELS) this.models.delete(this.models.keys().next().value!);
     return model;
   }
 }
