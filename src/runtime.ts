@@ -104,6 +104,8 @@ export async function createRuntime(
   opts: {
     logger?: pino.Logger;
     jobs?: boolean;
+    /** The job queue's database schema (default pgboss; tests on a shared PostgreSQL give each service its own). */
+    jobsSchema?: string;
     webhooks?: Partial<WebhookOptions>;
     imap?: Partial<ImapOptions>;
     email?: Partial<OutboundOptions>;
@@ -166,7 +168,7 @@ export async function createRuntime(
       closers.unshift(() => redis.quit().catch(() => redis.disconnect()));
     }
     const publisher = new EventPublisher(database, bus, log);
-    const jobs = new Jobs(database, log);
+    const jobs = new Jobs(database, log, opts.jobsSchema ? { schema: opts.jobsSchema } : {});
     const storage = await openStorage(config);
     if (storage.close) closers.unshift(async () => storage.close?.());
     phase('bus');

@@ -313,7 +313,7 @@ describe('job queue', () => {
     process.on('unhandledRejection', onUnhandled);
     const warned: string[] = [];
     const log = { warn: (_: object, msg: string) => void warned.push(msg), error: () => {} };
-    const jobs = new Jobs(database, log, 1000);
+    const jobs = new Jobs(database, log, { stopTimeoutMs: 1000 });
     let release = () => {};
     const released = new Promise<void>((r) => {
       release = r;
@@ -352,10 +352,12 @@ describe('job queue', () => {
     'keeps queued jobs across a restart',
     async () => {
       const queue = `test-restart-${process.pid}-${Date.now()}`;
-      const first = await startService({}, { jobs: true });
+      // One queue across the restart (a test service has a queue of its own otherwise).
+      const schema = `pgboss_restart_${process.pid}`;
+      const first = await startService({}, { jobs: true, jobsSchema: schema });
       await first.rt.deps.jobs.send(queue, { n: 1 }, { startAfter: new Date(Date.now() + 1000) });
       await first.stop();
-      const second = await startService({}, { jobs: true });
+      const second = await startService({}, { jobs: true, jobsSchema: schema });
       try {
         const got: number[] = [];
         await second.rt.deps.jobs.work<{ n: number }>(queue, async (d) => void got.push(d.n), {

@@ -1,9 +1,11 @@
 // Test harness: a real service (real database, real bus, real job queue) listening on a
 // free port, and a small HTTP client. DATABASE_URL set → that PostgreSQL; unset → an
 // in-memory embedded database per test file.
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { SCOPES } from '../../src/platform/http/context.js';
@@ -84,6 +86,12 @@ export async function startService(
   };
   const logs: string[] = [];
   const logger = testLogger(logs);
+  // On a shared PostgreSQL each service has a job queue of its own (a pg-boss schema): another
+  // test file's service would otherwise take this one's jobs and run them with its own settings
+  // (an AI triage job run by a service without this test's AI stand-in, and dropped).
+  // A test's own database (ownDatabase) keeps the default queue, shared by its services.
+  const shared = Boolean(process.env.DATABASE_URL) && first.DATABASE_URL === process.env.DATABASE_URL;
+  const jobsSchema = opts.jobsSchema ?? (shared ? `pgboss_t_${randomBytes(6).toString('hex')}` : undefined);
   const boot = async (env: Record<string, string | undefined>, opts: RuntimeOptions): Promise<Runtime> => {
     const config = loadConfig(env);
     // On a shared PostgreSQL every test file's service would otherwise poll every IMAP mailbox of
@@ -103,6 +111,7 @@ export async function startService(
       checkResponses: recordResponseViolation,
       ...opts,
       ...(imap ? { imap } : {}),
+      ...(jobsSchema ? { jobsSchema } : {}),
       email,
     });
   };
@@ -115,6 +124,20 @@ export async function startService(
     stopped = true;
     await svc.rt.stop();
   };
+  const stopForGood = async () => {
+    const was = stopped;
+    await stop();
+    if (was || !jobsSchema || opts.jobsSchema) return;
+    const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    try {
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS ${jobsSchema} CASCADE`);
+    } catch {
+      // Best effort: the run's database is dropped at its end anyway.
+    } finally {
+      await client.end().catch(() => {});
+    }
+  };
   const restart = async (more: Record<string, string> = {}, moreOpts: RuntimeOptions = {}) => {
     if (!how.restartable) throw new Error('restart() needs startService(env, opts, { restartable: true })');
     await stop();
@@ -123,7 +146,7 @@ export async function startService(
     stopped = false;
     running.add(svc);
   };
-  const svc: Service = { rt, url, api: new Api(url), logs, stop, restart };
+  const svc: Service = { rt, url, api: new Api(url), logs, stop: stopForGood, restart };
   running.add(svc);
   return svc;
 }

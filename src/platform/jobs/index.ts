@@ -33,17 +33,25 @@ export class Jobs {
   /** pg-boss's statements still running, and whether the queue has stopped (see stop()). */
   readonly #inflight = new Set<Promise<unknown>>();
   #closed = false;
+  readonly #stopTimeoutMs: number;
+  readonly schema: string;
 
   constructor(
     database: Database,
     private readonly log: JobLogger,
-    /** How long stop() waits for handlers in flight. */
-    private readonly stopTimeoutMs = 10_000,
+    opts: {
+      /** How long stop() waits for handlers in flight. */
+      stopTimeoutMs?: number;
+      /** The database schema of the queue (tests on a shared PostgreSQL give each service its own). */
+      schema?: string;
+    } = {},
   ) {
+    this.schema = opts.schema ?? 'pgboss';
+    this.#stopTimeoutMs = opts.stopTimeoutMs ?? 10_000;
     this.#boss = new PgBoss({
       // pg-boss types rows as any; ours are unknown until read.
       db: { executeSql: (text, values) => this.#execute(database, text, values) as Promise<{ rows: never[] }> },
-      schema: 'pgboss',
+      schema: this.schema,
       // Maintenance every few minutes is plenty; polling stays at the default 2 s.
       maintenanceIntervalSeconds: 300,
       archiveCompletedAfterSeconds: 3600,
@@ -153,7 +161,7 @@ export class Jobs {
   async stop(): Promise<void> {
     if (!this.#started) return;
     this.#started = false;
-    await this.#boss.stop({ graceful: true, wait: true, timeout: this.stopTimeoutMs, close: false });
+    await this.#boss.stop({ graceful: true, wait: true, timeout: this.#stopTimeoutMs, close: false });
     this.#closed = true;
     // What pg-boss started before it stopped ends before the database closes after us.
     while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight]);

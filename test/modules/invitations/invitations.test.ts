@@ -412,7 +412,9 @@ describe('the invitation email', () => {
       // The queued job carries the token sealed, never in plain.
       const jobs = await sql<{
         data: string;
-      }>`select data::text as data from pgboss.job where name = 'mail.invitation'`.execute(logged.rt.deps.database.db);
+      }>`select data::text as data from ${sql.id(logged.rt.deps.jobs.schema)}.job where name = 'mail.invitation'`.execute(
+        logged.rt.deps.database.db,
+      );
       expect(jobs.rows.filter((j) => j.data.includes(r.body.id))).toHaveLength(1);
       expect(jobs.rows.filter((j) => j.data.includes(secret))).toEqual([]);
     } finally {
