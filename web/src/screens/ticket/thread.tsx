@@ -16,6 +16,7 @@ import { deliveryText } from '../../lib/mail';
 import { askAgain } from '../../lib/queries';
 import { Avatar } from '../../ui/avatar';
 import { contactName, ratingText } from '../../ui/words';
+import { AiActivityItem } from './ai-trail';
 import { TranslateButton, useTranslatedMessage } from './ai-translate';
 import { SendAgain } from './mail-state';
 
@@ -232,6 +233,7 @@ function activityText(a: Activity): string {
 }
 
 function ActivityItem({ a }: { a: Activity }) {
+  if (a.actor.type === 'ai') return <AiActivityItem a={a} />;
   const d = (a.data ?? {}) as Record<string, unknown>;
   return (
     <li className="activity">
