@@ -49,7 +49,7 @@ export default function TriageSection(_: SectionProps) {
         <>
           <Engine settings={t} />
           {role !== null && !admin && <ReadOnlyNote what="change triage" />}
-          <TriageForm key={JSON.stringify(t)} initial={t} readOnly={!admin} />
+          <TriageForm initial={t} readOnly={!admin} />
         </>
       )}
     </>
@@ -81,7 +81,11 @@ function Engine({ settings: s }: { settings: TriageSettings }) {
         <div>
           <dt>Status</dt>
           <dd className={e.connected ? 'ai-on' : 'ai-off'}>
-            {e.connected ? 'Connected' : e.provider === 'none' ? 'No engine: triage is off' : 'Not connected'}
+            {e.connected
+              ? 'Connected'
+              : e.provider === 'none'
+                ? 'No engine: triage is off'
+                : 'Configured, not reached yet (the first run connects)'}
           </dd>
         </div>
       </dl>

@@ -47,8 +47,7 @@ export function AiActivityItem({ a }: { a: Activity }) {
   const name = (id: string) => teams.find((t) => t.id === id)?.name ?? null;
   return (
     <li className="activity activity-ai">
-      <span className="ai-mark">AI</span>
-      {aiActivityText(a, name)}
+      <span className="ai-mark">AI</span> {aiActivityText(a, name)}
       {aiDecidedBy(a)} · <time dateTime={a.created_at}>{when(a.created_at)}</time>
     </li>
   );

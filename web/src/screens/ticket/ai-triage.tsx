@@ -57,7 +57,9 @@ function useValueText(ws: string) {
 
 export function TriagePanel({ ws, ticket, readOnly }: { ws: string; ticket: Ticket; readOnly: boolean }) {
   const settings = useTriageSettings(ws);
-  const available = settings.data?.available === true;
+  // An engine configured is enough to run it: `available` stays false until this process has
+  // reached a language model once, which only a run does.
+  const available = (settings.data?.engine.provider ?? 'none') !== 'none';
   const suggestions = suggestionsOf(ticket);
   const run = useRunTriage(ws);
   const accept = useAcceptSuggestion(ws);
@@ -66,7 +68,7 @@ export function TriagePanel({ ws, ticket, readOnly }: { ws: string; ticket: Tick
   const [error, setError] = useState<string | null>(null);
   const [said, setSaid] = useState('');
   const list = useRef<HTMLUListElement>(null);
-  const focusFirst = useRef(false);
+  const [focusFirst, setFocusFirst] = useState(false);
 
   const triage = async () => {
     if (run.isPending || readOnly || !available) return;
@@ -78,20 +80,21 @@ export function TriagePanel({ ws, ticket, readOnly }: { ws: string; ticket: Tick
       setSaid(
         `Triage done: ${r.applied.length === 0 ? 'nothing applied' : `${r.applied.length} applied`}, ${n} ${n === 1 ? 'suggestion' : 'suggestions'}.`,
       );
-      focusFirst.current = n > 0;
+      setFocusFirst(n > 0);
     } catch (err) {
       setError(aiErrorText(err));
     }
   };
   useShortcuts({ T: () => void triage() }, available && !readOnly);
 
-  // After a run by keyboard, the first suggestion has the focus once the ticket shows it.
+  // After a run, the first suggestion has the focus once the ticket shows it (ticket.updated may
+  // bring it before or after the run's answer).
   const firstField = suggestions[0]?.[0];
   useEffect(() => {
-    if (!focusFirst.current || !firstField) return;
-    focusFirst.current = false;
+    if (!focusFirst || !firstField) return;
+    setFocusFirst(false);
     list.current?.querySelector<HTMLButtonElement>('button[data-accept]')?.focus();
-  }, [firstField]);
+  }, [focusFirst, firstField]);
 
   const act = async (what: 'accept' | 'dismiss', field: SuggestionField, s: Suggestion) => {
     if (readOnly) return;
@@ -139,7 +142,7 @@ export function TriagePanel({ ws, ticket, readOnly }: { ws: string; ticket: Tick
       {suggestions.length > 0 ? (
         <>
           <p className="hint" id="ai-suggestions-hint">
-            Suggested by AI{readOnly ? '.' : ': y accepts, x dismisses, ↑/↓ move.'}
+            Suggested by AI{readOnly ? '.' : ': y accepts, x dismisses the one with the focus; ↑/↓ move.'}
           </p>
           <ul
             className="ai-suggestions"
@@ -170,19 +173,25 @@ export function TriagePanel({ ws, ticket, readOnly }: { ws: string; ticket: Tick
                         type="button"
                         className="button small"
                         data-accept=""
-                        aria-label={`Accept ${FIELD_NAME[field].toLowerCase()}: ${text}`}
                         onClick={() => void act('accept', field, s)}
                       >
-                        Accept <kbd>y</kbd>
+                        Accept
+                        <span className="visually-hidden">
+                          {' '}
+                          {FIELD_NAME[field].toLowerCase()}: {text}
+                        </span>
                       </button>
                       <button
                         type="button"
                         className="button small"
                         data-dismiss=""
-                        aria-label={`Dismiss ${FIELD_NAME[field].toLowerCase()}: ${text}`}
                         onClick={() => void act('dismiss', field, s)}
                       >
-                        Dismiss <kbd>x</kbd>
+                        Dismiss
+                        <span className="visually-hidden">
+                          {' '}
+                          {FIELD_NAME[field].toLowerCase()}: {text}
+                        </span>
                       </button>
                     </span>
                   )}
