@@ -101,6 +101,12 @@ describe.runIf(browserAvailable())('AI triage on the ticket page and in Settings
     // The run left the focus on the first suggestion: y accepts it.
     await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('Accept priority: High');
     expect(await h.violations(page)).toBe('[]');
+    // ↓ and ↑ move between suggestions.
+    const focused = () => page.evaluate(() => document.activeElement?.textContent);
+    await page.keyboard.press('ArrowDown');
+    await expect.poll(focused).toBe('Accept severity: Sev 2');
+    await page.keyboard.press('ArrowUp');
+    await expect.poll(focused).toBe('Accept priority: High');
     await page.keyboard.press('y');
     await expect.poll(async () => (await ticketOf(id)).priority).toBe('high');
     expect(await pendingOf(id)).toEqual(['labels', 'severity', 'spam', 'team']);
