@@ -36,6 +36,9 @@ describe.runIf(browserAvailable())('AI triage on the ticket page and in Settings
     const r = await api().patch('/v1/triage', body, as);
     expect(r.status, r.text).toBe(200);
   };
+  /** The words of what has the focus. */
+  const focused = () =>
+    page.evaluate('document.activeElement && document.activeElement.textContent') as Promise<string | null>;
   const openTicket = async (id: string) => {
     const t = await ticketOf(id);
     await page.goto(`${h.svc.url}/tickets/${t.number}`);
@@ -99,10 +102,9 @@ describe.runIf(browserAvailable())('AI triage on the ticket page and in Settings
     ]);
     expect(await pendingOf(id)).toEqual(['labels', 'priority', 'severity', 'spam', 'team']);
     // The run left the focus on the first suggestion: y accepts it.
-    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('Accept priority: High');
+    await expect.poll(() => focused()).toBe('Accept priority: High');
     expect(await h.violations(page)).toBe('[]');
     // ↓ and ↑ move between suggestions.
-    const focused = () => page.evaluate(() => document.activeElement?.textContent);
     await page.keyboard.press('ArrowDown');
     await expect.poll(focused).toBe('Accept severity: Sev 2');
     await page.keyboard.press('ArrowUp');
@@ -112,7 +114,7 @@ describe.runIf(browserAvailable())('AI triage on the ticket page and in Settings
     expect(await pendingOf(id)).toEqual(['labels', 'severity', 'spam', 'team']);
     await expect.poll(() => rows().count()).toBe(4);
     // The focus went on to the next one: x dismisses it, the field stays as it was.
-    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('Accept severity: Sev 2');
+    await expect.poll(() => focused()).toBe('Accept severity: Sev 2');
     await page.keyboard.press('x');
     await expect.poll(() => pendingOf(id)).toEqual(['labels', 'spam', 'team']);
     expect((await ticketOf(id)).severity).toBeNull();
