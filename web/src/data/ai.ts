@@ -8,7 +8,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useEffect, useRef, useState } from 'react';
 import type { paths } from '../api.gen';
-import { ApiError, api, errorText, ok, type Ticket } from '../lib/api';
+import { ApiError, api, errorText, type Message, ok, type Ticket } from '../lib/api';
 import type { Body } from './change';
 import { keys } from './keys';
 
@@ -371,3 +371,17 @@ export const agentLanguage = (): string => globalThis.navigator?.language || 'en
 /** Whether two BCP 47 tags name the same language ("en-GB" and "en"). */
 export const sameLanguage = (a: string, b: string): boolean =>
   a.split('-')[0]!.toLowerCase() === b.split('-')[0]!.toLowerCase();
+
+// AI answers in the chat (issue 35 item 5)
+
+/** A message the AI wrote (author type `ai`: an answer to a chat visitor from published articles). */
+export const isAiAnswer = (m: Message): boolean => (m.author.type as string) === 'ai';
+
+/**
+ * The name an AI answer is shown with: its sender name as stored, else the workspace's assistant
+ * (GET /v1/ai/config `assistant_name`).
+ */
+export function useAiAuthorName(ws: string, m: Message): string {
+  const config = useAiConfig(ws, isAiAnswer(m));
+  return m.from_name || config.data?.assistant_name || 'AI assistant';
+}

@@ -64,6 +64,8 @@ export const keys = {
   mailboxes: (ws: string) => ['mailboxes', ws] as const,
   mailbox: (ws: string, id: string) => ['mailbox', ws, id] as const,
   assignment: (ws: string) => ['assignment', ws] as const,
+  /** Triage settings and the engine's state (data/triage.ts). */
+  triage: (ws: string) => ['triage', ws] as const,
   /** Assignment's rule targets: one page of teams and of mailboxes. */
   teamsPage: (ws: string) => ['teams', ws, 'page'] as const,
   mailboxesPage: (ws: string) => ['mailboxes', ws, 'page'] as const,

@@ -298,6 +298,7 @@ const AI_SHORTCUTS: Array<[string, string]> = [
   ['s', 'Summarize the ticket'],
   ['a', 'Ask about the ticket'],
   ['Shift+K', 'Draft an article from a solved ticket'],
+  ['Shift+T', 'Triage the ticket; then y accepts, x dismisses a suggestion'],
   ['Escape', 'Stop what AI is writing'],
 ];
 

@@ -7,6 +7,7 @@
 import { Link, useParams } from '@tanstack/react-router';
 import { type FormEvent, type KeyboardEvent, useEffect, useLayoutEffect, useRef, useState } from 'react';
 import type { paths } from '../../api.gen';
+import { isAiAnswer, useAiAuthorName } from '../../data/ai';
 import { useChatList } from '../../data/chats';
 import { useMessages, useSendMessage } from '../../data/messages';
 import { useTicket, useUpdateTicket } from '../../data/tickets';
@@ -269,6 +270,19 @@ function Conversation({ number, onSeen }: { number: number; onSeen(t: Ticket): v
   );
 }
 
+/** An AI answer's author: the assistant's name and the AI mark (answered from published articles). */
+function AiAuthor({ m }: { m: Message }) {
+  const name = useAiAuthorName(useWorkspace(), m);
+  return (
+    <>
+      {name}{' '}
+      <span className="ai-mark" title="Answered by AI from published articles">
+        AI
+      </span>
+    </>
+  );
+}
+
 function ChatLog({ messages, error }: { messages: Message[] | undefined; error: unknown }) {
   const end = useRef<HTMLDivElement>(null);
   const count = messages?.length ?? 0;
@@ -282,13 +296,20 @@ function ChatLog({ messages, error }: { messages: Message[] | undefined; error: 
     <div className="chat-log" role="log" aria-label="Messages" aria-live="polite" tabIndex={0}>
       <ol>
         {messages.map((m) => (
-          <li key={m.id} className={`bubble bubble-${m.kind} bubble-${m.direction}`}>
+          <li
+            key={m.id}
+            className={`bubble bubble-${m.kind} bubble-${m.direction}${isAiAnswer(m) ? ' bubble-ai' : ''}`}
+          >
             <span className="bubble-who">
-              {m.kind === 'note'
-                ? `Internal note by ${m.author.user?.name ?? 'an agent'}`
-                : m.direction === 'inbound'
-                  ? contactName(m.author.contact)
-                  : (m.author.user?.name ?? (m.author.type === 'system' ? 'Automatic answer' : 'Agent'))}
+              {m.kind === 'note' ? (
+                `Internal note by ${m.author.user?.name ?? 'an agent'}`
+              ) : m.direction === 'inbound' ? (
+                contactName(m.author.contact)
+              ) : isAiAnswer(m) ? (
+                <AiAuthor m={m} />
+              ) : (
+                (m.author.user?.name ?? (m.author.type === 'system' ? 'Automatic answer' : 'Agent'))
+              )}
               {' · '}
               <time dateTime={m.created_at} title={when(m.created_at)}>
                 {ago(m.created_at)}

@@ -107,6 +107,14 @@ export const SECTIONS: Section[] = [
     ),
     useShown: useAiShown,
   },
+  section(
+    'triage',
+    'Triage',
+    'Automation',
+    'What AI triage sets on its own, and the engine that decides',
+    () => import('./triage'),
+    false,
+  ),
   section('sla', 'SLA policies', 'Automation', 'Response and resolution targets', () => import('./sla')),
   section(
     'business-hours',

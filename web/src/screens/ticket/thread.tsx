@@ -7,6 +7,7 @@ import * as Dialog from '@radix-ui/react-dialog';
 import { Link } from '@tanstack/react-router';
 import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { useActivities } from '../../data/activities';
+import { isAiAnswer, useAiAuthorName } from '../../data/ai';
 import { useMessageOriginal, useMessages } from '../../data/messages';
 import { useTicketById } from '../../data/tickets';
 import { servicePath } from '../../lib/address';
@@ -16,6 +17,7 @@ import { deliveryText } from '../../lib/mail';
 import { askAgain } from '../../lib/queries';
 import { Avatar } from '../../ui/avatar';
 import { contactName, ratingText } from '../../ui/words';
+import { AiActivityItem } from './ai-trail';
 import { TranslateButton, useTranslatedMessage } from './ai-translate';
 import { SendAgain } from './mail-state';
 
@@ -126,7 +128,9 @@ export function AttachmentList({ files, label = 'Attachments' }: { files: Attach
 
 function MessageItem({ m, ws, ticket }: { m: Message; ws: string; ticket: Ticket }) {
   const files = m.attachments.filter((a) => !a.inline);
-  const who = authorOf(m);
+  const ai = isAiAnswer(m);
+  const aiName = useAiAuthorName(ws, m);
+  const who = ai ? aiName : authorOf(m);
   const picture = m.author.user?.avatar_url ?? m.author.contact?.avatar_url ?? null;
   const translation = useTranslatedMessage(ws, m);
   return (
@@ -134,6 +138,11 @@ function MessageItem({ m, ws, ticket }: { m: Message; ws: string; ticket: Ticket
       <header>
         <Avatar url={picture} name={who} size={32} />
         <strong>{who}</strong>
+        {ai && (
+          <span className="ai-mark" title="Answered by AI from published articles">
+            AI
+          </span>
+        )}
         <span className="kind">
           {m.kind === 'note' ? 'Internal note' : m.direction === 'inbound' ? 'wrote' : 'replied'}
         </span>
@@ -232,6 +241,7 @@ function activityText(a: Activity): string {
 }
 
 function ActivityItem({ a }: { a: Activity }) {
+  if (a.actor.type === 'ai') return <AiActivityItem a={a} />;
   const d = (a.data ?? {}) as Record<string, unknown>;
   return (
     <li className="activity">
