@@ -493,6 +493,10 @@ describe.runIf(run)('the agent web app in a browser', () => {
 
   it('logged no error in the page', () => {
     // The failed sign-in's 401 and the sixth account's 409 are the requests expected to fail.
-    expect(errors.filter((e) => !/(401 \(Unauthorized\)|409 \(Conflict\))/.test(e))).toEqual([]);
+    // Chromium's own line for a frame sent as the socket closes (the "Reconnecting…" step cuts
+    // the socket; the phoenix client checks the state before it sends, Chromium may have moved on
+    // in between) is the browser's, not the app's: nothing a person sees (a CI run caught it once).
+    const expected = /(401 \(Unauthorized\)|409 \(Conflict\)|WebSocket is already in CLOSING or CLOSED state)/;
+    expect(errors.filter((e) => !expected.test(e))).toEqual([]);
   });
 });
