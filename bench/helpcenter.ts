@@ -15,6 +15,7 @@
 // the articles (in a third of those also in the title), Q_HC_RARE in 5. The content is the same
 // every run (a seeded generator).
 import type pg from 'pg';
+import { prng } from '../src/modules/triage/dedicated/linear.js';
 
 export const Q_HC_COMMON = 'invoice';
 export const Q_HC_RARE = 'kerberos';
@@ -52,18 +53,6 @@ const FUNCTION_WORDS = (
   'the of and to a in is you that it for on with as your be this are or can by if an from at ' +
   'not have will when all which more one use they their there each then also only other new any'
 ).split(' ');
-
-/** mulberry32: a small seeded generator, so every run seeds the same articles. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const CONSONANTS = ['b', 'c', 'd', 'f', 'g', 'l', 'm', 'n', 'p', 'r', 's', 't', 'v', 'z', 'br', 'st', 'tr', 'pl'];
 const VOWELS = ['a', 'e', 'i', 'o', 'u', 'ai', 'ou'];
@@ -126,7 +115,7 @@ export async function seedHelpCenterArticles(
   n: number,
 ): Promise<HcSeedResult> {
   const t0 = performance.now();
-  const rand = rng(23);
+  const rand = prng(23); // seeded: every run seeds the same articles
   const vocab = vocabulary(VOCABULARY, rand);
   const pickWord = zipf(VOCABULARY, rand);
   const word = () => (rand() < 0.35 ? FUNCTION_WORDS[Math.floor(rand() * FUNCTION_WORDS.length)]! : vocab[pickWord()]!);

@@ -12,6 +12,7 @@
 // history and mix topics), real label noise (here it is uniform), drift over time, and rare
 // classes as they really occur. The figures it gives are for comparing versions of the engine
 // and for checking calibration, not a promise of accuracy on a real workspace.
+import { prng } from '../../src/modules/triage/dedicated/linear.js';
 import type { Example } from '../../src/modules/triage/dedicated/model.js';
 
 type Lang = 'en' | 'es' | 'de' | 'fr';
@@ -296,16 +297,9 @@ const CHANNELS = ['email', 'email', 'email', 'chat', 'api'];
 const MAILBOXES = ['support-mailbox', 'billing-mailbox', null];
 const PRIORITIES = ['low', 'normal', 'high', 'urgent'];
 
-/** A seeded PRNG (mulberry32). */
+/** The engine's seeded PRNG (mulberry32), with picks over it. */
 function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = prng(seed);
   const pick = <X>(xs: X[]): X => xs[Math.floor(next() * xs.length)]!;
   const weighted = <X extends { weight: number }>(xs: X[]): X => {
     const total = xs.reduce((s, x) => s + x.weight, 0);
