@@ -6,6 +6,7 @@ import { type App, type AppOptions, buildApp } from './app.js';
 import type { Config } from './config.js';
 import type { Deps } from './deps.js';
 import { Gateway, registerGatewayRoutes } from './gateway/index.js';
+import { plugSemantic, registerSemanticJobs } from './modules/ai/embeddings/index.js';
 import { type AiOptions, DEFAULT_AI_OPTIONS, ProviderPool } from './modules/ai/pool.js';
 import { createProvider } from './modules/ai/providers/index.js';
 import { followedKnownKeys } from './modules/api-keys/known-keys.js';
@@ -106,6 +107,11 @@ export async function createRuntime(
     jobs?: boolean;
     /** The job queue's database schema (default pgboss; tests on a shared PostgreSQL give each service its own). */
     jobsSchema?: string;
+    /**
+     * Semantic search's backfill of every workspace (at start and hourly; default on). Tests on a
+     * shared PostgreSQL turn it off: each service would embed every other test's workspaces.
+     */
+    embeddingBackfill?: boolean;
     webhooks?: Partial<WebhookOptions>;
     imap?: Partial<ImapOptions>;
     email?: Partial<OutboundOptions>;
@@ -223,6 +229,9 @@ export async function createRuntime(
     };
     // AI triage: the engines, the automations' seams, the engine reported (src/modules/triage/auto.ts).
     plugTriage(deps);
+    // Semantic search: the embedder and this process's vectors (src/modules/ai/embeddings/index.ts).
+    const closeSemantic = plugSemantic(deps);
+    closers.unshift(closeSemantic);
     const pictures = deps.pictures;
     closers.unshift(() => pictures.close());
     const runCounts = deps.runCounts;
@@ -298,6 +307,8 @@ export async function createRuntime(
       await step(registerTicketJobs(deps)); // snoozed tickets wake up every minute (src/modules/tickets/snooze.ts)
       await step(registerSlaJobs(deps)); // SLA breaches every minute and at start (src/modules/sla/breaches.ts)
       await step(registerTriageJobs(deps)); // automatic and automations' triage runs (src/modules/triage/auto.ts)
+      const embedding = await step(registerSemanticJobs(deps, opts.embeddingBackfill ?? true)); // vectors after writes, hourly backfill (src/modules/ai/embeddings/queue.ts)
+      closers.unshift(async () => embedding.stop());
       await step(registerAutoCloseJob(deps)); // solved tickets close after auto_close_days (src/modules/tickets/auto-close.ts)
       await step(registerInboundJobs(deps)); // inbound mail → tickets, and the spool sweep (src/modules/email/inbound.ts)
       const w = await step(registerWebhooks(deps)); // dispatcher, deliveries, sweeps (src/modules/webhooks/workers.ts)
