@@ -5,6 +5,7 @@
 //   tokens are the instance's cost, not a workspace's charge: embeddings are not one of the
 //   contract's metered features (docs/decisions.md "Semantic search").
 // Every vector leaves here of unit length, so a dot product is the cosine.
+import { availableParallelism } from 'node:os';
 import type { Deps } from '../../../deps.js';
 import { LOCAL_MODEL, LocalModel } from './local-model.js';
 
@@ -49,13 +50,20 @@ export function embedderOf(deps: Pick<Deps, 'config' | 'ai'>): Embedder | null {
       async close() {},
     };
   }
-  const local = new LocalModel();
+  // One worker thread per core but one (at least one, at most four), as the picture pool: a
+  // batch is shared between them. The model needs about 10 ms of a core per message.
+  const threads = Math.min(4, Math.max(1, availableParallelism() - 1));
+  const locals = Array.from({ length: threads }, () => new LocalModel());
   return {
     model: LOCAL_MODEL,
     floor: 0.35,
     async embed(texts) {
-      return (await local.embed(texts)).map(unit);
+      const per = Math.ceil(texts.length / locals.length);
+      const parts = await Promise.all(locals.map((m, i) => m.embed(texts.slice(i * per, (i + 1) * per))));
+      return parts.flat().map(unit);
     },
-    close: () => local.close(),
+    close: async () => {
+      await Promise.all(locals.map((m) => m.close()));
+    },
   };
 }

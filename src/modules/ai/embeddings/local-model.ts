@@ -11,8 +11,11 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
 export const LOCAL_MODEL = 'universal-sentence-encoder-lite-512';
-/** Texts are cut here: the encoder reads words, and a support message's point is in its start. */
-export const LOCAL_MAX_CHARS = 2_000;
+/**
+ * Texts are cut here: the encoder's time grows with the words, and a support message says what
+ * it is about in its first lines (the rest is detail, signatures, quoted mail).
+ */
+export const LOCAL_MAX_CHARS = 1_000;
 
 const WORKER_SOURCE = `
 'use strict';

@@ -145,9 +145,14 @@ export async function semanticSearch(
       : [],
     mayRead(ctx, 'contacts') ? searchContacts(deps, ctx, text, PER_KIND) : [],
     readsKb ? searchArticles(deps, ctx, text, LEXICAL) : [],
+    // The process's vectors brought up to date meanwhile (nearest() finds them so).
+    readsTickets || readsKb ? semantic.vectors.load(deps.database.db, ctx.workspaceId, semantic.embedder.model) : null,
   ]);
   const near = vector
-    ? await semantic.vectors.nearest(deps.database.db, ctx.workspaceId, semantic.embedder.model, vector, NEAREST)
+    ? await semantic.vectors.nearest(deps.database.db, ctx.workspaceId, semantic.embedder.model, vector, NEAREST, {
+        tickets: lexTickets.map((t) => t.id),
+        articles: lexArticles.map((a) => a.id),
+      })
     : null;
   const floor = semantic.embedder.floor;
 

@@ -23,7 +23,35 @@ class WorkspaceVectors {
   objects: string[] = [];
   tickets: Array<string | null> = [];
   readonly slotOf = new Map<string, number>();
+  /** A ticket's rows: its subject and its messages. */
+  readonly slotsOfTicket = new Map<string, number[]>();
+  #scores = new Float32Array(0);
   countedAt = Date.now();
+
+  /** Every row's dot product with `q` (valid until the next call). */
+  scoreAll(q: Float32Array): Float32Array {
+    const d = this.dims;
+    const n = this.count;
+    if (this.#scores.length < n) this.#scores = new Float32Array(Math.max(1024, n * 2));
+    const out = this.#scores;
+    const data = this.data;
+    const qd = Float64Array.from(q);
+    // Four sums at once: the loop the JIT makes of this runs about a third faster than one sum.
+    for (let s = 0, b = 0; s < n; s++) {
+      let a0 = 0;
+      let a1 = 0;
+      let a2 = 0;
+      let a3 = 0;
+      for (let i = 0; i < d; i += 4, b += 4) {
+        a0 += data[b]! * qd[i]!;
+        a1 += data[b + 1]! * qd[i + 1]!;
+        a2 += data[b + 2]! * qd[i + 2]!;
+        a3 += data[b + 3]! * qd[i + 3]!;
+      }
+      out[s] = a0 + a1 + a2 + a3;
+    }
+    return out;
+  }
 
   constructor(readonly model: string) {}
 
@@ -50,6 +78,11 @@ class WorkspaceVectors {
     for (let i = 0; i < dims; i++) this.data[base + i] = view.getFloat32(i * 4, true);
     this.kinds[slot] = KINDS.indexOf(kind);
     this.objects[slot] = objectId;
+    if (ticketId && this.tickets[slot] !== ticketId) {
+      const slots = this.slotsOfTicket.get(ticketId);
+      if (slots) slots.push(slot);
+      else this.slotsOfTicket.set(ticketId, [slot]);
+    }
     this.tickets[slot] = ticketId;
   }
 }
@@ -118,8 +151,9 @@ export class VectorIndex {
   }
 
   /**
-   * The `perKind` nearest tickets and articles to `q` (a unit vector), best first, and every
-   * ticket's and article's score (the full-text matches are scored too, near or not).
+   * The `perKind` nearest tickets (a ticket scores as its nearest subject or message) and
+   * articles to `q` (a unit vector), best first, and the scores of `also` (the full-text
+   * matches, scored whether near or not).
    */
   async nearest(
     db: Kysely<DB>,
@@ -127,34 +161,98 @@ export class VectorIndex {
     model: string,
     q: Float32Array,
     perKind: number,
+    also: { tickets: string[]; articles: string[] },
   ): Promise<{ rows: Neighbour[]; ticketScore: Map<string, number>; articleScore: Map<string, number> }> {
     const w = await this.load(db, workspaceId, model);
-    const d = w.dims;
     const ticketScore = new Map<string, number>();
     const articleScore = new Map<string, number>();
-    if (d === 0 || q.length !== d) return { rows: [], ticketScore, articleScore };
-    const { data, kinds, tickets, objects } = w;
-    // Best score per ticket (its subject or any of its messages), and per article.
+    const d = w.dims;
+    if (d === 0 || q.length !== d || d % 4 !== 0) return { rows: [], ticketScore, articleScore };
+    const scores = w.scoreAll(q);
+    // The best rows, enough to fill both lists with a few rows per ticket: a bounded min-heap.
+    const keep = Math.min(w.count, perKind * 40);
+    const heap = new TopRows(keep);
+    for (let s = 0; s < w.count; s++) heap.offer(s, scores[s]!);
     const article = KINDS.indexOf('article');
-    for (let s = 0; s < w.count; s++) {
-      const base = s * d;
-      let dot = 0;
-      for (let i = 0; i < d; i++) dot += data[base + i]! * q[i]!;
-      if (kinds[s] === article) {
-        const id = objects[s]!;
-        if (dot > (articleScore.get(id) ?? Number.NEGATIVE_INFINITY)) articleScore.set(id, dot);
-      } else {
-        const id = tickets[s];
-        if (!id) continue;
-        const had = ticketScore.get(id);
-        if (had === undefined || dot > had) ticketScore.set(id, dot);
+    const best = { ticket: [] as Neighbour[], article: [] as Neighbour[] };
+    const seen = new Set<string>();
+    for (const s of heap.sorted()) {
+      const isArticle = w.kinds[s] === article;
+      const id = isArticle ? w.objects[s]! : w.tickets[s];
+      if (!id || seen.has(id)) continue;
+      seen.add(id);
+      const list = isArticle ? best.article : best.ticket;
+      if (list.length < perKind) {
+        list.push({
+          kind: isArticle ? 'article' : 'ticket',
+          objectId: id,
+          ticketId: isArticle ? null : id,
+          score: scores[s]!,
+        });
       }
     }
-    const best = (m: Map<string, number>, kind: EmbeddedKind): Neighbour[] =>
-      [...m]
-        .sort((a, b) => b[1] - a[1])
-        .slice(0, perKind)
-        .map(([id, score]) => ({ kind, objectId: id, ticketId: kind === 'article' ? null : id, score }));
-    return { rows: [...best(ticketScore, 'ticket'), ...best(articleScore, 'article')], ticketScore, articleScore };
+    for (const n of best.ticket) ticketScore.set(n.objectId, n.score);
+    for (const n of best.article) articleScore.set(n.objectId, n.score);
+    for (const id of also.tickets) {
+      let top = Number.NEGATIVE_INFINITY;
+      for (const s of w.slotsOfTicket.get(id) ?? []) top = Math.max(top, scores[s]!);
+      if (top > Number.NEGATIVE_INFINITY) ticketScore.set(id, top);
+    }
+    for (const id of also.articles) {
+      const s = w.slotOf.get(`article:${id}`);
+      if (s !== undefined) articleScore.set(id, scores[s]!);
+    }
+    return { rows: [...best.ticket, ...best.article], ticketScore, articleScore };
+  }
+}
+
+/** The `size` highest scores offered, as slots (a min-heap on the score). */
+class TopRows {
+  readonly #slots: Int32Array;
+  readonly #scores: Float64Array;
+  #n = 0;
+  constructor(private readonly size: number) {
+    this.#slots = new Int32Array(size);
+    this.#scores = new Float64Array(size);
+  }
+
+  offer(slot: number, score: number): void {
+    if (this.size === 0) return;
+    const h = this.#scores;
+    const sl = this.#slots;
+    if (this.#n < this.size) {
+      let i = this.#n++;
+      while (i > 0) {
+        const p = (i - 1) >> 1;
+        if (h[p]! <= score) break;
+        h[i] = h[p]!;
+        sl[i] = sl[p]!;
+        i = p;
+      }
+      h[i] = score;
+      sl[i] = slot;
+      return;
+    }
+    if (score <= h[0]!) return;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= this.#n) break;
+      const r = l + 1;
+      const c = r < this.#n && h[r]! < h[l]! ? r : l;
+      if (h[c]! >= score) break;
+      h[i] = h[c]!;
+      sl[i] = sl[c]!;
+      i = c;
+    }
+    h[i] = score;
+    sl[i] = slot;
+  }
+
+  /** The slots, highest score first. */
+  sorted(): number[] {
+    const idx = Array.from({ length: this.#n }, (_, i) => i);
+    idx.sort((a, b) => this.#scores[b]! - this.#scores[a]!);
+    return idx.map((i) => this.#slots[i]!);
   }
 }
