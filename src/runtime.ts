@@ -42,6 +42,7 @@ import { configuredEngine } from './modules/triage/service.js';
 import { renameTagInViews } from './modules/views/service.js';
 import { DEFAULT_WEBHOOK_OPTIONS, type WebhookOptions } from './modules/webhooks/options.js';
 import { registerWebhooks, type WebhookWorkers } from './modules/webhooks/workers.js';
+import { registerAnswerJobs } from './modules/widget/ai-answers.js';
 import { widgetInstalled } from './modules/widget/settings.js';
 import { pruneIdleVisitors } from './modules/widget/visitors.js';
 import { openBus } from './platform/bus/index.js';
@@ -298,6 +299,7 @@ export async function createRuntime(
       await step(registerTicketJobs(deps)); // snoozed tickets wake up every minute (src/modules/tickets/snooze.ts)
       await step(registerSlaJobs(deps)); // SLA breaches every minute and at start (src/modules/sla/breaches.ts)
       await step(registerTriageJobs(deps)); // automatic and automations' triage runs (src/modules/triage/auto.ts)
+      await step(registerAnswerJobs(deps)); // AI answers to chat visitors (src/modules/widget/ai-answers.ts)
       await step(registerAutoCloseJob(deps)); // solved tickets close after auto_close_days (src/modules/tickets/auto-close.ts)
       await step(registerInboundJobs(deps)); // inbound mail → tickets, and the spool sweep (src/modules/email/inbound.ts)
       const w = await step(registerWebhooks(deps)); // dispatcher, deliveries, sweeps (src/modules/webhooks/workers.ts)
