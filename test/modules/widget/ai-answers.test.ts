@@ -7,6 +7,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runAnswerJob } from '../../../src/modules/widget/ai-answers.js';
 import { type OpenAiStandIn, startOpenAiStandIn } from '../../support/ai-standin/index.js';
+import { type Client, collect, connect, join } from '../../support/gateway-client.js';
 import { addMember, newTenant, type ReqOpts, type Service, startService, type Tenant } from '../../support/helpers.js';
 import { article, customerTicket, promptOf, usageOf } from '../ai/features-setup.js';
 
@@ -30,6 +31,10 @@ afterAll(async () => {
 beforeEach(() => ai.reset());
 // Every answer a test queued was asked for.
 afterEach(() => expect(ai.pending()).toBe(0));
+const clients: Client[] = [];
+afterEach(() => {
+  for (const c of clients.splice(0)) c.disconnect();
+});
 
 /** Chat requests the stand-in received (no model list or embeddings). */
 const chatCalls = () => ai.requests.filter((r) => r.path.endsWith('/chat/completions'));
@@ -124,6 +129,29 @@ describe('AI answers in the chat', () => {
     await runAnswerJob(svc.rt.deps, { w: t.workspaceId, t: id, m: question.id });
     expect(chatCalls()).toHaveLength(1);
     expect(await widgetMessages(id, visitor)).toHaveLength(2);
+  });
+
+  it("reaches the visitor's widget socket live, like an agent's reply", async () => {
+    const t = await answeringSite();
+    await article(svc, t, 'Resetting your password', PASSWORD_ARTICLE);
+    const key = (await svc.api.get('/v1/workspace', t.as)).body.widget_key as string;
+    const session = await svc.api.post('/v1/widget/session', { key, name: 'Vic Visitor' });
+    expect(session.status, session.text).toBe(200);
+    const c = connect(svc.url, session.body.ws_token, { widget: true, origin: 'https://shop.example' });
+    clients.push(c);
+    const ch = c.socket.channel(`contact:${t.workspaceId}:${session.body.contact.id}`);
+    const got = collect(ch);
+    await join(ch);
+    ai.answer(confident('Press Reset password under Settings, Security [1].'));
+    const visitor = { headers: { authorization: `Visitor ${session.body.visitor_token}` } };
+    const conv = await svc.api.post('/v1/widget/conversations', { body: 'How do I reset my password?' }, visitor);
+    expect(conv.status, conv.text).toBe(201);
+    await expect
+      .poll(() => got.filter((e) => e.type === 'message.created').map((e) => e.data.message.author.type), POLL)
+      .toEqual(['contact', 'ai']);
+    const live = got.filter((e) => e.type === 'message.created')[1];
+    expect(live.data.message).toMatchObject({ conversation_id: conv.body.id, author: { type: 'ai', name: 'Ollie' } });
+    expect(live.data.message.body_text).toContain('Press Reset password');
   });
 
   it('never uses a draft article: with only a draft matching, no call, the assistant does not know', async () => {
@@ -242,6 +270,20 @@ describe('AI answers in the chat', () => {
       expect(notices[0]).toMatchObject({ ticket: null, data: { cap_usd: 0.01 } });
     }
     expect(await notificationsOf(agent.as, 'ai_cap_reached')).toHaveLength(0);
+  });
+
+  it('a failed provider call hands off and costs nothing', async () => {
+    const t = await answeringSite();
+    await article(svc, t, 'Resetting your password', PASSWORD_ARTICLE);
+    ai.answer({ status: 500 });
+    const { id, visitor } = await customerTicket(svc, t, 'How do I reset my password?');
+    await expect.poll(async () => (await ticketOf(t, id)).custom.ai_handoff, POLL).toBe('unavailable');
+    expect((await widgetMessages(id, visitor)).map((m) => m.author.type)).toEqual(['contact', 'ai']);
+    const usage = (await usageOf(svc, t)).filter((u) => u.feature === 'answer');
+    expect(usage).toHaveLength(1);
+    expect(usage[0]).toMatchObject({ outcome: 'failed', ticket_id: id });
+    expect(Number(usage[0]!.cost_usd)).toBe(0);
+    expect(await notificationsOf(t.as, 'ai_handoff')).toHaveLength(1);
   });
 
   it('with widget_answers off, nothing answers', async () => {
