@@ -6,6 +6,7 @@
 // The provider is the OpenAI stand-in on loopback; every wait is on a state (expect.poll).
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runAnswerJob } from '../../../src/modules/widget/ai-answers.js';
+import { asksForPerson } from '../../../src/modules/widget/ai-answers-prompt.js';
 import { type OpenAiStandIn, startOpenAiStandIn } from '../../support/ai-standin/index.js';
 import { type Client, collect, connect, join } from '../../support/gateway-client.js';
 import { addMember, newTenant, type ReqOpts, type Service, startService, type Tenant } from '../../support/helpers.js';
@@ -349,5 +350,28 @@ describe('AI answers in the chat', () => {
     // And it changed nothing on the ticket.
     const ticket = await ticketOf(t, id);
     expect(ticket).toMatchObject({ status: 'open', priority: 'normal', assignee: null });
+  });
+});
+
+describe('asking for a person', () => {
+  it('is a request to talk to a person, not a question that mentions one', () => {
+    for (const yes of [
+      'talk to a person',
+      'Can I speak with a human please?',
+      'I want a real person',
+      'agent please',
+      'Human',
+      'Please connect me to someone from support',
+    ]) {
+      expect(asksForPerson(yes), yes).toBe(true);
+    }
+    for (const no of [
+      'How do I reset my password?',
+      'My travel agent booked the wrong date',
+      'I chatted with support yesterday about my invoice',
+      'Does the user agent string matter?',
+    ]) {
+      expect(asksForPerson(no), no).toBe(false);
+    }
   });
 });
