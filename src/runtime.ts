@@ -43,6 +43,7 @@ import { configuredEngine } from './modules/triage/service.js';
 import { renameTagInViews } from './modules/views/service.js';
 import { DEFAULT_WEBHOOK_OPTIONS, type WebhookOptions } from './modules/webhooks/options.js';
 import { registerWebhooks, type WebhookWorkers } from './modules/webhooks/workers.js';
+import { registerAnswerJobs } from './modules/widget/ai-answers.js';
 import { widgetInstalled } from './modules/widget/settings.js';
 import { pruneIdleVisitors } from './modules/widget/visitors.js';
 import { openBus } from './platform/bus/index.js';
@@ -309,6 +310,7 @@ export async function createRuntime(
       await step(registerTriageJobs(deps)); // automatic and automations' triage runs (src/modules/triage/auto.ts)
       const embedding = await step(registerSemanticJobs(deps, opts.embeddingBackfill ?? true)); // vectors after writes, hourly backfill (src/modules/ai/embeddings/queue.ts)
       closers.unshift(async () => embedding.stop());
+      await step(registerAnswerJobs(deps)); // AI answers to chat visitors (src/modules/widget/ai-answers.ts)
       await step(registerAutoCloseJob(deps)); // solved tickets close after auto_close_days (src/modules/tickets/auto-close.ts)
       await step(registerInboundJobs(deps)); // inbound mail → tickets, and the spool sweep (src/modules/email/inbound.ts)
       const w = await step(registerWebhooks(deps)); // dispatcher, deliveries, sweeps (src/modules/webhooks/workers.ts)
