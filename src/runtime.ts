@@ -7,6 +7,12 @@ import type { Config } from './config.js';
 import type { Deps } from './deps.js';
 import { Gateway, registerGatewayRoutes } from './gateway/index.js';
 import { plugSemantic, registerSemanticJobs } from './modules/ai/embeddings/index.js';
+import {
+  type AutoSummarizeOptions,
+  autoSummarizeHook,
+  DEFAULT_AUTO_SUMMARIZE_OPTIONS,
+  registerAutoSummarizeJobs,
+} from './modules/ai/features/auto-summarize.js';
 import { type AiOptions, DEFAULT_AI_OPTIONS, ProviderPool } from './modules/ai/pool.js';
 import { createProvider } from './modules/ai/providers/index.js';
 import { followedKnownKeys } from './modules/api-keys/known-keys.js';
@@ -39,7 +45,7 @@ import { TicketHooks } from './modules/tickets/hooks.js';
 import { registerTicketJobs } from './modules/tickets/snooze.js';
 import { plugTriage, registerTriageJobs, triageHook } from './modules/triage/auto.js';
 import { trainingHook } from './modules/triage/dedicated/training.js';
-import { configuredEngine } from './modules/triage/service.js';
+import { configuredEngine, triageConfigured } from './modules/triage/service.js';
 import { renameTagInViews } from './modules/views/service.js';
 import { DEFAULT_WEBHOOK_OPTIONS, type WebhookOptions } from './modules/webhooks/options.js';
 import { registerWebhooks, type WebhookWorkers } from './modules/webhooks/workers.js';
@@ -118,6 +124,8 @@ export async function createRuntime(
     email?: Partial<OutboundOptions>;
     /** AI provider calls: timeout and retries (tests shorten them). */
     ai?: Partial<AiOptions>;
+    /** auto_summarize: the delay from a message to the summary's refresh (tests shorten it). */
+    autoSummarize?: Partial<AutoSummarizeOptions>;
     /** Pictures: pool size, fetch settings (tests point the lookups at stand-in servers). */
     pictures?: Partial<PictureOptions>;
     /** Tests: report answers that do not match their route's response schema. */
@@ -188,6 +196,8 @@ export async function createRuntime(
     ticketHooks.add(csatHook); // 50: a solved ticket's rating request (src/modules/csat/mail.ts)
     ticketHooks.add(triageHook); // 60: auto_triage queues a run of a new ticket (src/modules/triage/auto.ts)
     ticketHooks.add(trainingHook); // 61: a solve queues the dedicated engine's training (src/modules/triage/dedicated/training.ts)
+    // 62: auto_summarize queues the summary's refresh after a new message (src/modules/ai/features/auto-summarize.ts)
+    ticketHooks.add(autoSummarizeHook({ ...DEFAULT_AUTO_SUMMARIZE_OPTIONS, ...opts.autoSummarize }));
     const deps: Deps = {
       config,
       database,
@@ -226,6 +236,8 @@ export async function createRuntime(
       onboardingChecks: new Map([
         ['publish_article', (db, workspaceId) => hasPublishedArticle(db, workspaceId)],
         ['install_widget', (db, workspaceId) => widgetInstalled(db, workspaceId)],
+        // Triage's check of setup_triage: auto_triage on, or settings changed (src/modules/triage/service.ts).
+        ['setup_triage', (db, workspaceId) => triageConfigured(db, workspaceId)],
       ]),
     };
     // AI triage: the engines, the automations' seams, the engine reported (src/modules/triage/auto.ts).
@@ -311,6 +323,7 @@ export async function createRuntime(
       const embedding = await step(registerSemanticJobs(deps, opts.embeddingBackfill ?? true)); // vectors after writes, hourly backfill (src/modules/ai/embeddings/queue.ts)
       closers.unshift(async () => embedding.stop());
       await step(registerAnswerJobs(deps)); // AI answers to chat visitors (src/modules/widget/ai-answers.ts)
+      await step(registerAutoSummarizeJobs(deps)); // auto_summarize's refreshes (src/modules/ai/features/auto-summarize.ts)
       await step(registerAutoCloseJob(deps)); // solved tickets close after auto_close_days (src/modules/tickets/auto-close.ts)
       await step(registerInboundJobs(deps)); // inbound mail → tickets, and the spool sweep (src/modules/email/inbound.ts)
       const w = await step(registerWebhooks(deps)); // dispatcher, deliveries, sweeps (src/modules/webhooks/workers.ts)

@@ -2,9 +2,9 @@
 // exists, read live (one statement), so it never drifts from the data. Steps above the caller's
 // role are not listed. Dismissing hides the checklist for that person only.
 //
-// Steps whose thing another module owns and which does not exist yet (the chat widget, the
-// knowledge base, the assistant, a triage engine) use what exists today (docs/decisions.md
-// "Onboarding"); the owning module can take over with setOnboardingCheck.
+// Steps whose thing another module owns (the chat widget, the knowledge base, triage, the
+// assistant) are answered by that module's check in deps.onboardingChecks (runtime.ts); without
+// one, the built-in answer here (docs/decisions.md "Onboarding").
 import type { Static } from '@sinclair/typebox';
 import { type Kysely, sql } from 'kysely';
 import type { Deps } from '../../deps.js';
@@ -93,7 +93,6 @@ interface Facts {
   create_label: boolean;
   dismissed: boolean;
   label_creation: string | null;
-  has_triage: boolean;
 }
 
 /** Everything the built-in checks need, in one statement. */
@@ -109,19 +108,8 @@ async function facts(db: Kysely<DB>, workspaceId: string, userId: string): Promi
       EXISTS (SELECT 1 FROM tags WHERE workspace_id = ${workspaceId}) AS create_label,
       EXISTS (SELECT 1 FROM onboarding_dismissals WHERE workspace_id = ${workspaceId} AND user_id = ${userId})
         AS dismissed,
-      (SELECT settings ->> 'label_creation' FROM workspaces WHERE id = ${workspaceId}) AS label_creation,
-      to_regclass('triage_settings') IS NOT NULL AS has_triage`.execute(db);
+      (SELECT settings ->> 'label_creation' FROM workspaces WHERE id = ${workspaceId}) AS label_creation`.execute(db);
   return r.rows[0]!;
-}
-
-/** Built-in setup_triage: automatic triage switched on in the saved triage settings. */
-async function triageOn(db: Kysely<DB>, workspaceId: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('triage_settings')
-    .select('auto_triage')
-    .where('workspace_id', '=', workspaceId)
-    .executeTakeFirst();
-  return row?.auto_triage === true;
 }
 
 function userOf(ctx: RequestContext): string {
@@ -144,7 +132,8 @@ export async function getOnboarding(deps: Deps, ctx: RequestContext): Promise<On
     install_widget: () => f.install_widget,
     // Replaced by the knowledge base's own check (runtime.ts); without it, nothing is published.
     publish_article: () => false,
-    setup_triage: () => (f.has_triage ? triageOn(db, ctx.workspaceId) : false),
+    // Replaced by triage's own check (runtime.ts: auto_triage on, or settings changed from the defaults).
+    setup_triage: () => false,
     create_label: () => f.create_label,
     // No assistant yet.
     try_ollie: () => false,

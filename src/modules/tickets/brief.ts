@@ -68,13 +68,19 @@ const personJson = sql<string | null>`(SELECT json_build_object(
   WHERE c.workspace_id = t.workspace_id AND c.id = t.contact_id)`;
 
 /**
- * The live ticket `param` names (id, number or #number) that the caller may see, as a brief;
+ * Who reads a brief: a request's caller, or the service itself reading as admins do (every team:
+ * auto_summarize's job, src/modules/ai/features/auto-summarize.ts).
+ */
+export type TicketReader = Pick<RequestContext, 'workspaceId' | 'role' | 'teams'>;
+
+/**
+ * The live ticket `param` names (id, number or #number) that the reader may see, as a brief;
  * 404 as findVisibleTicket answers it (missing, deleted, another workspace, a hidden team).
  * `textChars`: characters of each message's text read; `people`: the contact and company too.
  */
 export async function ticketBrief(
   db: Kysely<DB>,
-  ctx: RequestContext,
+  ctx: TicketReader,
   param: string,
   opts: { textChars: number; people: boolean },
 ): Promise<TicketBrief> {

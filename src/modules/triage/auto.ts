@@ -3,8 +3,9 @@
 // the triage settings have no option for it, docs/decisions.md "Triage"), the automations'
 // ai_triage action (queued the same way, via `automation`), and their ai_decide conditions
 // (every question of one automation run in one engine call, metered `decide`). Also the engine
-// GET /v1/triage and GET /v1/ai/config report. The onboarding step setup_triage keeps its built-in
-// check (automatic triage switched on: triage configured; docs/decisions.md "Triage").
+// GET /v1/triage and GET /v1/ai/config report. The onboarding step setup_triage is service.ts
+// triageConfigured: auto_triage on, or the settings changed from the defaults (docs/decisions.md
+// "setup_triage").
 import { type Kysely, sql } from 'kysely';
 import type { DecisionEngine, Deps, TriageHandler } from '../../deps.js';
 import type { DB } from '../../platform/db/schema.js';

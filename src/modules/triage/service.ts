@@ -60,6 +60,21 @@ export async function loadTriageSettings(db: Kysely<DB>, workspaceId: string): P
   };
 }
 
+/**
+ * The onboarding step setup_triage (registered in runtime.ts): triage is configured when automatic
+ * triage is on, or the workspace's settings differ from the defaults (fields, threshold or
+ * assign_after_triage changed). Read live, so settings put back to the defaults undo it.
+ */
+export async function triageConfigured(db: Kysely<DB>, workspaceId: string): Promise<boolean> {
+  const s = await loadTriageSettings(db, workspaceId);
+  return (
+    s.auto_triage ||
+    s.assign_after_triage !== DEFAULT_TRIAGE.assign_after_triage ||
+    s.threshold !== DEFAULT_TRIAGE.threshold ||
+    s.fields.join() !== DEFAULT_TRIAGE.fields.join()
+  );
+}
+
 async function present(deps: Deps, workspaceId: string, s: StoredTriage): Promise<TriageSettingsView> {
   const engine = await deps.ai.triageEngine(deps, workspaceId);
   return { ...s, engine, available: engine.provider !== 'none' && engine.connected };

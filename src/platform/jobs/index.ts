@@ -15,9 +15,18 @@ export interface JobOptions {
   /** Retries after the first failure (exponential backoff). */
   retryLimit?: number;
   retryDelaySeconds?: number;
-  /** At most one queued job per key. */
+  /** With the queue's policy `short`: at most one queued (not yet started) job per key. */
   singletonKey?: string;
+  /** The queue's policy, when this send creates it (every send and work of a queue must say the same). */
+  policy?: QueuePolicy;
 }
+
+/**
+ * pg-boss's queue policies used here: `standard`, or `short`, which keeps at most one job per
+ * singletonKey waiting to start (a send while one waits is dropped; a job that started no longer
+ * counts), for debounced work such as auto_summarize. Set when the queue is created.
+ */
+export type QueuePolicy = 'standard' | 'short';
 
 /** PostgreSQL's SQLSTATE for a transaction rolled back to break a deadlock. */
 const DEADLOCK = '40P01';
@@ -80,7 +89,7 @@ export class Jobs {
     this.#started = true;
   }
 
-  async ensureQueue(name: string): Promise<void> {
+  async ensureQueue(name: string, policy: QueuePolicy = 'standard'): Promise<void> {
     if (this.#queues.has(name)) return;
     // pg-boss's create_queue deadlocks when two processes create the same queue at once (its
     // INSERT into the queue table and its ALTER TABLE … REFERENCES that table take their locks
@@ -88,7 +97,7 @@ export class Jobs {
     // rolls one of them back whole; by then the other has the queue, and the retry finds it.
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.#boss.createQueue(name);
+        await this.#boss.createQueue(name, { name, policy });
         break;
       } catch (err) {
         if ((err as { code?: unknown }).code !== DEADLOCK || attempt >= QUEUE_CREATE_ATTEMPTS) throw err;
@@ -99,7 +108,7 @@ export class Jobs {
   }
 
   async send<T extends object>(name: string, data: T, opts: JobOptions = {}): Promise<string | null> {
-    await this.ensureQueue(name);
+    await this.ensureQueue(name, opts.policy);
     const id = await this.#boss.send(name, data, {
       ...(opts.startAfter ? { startAfter: opts.startAfter } : {}),
       retryLimit: opts.retryLimit ?? 5,
@@ -120,9 +129,9 @@ export class Jobs {
   async work<T extends object>(
     name: string,
     handler: JobHandler<T>,
-    opts: { pollingIntervalSeconds?: number; concurrency?: number } = {},
+    opts: { pollingIntervalSeconds?: number; concurrency?: number; policy?: QueuePolicy } = {},
   ): Promise<void> {
-    await this.ensureQueue(name);
+    await this.ensureQueue(name, opts.policy);
     for (let i = 0; i < (opts.concurrency ?? 1); i++) {
       let workerId = '';
       workerId = await this.#boss.work<T>(

@@ -112,14 +112,24 @@ describe('steps turn done as soon as the thing exists', () => {
     expect(doneIds(await onboarding(t.as))).toContain('install_widget');
   });
 
-  it('setup_triage: automatic triage switched on', async () => {
-    await db().insertInto('triage_settings').values({ workspace_id: t.workspaceId, auto_triage: false }).execute();
+  it('setup_triage: automatic triage on, or the triage settings changed from the defaults', async () => {
+    const triage = async (body: Record<string, unknown>) => {
+      const r = await svc.api.patch('/v1/triage', body, t.as);
+      expect(r.status, r.text).toBe(200);
+    };
     expect(doneIds(await onboarding(t.as))).not.toContain('setup_triage');
-    await db()
-      .updateTable('triage_settings')
-      .set({ auto_triage: true })
-      .where('workspace_id', '=', t.workspaceId)
-      .execute();
+    // Saving the defaults configures nothing.
+    await triage({ auto_triage: false, threshold: 0.7, fields: ['priority', 'severity', 'labels'] });
+    expect(doneIds(await onboarding(t.as))).not.toContain('setup_triage');
+    await triage({ threshold: 0.85 });
+    expect(doneIds(await onboarding(t.as))).toContain('setup_triage');
+    await triage({ threshold: 0.7 });
+    expect(doneIds(await onboarding(t.as))).not.toContain('setup_triage');
+    await triage({ fields: ['priority', 'team'] });
+    expect(doneIds(await onboarding(t.as))).toContain('setup_triage');
+    await triage({ fields: ['severity', 'labels', 'priority'] });
+    expect(doneIds(await onboarding(t.as))).not.toContain('setup_triage');
+    await triage({ auto_triage: true });
     expect(doneIds(await onboarding(t.as))).toContain('setup_triage');
   });
 

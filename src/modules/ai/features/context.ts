@@ -6,7 +6,13 @@
 // values). Everything here is written by customers or agents: it is rendered as data blocks.
 import type { Deps } from '../../../deps.js';
 import type { RequestContext, ServiceContext } from '../../../platform/http/context.js';
-import { type BriefMessage, type BriefPerson, type TicketBrief, ticketBrief } from '../../tickets/brief.js';
+import {
+  type BriefMessage,
+  type BriefPerson,
+  type TicketBrief,
+  type TicketReader,
+  ticketBrief,
+} from '../../tickets/brief.js';
 import type { AiCaller } from '../run.js';
 import { type ReadyAi, requireAi } from '../service.js';
 import { dataBlock } from './prompts.js';
@@ -100,6 +106,20 @@ export async function aiAndTicket(
   if (ai.status === 'rejected') throw ai.reason;
   if (brief.status === 'rejected') throw brief.reason;
   return { ai: ai.value, context: contextOf(brief.value) };
+}
+
+/** The ticket's context as `reader` may see it (404 as aiAndTicket answers it), without the AI check. */
+export async function ticketContext(
+  deps: Deps,
+  reader: TicketReader,
+  param: string,
+  opts: { people: boolean },
+): Promise<TicketContext> {
+  const brief = await ticketBrief(deps.database.db, reader, param, {
+    textChars: MESSAGE_CHARS * 2,
+    people: opts.people,
+  });
+  return contextOf(brief);
 }
 
 function contextOf(brief: TicketBrief): TicketContext {

@@ -5,12 +5,15 @@
 // schema: only its three fields are kept, each in range; anything else it adds is ignored.
 import type { Static } from '@sinclair/typebox';
 import type { Deps } from '../../../deps.js';
-import type { RequestContext } from '../../../platform/http/context.js';
+import type { Unit } from '../../../platform/db/tx.js';
+import type { RequestContext, ServiceContext } from '../../../platform/http/context.js';
 import { ApiError } from '../../../platform/http/errors.js';
 import { applyPatch } from '../../tickets/patch.js';
+import type { TicketRow } from '../../tickets/queries.js';
 import { lockVisibleTicket } from '../../tickets/service.js';
-import { runAi } from '../run.js';
-import { aiActing, aiAndTicket, callerOf, ticketBlocks } from './context.js';
+import { type AiCaller, runAi } from '../run.js';
+import type { ReadyAi } from '../service.js';
+import { aiActing, aiAndTicket, callerOf, type TicketContext, ticketBlocks } from './context.js';
 import { jsonOf, lineOf, oneOf, plainOf } from './output.js';
 import { summarySystem } from './prompts.js';
 import { SENTIMENTS, type SummaryAnswer } from './schemas.js';
@@ -58,29 +61,58 @@ export async function summarizeTicket(
   param: string,
   io: CallIo,
 ): Promise<SummaryView> {
-  const { ai, context: c } = await aiAndTicket(deps, ctx, param, { people: false });
-  const { ticket } = c;
+  const { ai, context } = await aiAndTicket(deps, ctx, param, { people: false });
+  return summarizeAndStore(deps, {
+    ai,
+    context,
+    caller: callerOf(ctx),
+    acting: (model) => aiActing(ctx, model),
+    lock: (u) => lockVisibleTicket(u, ctx, context.ticket.id),
+    signal: io.signal,
+  });
+}
+
+/** Who asks for a summary and how its ticket is locked: the route's caller, or auto_summarize's job. */
+export interface SummaryRun {
+  ai: ReadyAi;
+  context: TicketContext;
+  /** Metered to (auto_summarize: no one). */
+  caller: AiCaller;
+  /** Who the stored summary's ticket.updated names: the AI, acting for the caller or on its own. */
+  acting: (model: string) => ServiceContext;
+  /** The ticket locked in the unit's transaction; null when it is gone meanwhile (nothing stored). */
+  lock: (u: Unit) => Promise<TicketRow | null>;
+  signal?: AbortSignal;
+}
+
+/** The model's summary of the ticket, stored in custom.ai_summary (one ticket.updated), metered summarize. */
+export async function summarizeAndStore(deps: Deps, run: SummaryRun): Promise<SummaryView> {
+  const { ticket } = run.context;
   const result = await runAi(
     deps,
-    callerOf(ctx),
+    run.caller,
     {
       feature: 'summarize',
       tier: 'fast',
       system: summarySystem(),
       messages: [
-        { role: 'user', content: `${ticketBlocks(c)}\n\nSummarise this ticket as the JSON object described.` },
+        {
+          role: 'user',
+          content: `${ticketBlocks(run.context)}\n\nSummarise this ticket as the JSON object described.`,
+        },
       ],
       maxTokens: SUMMARY_TOKENS,
       json: { name: 'ticket_summary', schema: SUMMARY_SCHEMA },
       ticketId: ticket.id,
-      signal: io.signal,
+      ...(run.signal ? { signal: run.signal } : {}),
     },
-    ai,
+    run.ai,
   );
   const summary: SummaryView = { ...readSummary(jsonOf(result.text)), updated_at: new Date().toISOString() };
-  await deps.writer.run(ctx.workspaceId, async (u) => {
-    const before = await lockVisibleTicket(u, ctx, ticket.id);
-    await applyPatch(deps, u, aiActing(ctx, result.model), before, { custom: { ai_summary: summary } });
+  await deps.writer.run(run.caller.workspaceId, async (u) => {
+    const before = await run.lock(u);
+    if (!before) return;
+    await applyPatch(deps, u, run.acting(result.model), before, { custom: { ai_summary: summary } });
   });
   return summary;
 }
