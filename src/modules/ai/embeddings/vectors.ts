@@ -169,27 +169,40 @@ export class VectorIndex {
     const d = w.dims;
     if (d === 0 || q.length !== d || d % 4 !== 0) return { rows: [], ticketScore, articleScore };
     const scores = w.scoreAll(q);
-    // The best rows, enough to fill both lists with a few rows per ticket: a bounded min-heap.
-    const keep = Math.min(w.count, perKind * 40);
-    const heap = new TopRows(keep);
-    for (let s = 0; s < w.count; s++) heap.offer(s, scores[s]!);
     const article = KINDS.indexOf('article');
-    const best = { ticket: [] as Neighbour[], article: [] as Neighbour[] };
-    const seen = new Set<string>();
-    for (const s of heap.sorted()) {
-      const isArticle = w.kinds[s] === article;
-      const id = isArticle ? w.objects[s]! : w.tickets[s];
-      if (!id || seen.has(id)) continue;
-      seen.add(id);
-      const list = isArticle ? best.article : best.ticket;
-      if (list.length < perKind) {
-        list.push({
-          kind: isArticle ? 'article' : 'ticket',
-          objectId: id,
-          ticketId: isArticle ? null : id,
-          score: scores[s]!,
-        });
+    // Articles have one row each: their best `perKind` rows are the answer.
+    const articles = new TopRows(perKind);
+    for (let s = 0; s < w.count; s++) {
+      const score = scores[s]!;
+      if (w.kinds[s] === article && score > articles.cut) articles.offer(s, score);
+    }
+    const best = {
+      article: articles
+        .sorted()
+        .map((s): Neighbour => ({ kind: 'article', objectId: w.objects[s]!, ticketId: null, score: scores[s]! })),
+      ticket: [] as Neighbour[],
+    };
+    // A ticket has many rows (its subject, its messages): the best rows until `perKind` distinct
+    // tickets are among them, more rows kept when a few long threads fill the first try.
+    for (let keep = perKind * 40; ; keep *= 4) {
+      const rows = new TopRows(keep);
+      let eligible = 0;
+      for (let s = 0; s < w.count; s++) {
+        if (w.kinds[s] === article || !w.tickets[s]) continue;
+        eligible++;
+        const score = scores[s]!;
+        if (score > rows.cut) rows.offer(s, score);
       }
+      const seen = new Set<string>();
+      best.ticket = [];
+      for (const s of rows.sorted()) {
+        const id = w.tickets[s]!;
+        if (seen.has(id)) continue;
+        seen.add(id);
+        if (best.ticket.length < perKind)
+          best.ticket.push({ kind: 'ticket', objectId: id, ticketId: id, score: scores[s]! });
+      }
+      if (best.ticket.length >= perKind || eligible <= keep) break;
     }
     for (const n of best.ticket) ticketScore.set(n.objectId, n.score);
     for (const n of best.article) articleScore.set(n.objectId, n.score);
@@ -211,6 +224,8 @@ class TopRows {
   readonly #slots: Int32Array;
   readonly #scores: Float64Array;
   #n = 0;
+  /** What a score must beat to enter: the lowest kept once full. */
+  cut = Number.NEGATIVE_INFINITY;
   constructor(private readonly size: number) {
     this.#slots = new Int32Array(size);
     this.#scores = new Float64Array(size);
@@ -231,6 +246,7 @@ class TopRows {
       }
       h[i] = score;
       sl[i] = slot;
+      if (this.#n === this.size) this.cut = h[0]!;
       return;
     }
     if (score <= h[0]!) return;
@@ -247,6 +263,7 @@ class TopRows {
     }
     h[i] = score;
     sl[i] = slot;
+    this.cut = h[0]!;
   }
 
   /** The slots, highest score first. */
