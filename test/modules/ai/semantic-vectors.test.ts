@@ -1,6 +1,6 @@
 // The exact scan of semantic search (src/modules/ai/embeddings/vectors.ts) against a brute-force
 // ranking of the same vectors: the same nearest tickets and articles, in the same order, with the
-// same scores; rows written after the first search are seen by the next; a ticket scores as its
+// same scores, whether one thread scans or several share the rows; rows written after the first search are seen by the next; a ticket scores as its
 // nearest row; another workspace's vectors are never read.
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
@@ -79,7 +79,11 @@ function bruteForce(rows: Row[], q: Float32Array, perKind: number) {
 beforeAll(async () => {
   svc = await startService({}, { jobs: false });
 });
-afterAll(async () => svc?.stop());
+const onTeardown: Array<() => Promise<void>> = [];
+afterAll(async () => {
+  for (const f of onTeardown) await f();
+  await svc?.stop();
+});
 
 describe('the exact scan', () => {
   it('finds what a brute-force ranking finds, in order, and sees rows written after the first search', async () => {
@@ -90,7 +94,9 @@ describe('the exact scan', () => {
     // Another workspace's vectors, some identical to the query: never found.
     const q = vector();
     await write(other.workspaceId, [{ kind: 'ticket', object_id: randomUUID(), ticket_id: null, v: q }]);
-    const index = new VectorIndex();
+    // Its scan shared with two helper threads, as a large workspace's is.
+    const index = new VectorIndex({ helpers: 2, parallelFrom: 0 });
+    onTeardown.push(() => index.close());
     const db = svc.rt.deps.database.db;
     const lexical = rows
       .filter((r) => r.kind === 'ticket')

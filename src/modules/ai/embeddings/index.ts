@@ -17,7 +17,10 @@ export function plugSemantic(deps: Deps): () => Promise<void> {
   const s = semanticOf(embedderOf(deps), new VectorIndex());
   if (!s) return async () => {};
   plugged.set(deps.ai, s);
-  return () => s.embedder.close();
+  return async () => {
+    await s.embedder.close();
+    await s.vectors.close();
+  };
 }
 
 /** The embedding jobs (with the other workers). */
