@@ -5,6 +5,7 @@ import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController } from 'fastify';
 import type { Deps } from './deps.js';
+import aiSearchRoutes from './modules/ai/embeddings/routes.js';
 import aiFeatureRoutes from './modules/ai/features/routes.js';
 import aiRoutes from './modules/ai/routes.js';
 import apiKeyRoutes from './modules/api-keys/routes.js';
@@ -118,6 +119,7 @@ const MODULES: Array<(app: App, deps: Deps) => Promise<void>> = [
   triageRoutes,
   aiRoutes,
   aiFeatureRoutes,
+  aiSearchRoutes,
   businessHoursRoutes,
   onboardingRoutes,
   helpCenterRoutes,

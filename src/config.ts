@@ -46,6 +46,13 @@ export interface Config {
     apiKey: string | null;
     model: string | null;
     fastModel: string | null;
+    /**
+     * AI_EMBEDDINGS: what embeds for semantic search: `embedded` (default: the model in the
+     * package, no provider call), `provider` (the OpenAI-compatible provider's /embeddings with
+     * AI_EMBEDDING_MODEL, default text-embedding-3-small) or `off`.
+     */
+    embeddings: 'embedded' | 'provider' | 'off';
+    embeddingModel: string | null;
   };
   /** Parsed and checked now, read by nothing yet: the billing issue reads it (payments through Stripe). */
   stripe: { secretKey: string | null; webhookSecret: string | null; apiBase: string | null };
@@ -497,7 +504,14 @@ function aiConfig(env: NodeJS.ProcessEnv): Config['ai'] {
       (v) => str(env, v) !== null,
     );
     if (stray) throw new ConfigError('AI_PROVIDER', `is required when ${stray} is set (openai or anthropic)`);
-    return { provider: null, baseUrl: null, apiKey: null, model: null, fastModel: null };
+    return {
+      provider: null,
+      baseUrl: null,
+      apiKey: null,
+      model: null,
+      fastModel: null,
+      ...embeddingsConfig(env, null),
+    };
   }
   if (provider !== 'openai' && provider !== 'anthropic') {
     throw new ConfigError('AI_PROVIDER', `must be openai or anthropic, got "${provider}"`);
@@ -511,5 +525,23 @@ function aiConfig(env: NodeJS.ProcessEnv): Config['ai'] {
   if (baseUrl !== null && provider === 'openai' && model === null) {
     throw new ConfigError('AI_MODEL', 'is required with AI_BASE_URL: the name of a model that server serves');
   }
-  return { provider, baseUrl, apiKey, model, fastModel };
+  return { provider, baseUrl, apiKey, model, fastModel, ...embeddingsConfig(env, provider) };
+}
+
+function embeddingsConfig(
+  env: NodeJS.ProcessEnv,
+  provider: 'openai' | 'anthropic' | null,
+): Pick<Config['ai'], 'embeddings' | 'embeddingModel'> {
+  const mode = str(env, 'AI_EMBEDDINGS') ?? 'embedded';
+  if (mode !== 'embedded' && mode !== 'provider' && mode !== 'off') {
+    throw new ConfigError('AI_EMBEDDINGS', `must be embedded, provider or off, got "${mode}"`);
+  }
+  if (mode === 'provider' && provider !== 'openai') {
+    throw new ConfigError('AI_EMBEDDINGS', 'provider needs AI_PROVIDER=openai (Anthropic has no embeddings)');
+  }
+  const model = str(env, 'AI_EMBEDDING_MODEL');
+  if (model !== null && mode !== 'provider') {
+    throw new ConfigError('AI_EMBEDDING_MODEL', 'is used only with AI_EMBEDDINGS=provider');
+  }
+  return { embeddings: mode, embeddingModel: mode === 'provider' ? (model ?? 'text-embedding-3-small') : null };
 }

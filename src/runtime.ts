@@ -6,6 +6,7 @@ import { type App, type AppOptions, buildApp } from './app.js';
 import type { Config } from './config.js';
 import type { Deps } from './deps.js';
 import { Gateway, registerGatewayRoutes } from './gateway/index.js';
+import { plugSemantic, registerSemanticJobs } from './modules/ai/embeddings/index.js';
 import {
   type AutoSummarizeOptions,
   autoSummarizeHook,
@@ -48,6 +49,7 @@ import { configuredEngine, triageConfigured } from './modules/triage/service.js'
 import { renameTagInViews } from './modules/views/service.js';
 import { DEFAULT_WEBHOOK_OPTIONS, type WebhookOptions } from './modules/webhooks/options.js';
 import { registerWebhooks, type WebhookWorkers } from './modules/webhooks/workers.js';
+import { registerAnswerJobs } from './modules/widget/ai-answers.js';
 import { widgetInstalled } from './modules/widget/settings.js';
 import { pruneIdleVisitors } from './modules/widget/visitors.js';
 import { openBus } from './platform/bus/index.js';
@@ -112,6 +114,11 @@ export async function createRuntime(
     jobs?: boolean;
     /** The job queue's database schema (default pgboss; tests on a shared PostgreSQL give each service its own). */
     jobsSchema?: string;
+    /**
+     * Semantic search's backfill of every workspace (at start and hourly; default on). Tests on a
+     * shared PostgreSQL turn it off: each service would embed every other test's workspaces.
+     */
+    embeddingBackfill?: boolean;
     webhooks?: Partial<WebhookOptions>;
     imap?: Partial<ImapOptions>;
     email?: Partial<OutboundOptions>;
@@ -235,6 +242,9 @@ export async function createRuntime(
     };
     // AI triage: the engines, the automations' seams, the engine reported (src/modules/triage/auto.ts).
     plugTriage(deps);
+    // Semantic search: the embedder and this process's vectors (src/modules/ai/embeddings/index.ts).
+    const closeSemantic = plugSemantic(deps);
+    closers.unshift(closeSemantic);
     const pictures = deps.pictures;
     closers.unshift(() => pictures.close());
     const runCounts = deps.runCounts;
@@ -311,6 +321,9 @@ export async function createRuntime(
       await step(registerSlaJobs(deps)); // SLA breaches every minute and at start (src/modules/sla/breaches.ts)
       await step(registerTriageJobs(deps)); // automatic and automations' triage runs (src/modules/triage/auto.ts)
       await step(registerAutoSummarizeJobs(deps)); // auto_summarize's refreshes (src/modules/ai/features/auto-summarize.ts)
+      const embedding = await step(registerSemanticJobs(deps, opts.embeddingBackfill ?? true)); // vectors after writes, hourly backfill (src/modules/ai/embeddings/queue.ts)
+      closers.unshift(async () => embedding.stop());
+      await step(registerAnswerJobs(deps)); // AI answers to chat visitors (src/modules/widget/ai-answers.ts)
       await step(registerAutoCloseJob(deps)); // solved tickets close after auto_close_days (src/modules/tickets/auto-close.ts)
       await step(registerInboundJobs(deps)); // inbound mail → tickets, and the spool sweep (src/modules/email/inbound.ts)
       const w = await step(registerWebhooks(deps)); // dispatcher, deliveries, sweeps (src/modules/webhooks/workers.ts)

@@ -128,6 +128,8 @@ describe('configuration', () => {
       apiKey: 'sk-ant',
       model: null,
       fastModel: null,
+      embeddings: 'embedded',
+      embeddingModel: null,
     });
     // Ollama: no key.
     expect(
@@ -143,8 +145,18 @@ describe('configuration', () => {
       apiKey: null,
       model: 'llama3.1:8b',
       fastModel: null,
+      embeddings: 'embedded',
+      embeddingModel: null,
     });
     expect(loadConfig({ DATA_DIR: tmp() }).ai.provider).toBeNull();
+    // Semantic search through the provider's /embeddings: only an OpenAI-compatible one has it.
+    expect(
+      loadConfig({ DATA_DIR: tmp(), AI_PROVIDER: 'openai', AI_API_KEY: 'sk', AI_EMBEDDINGS: 'provider' }).ai,
+    ).toMatchObject({ embeddings: 'provider', embeddingModel: 'text-embedding-3-small' });
+    expect(() =>
+      loadConfig({ DATA_DIR: tmp(), AI_PROVIDER: 'anthropic', AI_API_KEY: 'sk', AI_EMBEDDINGS: 'provider' }),
+    ).toThrow(/AI_EMBEDDINGS/);
+    expect(() => loadConfig({ DATA_DIR: tmp(), AI_EMBEDDINGS: 'sometimes' })).toThrow(/AI_EMBEDDINGS/);
   });
 
   it('names the variable of a bad value', () => {

@@ -112,6 +112,9 @@ export async function startService(
       ...opts,
       ...(imap ? { imap } : {}),
       ...(jobsSchema ? { jobsSchema } : {}),
+      // Semantic search's backfill reads every workspace of the database: on a shared one, other
+      // files' too (each service would embed them all).
+      ...(shared ? { embeddingBackfill: opts.embeddingBackfill ?? false } : {}),
       email,
     });
   };

@@ -1,7 +1,8 @@
 // Shapes of /v1/ai/config, /v1/ai/models, /v1/ai/settings and /v1/ai/key (interface.md "AI
-// configuration and models", "AI"; gaps.md "AI").
+// configuration and models", "AI"; gaps.md "AI") and /v1/ai/search.
 import { Type } from '@sinclair/typebox';
 import { Body, Nullable } from '../../platform/http/schemas.js';
+import { SearchResult } from '../search/schemas.js';
 import { TriageEngine } from '../triage/schemas.js';
 
 const Provider = Type.Union([Type.Literal('openai'), Type.Literal('anthropic')]);
@@ -131,3 +132,34 @@ export const PutAiKeyBody = Body({
     Nullable(Type.String({ maxLength: 2000, description: 'http(s) URL of an OpenAI-compatible or Anthropic API.' })),
   ),
 });
+
+export const AiSearchQuery = Type.Object(
+  {
+    q: Type.String({
+      minLength: 1,
+      maxLength: 1000,
+      pattern: '\\S',
+      description: 'What to look for: words, a question, a ticket number, a passage (up to 1,000 characters).',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const AiSearchResult = Type.Object(
+  {
+    tickets: SearchResult.properties.tickets,
+    contacts: SearchResult.properties.contacts,
+    articles: SearchResult.properties.articles,
+    semantic: Type.Object(
+      {
+        tickets: Type.Array(Type.String(), { description: 'Ids of the tickets above found by meaning alone.' }),
+        articles: Type.Array(Type.String(), { description: 'Ids of the articles above found by meaning alone.' }),
+      },
+      {
+        description:
+          'Which results the words alone did not find (a client marks them as semantic matches); the others matched the words as in GET /v1/search.',
+      },
+    ),
+  },
+  { title: 'AiSearchResult' },
+);

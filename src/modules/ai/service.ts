@@ -160,7 +160,7 @@ export async function getConfig(deps: Deps, workspaceId: string): Promise<Static
     enabled: ws.target !== null && features.enabled,
     provider: ws.target?.kind ?? null,
     models: { default: ws.tiers.default, fast: ws.tiers.fast },
-    embeddings: ws.target?.kind === 'openai',
+    embeddings: ws.target !== null && deps.config.ai.embeddings !== 'off',
     features,
     costs: costsOf(ws),
     metered: ws.target?.source === 'instance',

@@ -13,7 +13,7 @@ import { isoSql, parseTicketRef } from './queries.js';
 export interface BriefMessage {
   kind: 'reply' | 'note';
   direction: 'inbound' | 'outbound';
-  author_type: 'contact' | 'user' | 'system' | 'api';
+  author_type: 'contact' | 'user' | 'system' | 'api' | 'ai';
   /** The member who wrote it (null: none, or the user is gone). */
   user_name: string | null;
   /** Whether a contact wrote it, and their name and email. */

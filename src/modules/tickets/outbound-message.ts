@@ -31,6 +31,11 @@ export interface NewMessage {
   cc?: string[];
   bcc?: string[];
   attachment_ids?: string[];
+  /**
+   * Written by the workspace's assistant (an AI answer in the chat, src/modules/widget/
+   * ai-answers.ts): author type `ai`, this name as from_name. The actor is then an AI actor.
+   */
+  assistant?: string;
 }
 
 /**
@@ -106,7 +111,9 @@ export async function insertMessage(
     throw invalid(input.cc?.length ? 'body.cc' : 'body.bcc', 'notes are never sent, so they take no recipients');
   }
   const user = await userRefOf(u.trx, actor);
-  const author = authorOf(actor);
+  const author =
+    input.assistant === undefined ? authorOf(actor) : { type: 'ai' as const, userId: null, apiKeyId: null };
+  const fromName = input.assistant ?? user?.name ?? '';
   const isReply = input.kind === 'reply';
   // Replies on email tickets, and on the portal's (its customers are answered by email), are
   // delivered by the email module through the ticket's or the workspace's default mailbox.
@@ -129,7 +136,7 @@ export async function insertMessage(
       body_html: html,
       body_text: text,
       subject: ticket.subject,
-      from_name: user?.name ?? '',
+      from_name: fromName,
       to,
       cc: input.cc ?? [],
       bcc: input.bcc ?? [],
@@ -167,7 +174,7 @@ export async function insertMessage(
     has_quoted: false,
     subject: ticket.subject,
     from_email: '',
-    from_name: user?.name ?? '',
+    from_name: fromName,
     to,
     cc: input.cc ?? [],
     bcc: input.bcc ?? [],

@@ -263,7 +263,20 @@ export const Message = Type.Object(
     kind: MessageKind,
     direction: Type.Union([Type.Literal('inbound'), Type.Literal('outbound')]),
     author: Type.Object({
-      type: Type.Union([Type.Literal('contact'), Type.Literal('user'), Type.Literal('system'), Type.Literal('api')]),
+      type: Type.Union(
+        [
+          Type.Literal('contact'),
+          Type.Literal('user'),
+          Type.Literal('system'),
+          Type.Literal('api'),
+          Type.Literal('ai'),
+        ],
+        {
+          description:
+            "ai: the workspace's assistant answering a chat visitor from published articles (docs/ai.md " +
+            '"AI answers in the chat"); its name is from_name.',
+        },
+      ),
       user: Nullable(UserRef),
       contact: Nullable(ContactRef),
     }),

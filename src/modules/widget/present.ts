@@ -12,14 +12,17 @@ export type WidgetMessageView = Static<typeof WidgetMessage>;
 /** The widget's form of a public message (a reply); null for a note, which the widget never sees. */
 export function widgetMessage(m: MessageView): WidgetMessageView | null {
   if (m.kind !== 'reply') return null;
-  const fromContact = m.author.type === 'contact';
-  const author: WidgetMessageView['author'] = fromContact
-    ? { type: 'contact', name: m.author.contact?.name ?? null, avatar_url: m.author.contact?.avatar_url ?? null }
-    : {
-        type: 'agent',
-        name: m.author.user?.name ?? (m.from_name || null),
-        avatar_url: m.author.user?.avatar_url ?? null,
-      };
+  const author: WidgetMessageView['author'] =
+    m.author.type === 'contact'
+      ? { type: 'contact', name: m.author.contact?.name ?? null, avatar_url: m.author.contact?.avatar_url ?? null }
+      : m.author.type === 'ai'
+        ? // The workspace's assistant (src/modules/widget/ai-answers.ts), by the name it wrote under.
+          { type: 'ai', name: m.from_name || null, avatar_url: null }
+        : {
+            type: 'agent',
+            name: m.author.user?.name ?? (m.from_name || null),
+            avatar_url: m.author.user?.avatar_url ?? null,
+          };
   return {
     id: m.id,
     conversation_id: m.ticket_id,

@@ -33,6 +33,7 @@ import { listMessagesOfTicket } from '../tickets/messages.js';
 import { applyPatch } from '../tickets/patch.js';
 import { type TicketRow, ticketQuery } from '../tickets/queries.js';
 import { widgetSecret } from '../workspace/service.js';
+import { answersOn, notifyHandoff, queueAnswer } from './ai-answers.js';
 import { type WidgetMessageView, widgetMessage } from './present.js';
 import type { Conversation, SessionBody, WidgetSession } from './schemas.js';
 import type { Widget } from './settings.js';
@@ -391,10 +392,12 @@ export async function startConversation(
     const ids = await checkUploads(u, v, input.attachment_ids ?? []);
     if (from.pending) await becomeContact(u, v, from.name);
     const subject = preview(text, SUBJECT_LENGTH);
-    const { ticket } = await writeCustomerMessage(deps, u, chatMessage(v, from, subject, text, ids), {
+    const { ticket, message } = await writeCustomerMessage(deps, u, chatMessage(v, from, subject, text, ids), {
       ticket: null,
       open: { subject, teamId: null, spam: from.blocked },
     });
+    // The workspace's assistant may answer it, in a job once this commits (ai-answers.ts).
+    queueAnswer(deps, u, ticket.id, message.id);
     return presentConversation(ticket);
   });
 }
@@ -426,28 +429,38 @@ export async function sendMessage(
     const from = await sender(u, v);
     const ids = await checkUploads(u, v, input.attachment_ids ?? []);
     // On a closed conversation: a follow-up in its team (its conversation_id says so).
-    const { message } = await writeCustomerMessage(deps, u, chatMessage(v, from, ticket.subject, text, ids), {
+    const written = await writeCustomerMessage(deps, u, chatMessage(v, from, ticket.subject, text, ids), {
       ticket,
       open: { subject: ticket.subject, teamId: ticket.team_id, spam: false },
     });
-    return widgetMessage(message)!;
+    queueAnswer(deps, u, written.ticket.id, written.message.id);
+    return widgetMessage(written.message)!;
   });
 }
 
 /**
  * POST /v1/widget/conversations/{id}/handoff: the visitor asks for a person. Recorded on the
  * ticket (custom.handoff_requested_at, ticket.updated) and the conversation opens again if it
- * was waiting or solved, so it is back in the agents' open queue.
+ * was waiting or solved, so it is back in the agents' open queue. With the workspace's assistant
+ * answering (ai-answers.ts), the first request notifies the agents (ai_handoff) and the assistant
+ * answers nothing more in it.
  */
 export async function requestHandoff(deps: Deps, v: VisitorContext, id: string): Promise<ConversationView> {
+  // With the assistant answering, the first request tells the agents (ai_handoff, once).
+  const assistant = await answersOn(deps, v.workspaceId);
   return deps.writer.run(v.workspaceId, async (u) => {
     const ticket = await lockOwnChat(u, v, id);
     if (ticket.status === 'closed') throw invalid('path.id', 'this conversation is closed: start a new one');
+    const first = !(ticket.custom as Record<string, unknown> | null)?.handoff_requested_at;
     const reopen = ticket.status === 'pending' || ticket.status === 'on_hold' || ticket.status === 'solved';
     const { row } = await applyPatch(deps, u, asVisitor(v), ticket, {
-      custom: { handoff_requested_at: new Date().toISOString() },
+      custom: {
+        handoff_requested_at: new Date().toISOString(),
+        ...(assistant && first ? { ai_handoff: 'requested' } : {}),
+      },
       ...(reopen ? { status: 'open' as const } : {}),
     });
+    if (assistant && first) await notifyHandoff(u, row, 'requested');
     return presentConversation(row);
   });
 }

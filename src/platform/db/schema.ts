@@ -11,6 +11,7 @@ import type {
   WebhookDeliveriesTable,
   WebhookEndpointsTable,
 } from './tables-channels.js';
+import type { EmbeddingQueueTable, EmbeddingsTable } from './tables-embeddings.js';
 import type {
   ApiKeysTable,
   AppAttestChallengesTable,
@@ -66,6 +67,7 @@ import type {
 
 export type * from './columns.js';
 export type * from './tables-channels.js';
+export type * from './tables-embeddings.js';
 export type * from './tables-identity.js';
 export type * from './tables-images.js';
 export type * from './tables-kb.js';
@@ -137,4 +139,6 @@ export interface DB {
   ai_settings: AiSettingsTable;
   ai_usage: AiUsageTable;
   triage_models: TriageModelsTable;
+  embeddings: EmbeddingsTable;
+  embedding_queue: EmbeddingQueueTable;
 }

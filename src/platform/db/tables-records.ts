@@ -80,7 +80,7 @@ export interface MessagesTable {
   ticket_id: string;
   kind: 'reply' | 'note';
   direction: 'inbound' | 'outbound';
-  author_type: 'contact' | 'user' | 'system' | 'api';
+  author_type: 'contact' | 'user' | 'system' | 'api' | 'ai';
   author_user_id: string | null;
   author_contact_id: string | null;
   author_api_key_id: string | null;

@@ -149,14 +149,14 @@ describe('with the instance provider', () => {
 });
 
 describe('other providers', () => {
-  it("Anthropic: Anthropic's models, the vendor defaults, no embeddings", async () => {
+  it("Anthropic: Anthropic's models, the vendor defaults, semantic search by the embedded model", async () => {
     const svc = await startService({ AI_PROVIDER: 'anthropic', AI_API_KEY: 'sk-ant-test-0000' }, { jobs: false });
     try {
       const t = await newTenant(svc.api);
       const config = (await svc.api.get('/v1/ai/config', t.as)).body;
       expect(config).toMatchObject({
         provider: 'anthropic',
-        embeddings: false,
+        embeddings: true,
         models: { default: 'claude-sonnet-5-5', fast: 'claude-haiku-5-5' },
       });
       // Haiku 5.5 at 0.10 / 0.50 per million: 3,000 in and 300 out.

@@ -51,7 +51,7 @@ describe('on an instance with a provider', () => {
       enabled: true,
       provider: 'anthropic',
       metered: false,
-      embeddings: false,
+      embeddings: true,
       models: { default: 'claude-sonnet-5-5', fast: 'claude-haiku-5-5' },
       own_key: { provider: 'anthropic', base_url: null, last4: '9Q2z', status: 'active', error: null },
     });

@@ -57,7 +57,8 @@ function entryOf(m: BriefMessage, n: number): ThreadEntry {
   const name =
     from === 'customer'
       ? (m.contact?.name ?? (m.from_name || m.contact?.email) ?? 'Customer')
-      : (m.user_name ?? (m.author_type === 'api' ? 'Integration' : 'System'));
+      : (m.user_name ??
+        (m.author_type === 'api' ? 'Integration' : m.author_type === 'ai' ? m.from_name || 'Assistant' : 'System'));
   return {
     n,
     kind: m.kind,
