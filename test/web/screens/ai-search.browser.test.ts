@@ -7,7 +7,7 @@
 // ai-semantic-matches.png.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { customerTicket } from '../../modules/ai/features-setup.js';
+import { article, customerTicket } from '../../modules/ai/features-setup.js';
 import { type OpenAiStandIn, startOpenAiStandIn } from '../../support/ai-standin/index.js';
 import { type AppHarness, startAppHarness } from '../../support/app-harness.js';
 import { browserAvailable, docsScreenshot } from '../../support/browser.js';
@@ -25,6 +25,7 @@ describe.runIf(browserAvailable())('Similar tickets and semantic matches in the 
   let password: { id: string; number: number };
   let printer: { id: string; number: number };
   let billed: { id: string; number: number };
+  let refunds: { id: string; title: string };
 
   const api = () => h.svc.api;
   /** Polls until `ok` holds (a state, not a time), or fails with the last value. */
@@ -61,7 +62,7 @@ describe.runIf(browserAvailable())('Similar tickets and semantic matches in the 
     await page.getByRole('heading', { name: new RegExp(`^#${t.number} `) }).waitFor();
     await config;
     // Two frames after the answer: what follows from it is drawn.
-    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
   };
 
   beforeAll(async () => {
@@ -77,7 +78,15 @@ describe.runIf(browserAvailable())('Similar tickets and semantic matches in the 
     printer = await makeTicket(api(), h.tenant, { subject: 'Office printer is out of toner' });
     const b = await customerTicket(h.svc, h.tenant, 'I was billed double for my subscription, please fix it.');
     billed = (await api().get(`/v1/tickets/${b.id}`, as)).body;
-    await until(embeddedIds, (ids) => [invoice.id, password.id, printer.id, billed.id].every((id) => ids.includes(id)));
+    refunds = await article(
+      h.svc,
+      h.tenant,
+      'Refunds when a payment was taken twice',
+      'If your card was billed two times for one bill, we refund the extra payment within five days.',
+    );
+    await until(embeddedIds, (ids) =>
+      [invoice.id, password.id, printer.id, billed.id, refunds.id].every((id) => ids.includes(id)),
+    );
     ({ page } = await h.newPage());
     await h.signIn(page, h.tenant.owner);
     // The owners' notice that mail is not set up stays out of the screenshot.
@@ -125,6 +134,8 @@ describe.runIf(browserAvailable())('Similar tickets and semantic matches in the 
     const names = await rows.allTextContents();
     expect(names.some((n) => n.includes(`#${invoice.number} My invoice was charged twice this month`))).toBe(true);
     expect(names.some((n) => n.includes('printer'))).toBe(false);
+    // The article, found by meaning, is marked as one.
+    expect(names.some((n) => n.startsWith(`Article: ${refunds.title}`))).toBe(true);
     expect(await h.violations(page)).toBe('[]');
     await docsScreenshot(page, 'ai-semantic-matches');
 
