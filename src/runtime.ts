@@ -320,10 +320,10 @@ export async function createRuntime(
       await step(registerTicketJobs(deps)); // snoozed tickets wake up every minute (src/modules/tickets/snooze.ts)
       await step(registerSlaJobs(deps)); // SLA breaches every minute and at start (src/modules/sla/breaches.ts)
       await step(registerTriageJobs(deps)); // automatic and automations' triage runs (src/modules/triage/auto.ts)
-      await step(registerAutoSummarizeJobs(deps)); // auto_summarize's refreshes (src/modules/ai/features/auto-summarize.ts)
       const embedding = await step(registerSemanticJobs(deps, opts.embeddingBackfill ?? true)); // vectors after writes, hourly backfill (src/modules/ai/embeddings/queue.ts)
       closers.unshift(async () => embedding.stop());
       await step(registerAnswerJobs(deps)); // AI answers to chat visitors (src/modules/widget/ai-answers.ts)
+      await step(registerAutoSummarizeJobs(deps)); // auto_summarize's refreshes (src/modules/ai/features/auto-summarize.ts)
       await step(registerAutoCloseJob(deps)); // solved tickets close after auto_close_days (src/modules/tickets/auto-close.ts)
       await step(registerInboundJobs(deps)); // inbound mail → tickets, and the spool sweep (src/modules/email/inbound.ts)
       const w = await step(registerWebhooks(deps)); // dispatcher, deliveries, sweeps (src/modules/webhooks/workers.ts)

@@ -315,6 +315,8 @@ function rng(seed: number) {
 
 export interface GeneratedTicket extends Example {
   language: Lang;
+  /** The template's topic (billing, login, outage, ...): what a search for it should find. */
+  topic: string;
 }
 
 /**
@@ -358,6 +360,7 @@ export function generateTickets(n: number, seed = 1, noise = 0.1): GeneratedTick
         };
     out.push({
       language: lang,
+      topic: topic.name,
       text: {
         subject,
         message: lines.join('\n'),

@@ -52,7 +52,7 @@ import type {
   ViewsTable,
 } from './tables-records.js';
 import type { TriageModelsTable } from './tables-triage-models.js';
-import type { WidgetSettingsTable, WidgetVisitorsTable } from './tables-widget.js';
+import type { WidgetCapNoticesTable, WidgetSettingsTable, WidgetVisitorsTable } from './tables-widget.js';
 import type {
   AssignmentPointersTable,
   AssignmentRulesTable,
@@ -116,6 +116,7 @@ export interface DB {
   portal_sessions: PortalSessionsTable;
   portal_limit_marks: PortalLimitMarksTable;
   widget_settings: WidgetSettingsTable;
+  widget_cap_notices: WidgetCapNoticesTable;
   widget_visitors: WidgetVisitorsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;

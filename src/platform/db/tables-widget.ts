@@ -1,6 +1,6 @@
 // Row types: the chat widget (0033, src/modules/widget): its settings per workspace and the
 // visitors' tokens.
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 import type { DefaultTimestamp, NullableTimestamp } from './columns.js';
 
 /** A workspace's widget settings (no row: the defaults). */
@@ -29,4 +29,13 @@ export interface WidgetVisitorsTable {
   created_at: DefaultTimestamp;
   last_seen_at: DefaultTimestamp;
   revoked_at: NullableTimestamp;
+}
+
+/** The widget's monthly AI cap reached: one notice per workspace and UTC month (0048). */
+export interface WidgetCapNoticesTable {
+  workspace_id: string;
+  /** The first day of the month, YYYY-MM-DD. */
+  month: ColumnType<string, string, string>;
+  cap_usd: ColumnType<string, number | string, number | string>;
+  created_at: DefaultTimestamp;
 }

@@ -6,16 +6,19 @@
 // decisions triage applied read in the thread as sentences with their model. Settings → Triage:
 // the engine's status, fields, threshold, automatic runs and assignment saved and read back
 // through the API, the API's 422 at its field with nothing changed, read-only for an agent.
-// axe-core on each screen; SCREENSHOTS=1 writes docs/screenshots/ai-suggestions.png and
-// settings-triage.png.
+// The dedicated engine in Settings → Triage: learning (39 of 40), then ready with its held-out
+// accuracy once trained. The chat view marks the assistant's answers (its name, an AI mark).
+// axe-core on each screen; SCREENSHOTS=1 writes docs/screenshots/ai-suggestions.png,
+// settings-triage.png, settings-triage-trained.png and ai-chat-answer.png.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { customerTicket } from '../../modules/ai/features-setup.js';
+import { article, customerTicket } from '../../modules/ai/features-setup.js';
 import { triageAnswer, workspaceData } from '../../modules/triage/triage-setup.js';
 import { type OpenAiStandIn, startOpenAiStandIn } from '../../support/ai-standin/index.js';
 import { type AppHarness, startAppHarness } from '../../support/app-harness.js';
 import { browserAvailable, docsScreenshot } from '../../support/browser.js';
-import { addMember, type Member, type ReqOpts } from '../../support/helpers.js';
+import { uniqueEmail } from '../../support/builders.js';
+import { addMember, type Member, newTenant, type ReqOpts } from '../../support/helpers.js';
 
 const KEY = 'sk-standin-triage-app-0000';
 
@@ -249,6 +252,82 @@ describe.runIf(browserAvailable())('AI triage on the ticket page and in Settings
     expect(await other.page.getByRole('button', { name: 'Save' }).count()).toBe(0);
     expect(await h.violations(other.page)).toBe('[]');
     await other.context.close();
+  });
+
+  it("marks the assistant's answers in the chat view: its name and an AI mark", async () => {
+    const on = await api().patch('/v1/ai/settings', { widget_answers: true }, as);
+    expect(on.status, on.text).toBe(200);
+    await article(
+      h.svc,
+      h.tenant,
+      'Resetting your password',
+      'To reset your password, open Settings, choose Security and press Reset password.',
+    );
+    ai.answer({
+      json: { answer: 'Open Settings, choose Security and press Reset password [1].', confident: true, sources: [1] },
+    });
+    const { id } = await customerTicket(h.svc, h.tenant, 'How do I reset my password?');
+    // The assistant answers in a job after the visitor's message.
+    await expect
+      .poll(async () => ((await api().get(`/v1/tickets/${id}/messages`, as)).body.data as unknown[]).length, {
+        timeout: 30_000,
+      })
+      .toBe(2);
+    await page.goto(`${h.svc.url}/chats/${(await ticketOf(id)).number}`);
+    const log = page.getByRole('log', { name: 'Messages' });
+    const answer = log.getByRole('listitem').filter({ hasText: 'press Reset password' });
+    await answer.waitFor();
+    expect(await answer.textContent()).toMatch(/^Ollie\s*AI\s*·/);
+    const question = log.getByRole('listitem').filter({ hasText: 'How do I reset my password?' });
+    expect(await question.textContent()).not.toMatch(/\bAI\b/);
+    expect(await h.violations(page)).toBe('[]');
+    await docsScreenshot(page, 'ai-chat-answer');
+    const off = await api().patch('/v1/ai/settings', { widget_answers: false }, as);
+    expect(off.status, off.text).toBe(200);
+  });
+
+  it("Settings → Triage: the dedicated engine learning from the workspace's tickets, then ready with its accuracy", async () => {
+    // A workspace of its own: once trained, its engine is the dedicated one, not the language model.
+    const t = await newTenant(h.svc.api, 'Trained Co');
+    const make = async (subject: string, priority: string, text: string) => {
+      const r = await h.svc.api.post(
+        '/v1/tickets',
+        { subject, priority, contact: { email: uniqueEmail('c') }, body_html: `<p>${text}</p>` },
+        t.as,
+      );
+      expect(r.status, r.text).toBe(201);
+      const solved = await h.svc.api.patch(`/v1/tickets/${r.body.id}`, { status: 'solved' }, t.as);
+      expect(solved.status, solved.text).toBe(200);
+    };
+    for (let i = 0; i < 20; i++) await make('Production database is down', 'urgent', 'Every request fails with a 500.');
+    for (let i = 0; i < 19; i++) await make('Invoice PDF layout', 'low', 'Could the PDF show our VAT number?');
+    const { page: p, context } = await h.newPage();
+    await h.signIn(p, t.owner);
+    await p.goto(`${h.svc.url}/settings/triage`);
+    await p.getByRole('heading', { name: 'Triage', level: 1 }).waitFor();
+    const training = p.getByRole('region', { name: 'Learning from your tickets' });
+    await training.getByText('Learning: 39 of 40 solved tickets', { exact: false }).waitFor();
+    expect(await training.getByRole('progressbar', { name: 'Solved tickets learned from' }).getAttribute('value')).toBe(
+      '39',
+    );
+    expect(await h.violations(p)).toBe('[]');
+
+    // The 40th solve: the engine trains within a minute; the page shows it ready with its accuracy.
+    await make('Invoice PDF layout', 'low', 'Could the PDF show our VAT number?');
+    await expect
+      .poll(async () => (await h.svc.api.get('/v1/triage', t.as)).body.engine.training?.status, { timeout: 60_000 })
+      .toBe('ready');
+    await p.reload();
+    await p.getByRole('heading', { name: 'Triage', level: 1 }).waitFor();
+    await p.getByRole('region', { name: 'Engine' }).getByText("The workspace's own engine", { exact: false }).waitFor();
+    await training.getByText('Ready: learned from 32 of 40 solved tickets', { exact: false }).waitFor();
+    const table = training.getByRole('table', { name: /Accuracy on your own held-out tickets/ });
+    await table.waitFor();
+    expect(await table.getByRole('row').count()).toBeGreaterThanOrEqual(2);
+    expect(await table.textContent()).toMatch(/Priority/);
+    expect(await h.violations(p)).toBe('[]');
+    await docsScreenshot(p, 'settings-triage-trained');
+    await context.close();
   });
 
   it('reported no page errors', () => {
