@@ -88,4 +88,6 @@ export const keys = {
     ['ai', ws, 'translation', messageId, target] as const,
   /** An article drafted from a ticket (not saved): asked once while its editor is open. */
   aiArticleDraft: (ws: string, ticketId: string) => ['ai', ws, 'article-draft', ticketId] as const,
+  /** GET /v1/ai/search of q (the inbox's semantic matches, a ticket's similar tickets). */
+  aiSearch: (ws: string, q: string) => ['ai', ws, 'search', q] as const,
 };

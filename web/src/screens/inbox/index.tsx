@@ -6,7 +6,7 @@
 // and the status only where the view mixes statuses. Rows can be selected (a click, Shift+click
 // for a range, or all loaded) for bulk changes (POST /v1/tickets/bulk).
 // Keyboard: j/k move the focus through the list, Enter opens, e solves the focused ticket, x
-// selects it, / searches.
+// selects it, / searches. A search also lists its semantic matches after the list (semantic.tsx).
 import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { type FormEvent, type MouseEvent, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { paths } from '../../api.gen';
@@ -24,6 +24,7 @@ import { contactName } from '../../ui/words';
 import { isUnread, useSeen } from '../seen';
 import { BulkBar } from './bulk';
 import { Filters } from './filters';
+import { SemanticMatches } from './semantic';
 import './inbox.css';
 
 // How long the list takes to show after its data arrived (the issue's "50 tickets rendered in
@@ -159,9 +160,14 @@ export function Inbox() {
   };
   const allSelected = tickets.length > 0 && tickets.every((t) => selected.has(t.id));
 
-  // The row with the focus (j/k), by position in the list.
+  // The row with the focus (j/k), by position in the list, then in the search's semantic matches.
   const listRef = useRef<HTMLOListElement>(null);
-  const rows = () => Array.from(listRef.current?.querySelectorAll<HTMLAnchorElement>('a.ticket-row') ?? []);
+  const semanticRef = useRef<HTMLOListElement>(null);
+  const rows = () =>
+    [listRef, semanticRef].flatMap((r) =>
+      Array.from(r.current?.querySelectorAll<HTMLAnchorElement>('a.ticket-row') ?? []),
+    );
+  const shownIds = useMemo(() => new Set(tickets.map((t) => t.id)), [tickets]);
   const move = (by: number) => {
     const all = rows();
     if (all.length === 0) return;
@@ -313,6 +319,9 @@ export function Inbox() {
             />
           ))}
         </ol>
+      )}
+      {!list.isPending && !list.error && (
+        <SemanticMatches ws={ws} q={search.q ?? ''} shown={shownIds} listRef={semanticRef} />
       )}
       <div ref={endRef} className="list-end">
         {isFetchingNextPage ? 'Loading more…' : ''}

@@ -23,6 +23,7 @@ import { contactName } from '../../ui/words';
 import { markSeen } from '../seen';
 import { AiArticleLink } from './ai-article';
 import { AiPanel, useAiPanelKeys } from './ai-panel';
+import { SimilarTickets } from './ai-similar';
 import { TriagePanel } from './ai-triage';
 import { Composer, type ComposerHandle } from './composer';
 import { ContactPanel } from './contact';
@@ -188,6 +189,7 @@ export function TicketPage() {
           <aside className="ticket-side" id="ticket-details" aria-label="Ticket details">
             <AiPanel ws={ws} ticket={t} request={aiRequest} />
             <TriagePanel ws={ws} ticket={t} readOnly={readOnly} />
+            <SimilarTickets ws={ws} ticket={t} />
             <Properties ws={ws} ticket={t} readOnly={readOnly} />
             {t.contact && <ContactPanel ws={ws} contactId={t.contact.id} ticket={t} />}
           </aside>
