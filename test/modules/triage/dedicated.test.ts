@@ -163,4 +163,58 @@ describe('the dedicated engine', () => {
     expect(r.status, r.text).toBe(200);
     expect(r.body.decisions.model_version).toBe(after.trained_at);
   });
+
+  it("learns what the workspace records: sentiment and category where tickets carry them, needs_human from an agent's reply", async () => {
+    const w = await newTenant(svc.api, 'Recorded Co');
+    const solvedWith = async (subject: string, text: string, custom: Record<string, string>, agentReplied: boolean) => {
+      const id = await ticket(w, subject, { body_html: `<p>${text}</p>` });
+      const c = await svc.api.patch(`/v1/tickets/${id}`, { custom }, w.as);
+      expect(c.status, c.text).toBe(200);
+      if (agentReplied) {
+        const m = await svc.api.post(`/v1/tickets/${id}/messages`, { kind: 'reply', body_html: '<p>On it.</p>' }, w.as);
+        expect(m.status, m.text).toBe(201);
+      }
+      const r = await svc.api.patch(`/v1/tickets/${id}`, { status: 'solved' }, w.as);
+      expect(r.status, r.text).toBe(200);
+    };
+    const ANGRY = 'You charged my card three times again';
+    const HAPPY = 'Just wanted to say the new dashboard is lovely';
+    for (let i = 0; i < 20; i++) {
+      await solvedWith(
+        ANGRY,
+        'This is unacceptable, fix it now.',
+        { ai_sentiment: 'frustrated', ai_category: 'Billing' },
+        true,
+      );
+      await solvedWith(
+        HAPPY,
+        'Great work on the redesign, thanks!',
+        { ai_sentiment: 'positive', ai_category: 'Feedback' },
+        false,
+      );
+    }
+    await expect
+      .poll(async () => (await svc.api.get('/v1/triage', w.as)).body.engine.training?.status, { timeout: 60_000 })
+      .toBe('ready');
+    const accuracy = (await svc.api.get('/v1/triage', w.as)).body.engine.training.accuracy;
+    expect(Object.keys(accuracy)).toEqual(expect.arrayContaining(['needs_human', 'sentiment', 'category']));
+
+    const fieldsOf = async (subject: string, text: string) => {
+      const id = await ticket(w, subject, { body_html: `<p>${text}</p>` });
+      const r = await svc.api.post(`/v1/tickets/${id}/ai/triage`, {}, w.as);
+      expect(r.status, r.text).toBe(200);
+      return { fields: r.body.decisions.fields, ticket: (await svc.api.get(`/v1/tickets/${id}`, w.as)).body };
+    };
+    const angry = await fieldsOf(ANGRY, 'This is unacceptable, fix it now.');
+    expect(angry.fields.sentiment).toMatchObject({ value: 'frustrated' });
+    expect(angry.fields.category).toMatchObject({ value: 'Billing' });
+    expect(angry.fields.needs_human).toMatchObject({ value: true });
+    expect(angry.fields.sentiment.confidence).toBeGreaterThan(0.5);
+    // Stored where the contract says: custom.ai_sentiment and custom.ai_category.
+    expect(angry.ticket.custom).toMatchObject({ ai_sentiment: 'frustrated', ai_category: 'Billing' });
+    const happy = await fieldsOf(HAPPY, 'Great work on the redesign, thanks!');
+    expect(happy.fields.sentiment).toMatchObject({ value: 'positive' });
+    expect(happy.fields.category).toMatchObject({ value: 'Feedback' });
+    expect(happy.fields.needs_human).toMatchObject({ value: false });
+  });
 });

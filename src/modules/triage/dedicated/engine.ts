@@ -59,6 +59,12 @@ export function decisionsOf(
   }
   const risk = predicted.sla_risk;
   if (risk) d.sla_risk = decision(risk.classes[risk.best] === 'true', risk.p[risk.best]!);
+  const human = predicted.needs_human;
+  if (human) d.needs_human = decision(human.classes[human.best] === 'true', human.p[human.best]!);
+  const sentiment = chosen('sentiment');
+  if (sentiment) d.sentiment = decision(sentiment.value, sentiment.p);
+  const category = chosen('category');
+  if (category) d.category = decision(category.value, category.p);
   const language = detectLanguage(`${text.subject}\n${text.message}`);
   if (language) d.language = { value: language, probability: null, confidence: null };
   return d;

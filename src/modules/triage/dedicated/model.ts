@@ -19,7 +19,17 @@ import {
 
 export const MODEL_NAME = 'dedicated-linear-v1';
 /** The fields a workspace's tickets can teach (docs/ai.md "The dedicated engine"). */
-export const LEARNED = ['priority', 'severity', 'type_label', 'team', 'spam', 'sla_risk'] as const;
+export const LEARNED = [
+  'priority',
+  'severity',
+  'type_label',
+  'team',
+  'spam',
+  'sla_risk',
+  'needs_human',
+  'sentiment',
+  'category',
+] as const;
 export type LearnedField = (typeof LEARNED)[number];
 /** The class of "no value" (no severity, no Type label, no team). */
 export const NONE = '';

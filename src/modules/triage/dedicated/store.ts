@@ -28,6 +28,9 @@ export async function countSolved(db: Kysely<DB>, workspaceId: string): Promise<
   return Number(r.n);
 }
 
+/** interface.md AI rule 3's sentiments: only these are learned from custom.ai_sentiment. */
+const SENTIMENTS = new Set(['positive', 'neutral', 'negative', 'frustrated']);
+
 /**
  * The examples: solved and closed tickets (every field), and tickets marked spam (spam only),
  * the most recent first. A ticket's text is its subject and its first message from the
@@ -57,6 +60,16 @@ export async function loadExamples(db: Kysely<DB>, workspaceId: string, limit = 
         JOIN tag_groups g ON g.workspace_id = tg.workspace_id AND g.id = tg.group_id
         WHERE tt.workspace_id = t.workspace_id AND tt.ticket_id = t.id AND g.exclusive AND lower(trim(g.name)) = 'type'
         ORDER BY tg.name LIMIT 1)`.as('type_label'),
+      // Needed a person: an agent (a user) replied after the ticket's first message (which an
+      // agent may have written: a ticket opened through the API or the app).
+      sql<boolean>`EXISTS (SELECT 1 FROM messages m
+        WHERE m.workspace_id = t.workspace_id AND m.ticket_id = t.id AND m.kind = 'reply'
+          AND m.direction = 'outbound' AND m.author_type = 'user'
+          AND EXISTS (SELECT 1 FROM messages f WHERE f.workspace_id = m.workspace_id AND f.ticket_id = m.ticket_id
+                        AND (f.created_at, f.id) < (m.created_at, m.id)))`.as('replied'),
+      // What the language model (or a person) recorded on the ticket: the engine learns it where present.
+      sql<string | null>`t.custom ->> 'ai_sentiment'`.as('sentiment'),
+      sql<string | null>`left(nullif(trim(t.custom ->> 'ai_category'), ''), 100)`.as('category'),
     ])
     .where('t.workspace_id', '=', workspaceId)
     .where('t.deleted_at', 'is', null)
@@ -82,6 +95,9 @@ export async function loadExamples(db: Kysely<DB>, workspaceId: string, limit = 
           team: r.team_id ?? '',
           spam: 'false',
           sla_risk: parseSla(r.sla)?.breached ? 'true' : 'false',
+          needs_human: r.replied ? 'true' : 'false',
+          ...(r.sentiment && SENTIMENTS.has(r.sentiment) ? { sentiment: r.sentiment } : {}),
+          ...(r.category ? { category: r.category } : {}),
         },
   }));
 }
