@@ -51,6 +51,7 @@ import type {
   TicketTagsTable,
   ViewsTable,
 } from './tables-records.js';
+import type { StripeEventsTable, StripePaymentsTable, StripeRechargesTable } from './tables-stripe.js';
 import type { TriageModelsTable } from './tables-triage-models.js';
 import type { WidgetSettingsTable, WidgetVisitorsTable } from './tables-widget.js';
 import type {
@@ -73,6 +74,7 @@ export type * from './tables-images.js';
 export type * from './tables-kb.js';
 export type * from './tables-portal.js';
 export type * from './tables-records.js';
+export type * from './tables-stripe.js';
 export type * from './tables-triage-models.js';
 export type * from './tables-widget.js';
 export type * from './tables-workflow.js';
@@ -117,6 +119,9 @@ export interface DB {
   portal_limit_marks: PortalLimitMarksTable;
   widget_settings: WidgetSettingsTable;
   widget_visitors: WidgetVisitorsTable;
+  stripe_events: StripeEventsTable;
+  stripe_payments: StripePaymentsTable;
+  stripe_recharges: StripeRechargesTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   mailboxes: MailboxesTable;

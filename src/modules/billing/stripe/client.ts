@@ -125,7 +125,7 @@ export class StripeClient {
         id: p.id,
         unit_amount: p.unit_amount ?? 0,
         currency: p.currency,
-        interval: interval === 'month' || interval === 'year' ? interval : null,
+        interval: interval === 'month' ? 'month' : interval === 'year' ? 'year' : null,
         ...(which === 'ai_top_up' ? { usd: TOP_UP_USD } : {}),
       };
     });
@@ -246,6 +246,8 @@ export class StripeClient {
     paymentMethodId: string | null;
     topUps: number;
     idempotencyKey: string;
+    /** Which recharge of the month (`<YYYY-MM>:<seq>`), in the payment's metadata for the webhook. */
+    ref?: string;
   }): Promise<RechargeResult> {
     if (!r.customerId || !r.paymentMethodId) {
       return { ok: false, code: 'no_payment_method', paymentIntentId: null, message: 'no saved card' };
@@ -267,7 +269,12 @@ export class StripeClient {
           off_session: true,
           confirm: true,
           description: `AI usage: ${r.topUps} top-up${r.topUps === 1 ? '' : 's'} (auto-recharge)`,
-          metadata: { workspace_id: r.workspaceId, kind: 'recharge', top_ups: String(r.topUps) },
+          metadata: {
+            workspace_id: r.workspaceId,
+            kind: 'recharge',
+            top_ups: String(r.topUps),
+            ...(r.ref ? { recharge: r.ref } : {}),
+          },
         },
         { idempotencyKey: r.idempotencyKey },
       );
