@@ -93,6 +93,31 @@ describe('a recharge', () => {
   });
 });
 
+describe('a recharge left pending', () => {
+  it('blocks the next one while in flight, and no longer after 15 minutes (marked failed: unavailable)', async () => {
+    const { w, l } = await armed();
+    const db = suite.svc.rt.deps.database.db;
+    const month = new Date().toISOString().slice(0, 7);
+    await db
+      .insertInto('stripe_recharges')
+      .values({ workspace_id: w.id, month, seq: 1, status: 'pending', top_ups: 2 })
+      .execute();
+    expect(await afterCharge(suite.ctx(), w.id)).toEqual({ kind: 'none', why: 'in_flight' });
+    await db
+      .updateTable('stripe_recharges')
+      .set({ created_at: new Date(Date.now() - 16 * 60_000) })
+      .where('workspace_id', '=', w.id)
+      .execute();
+    expect(await afterCharge(suite.ctx(), w.id)).toMatchObject({ kind: 'succeeded', seq: 2 });
+    expect(await suite.rows('stripe_recharges', w.id)).toMatchObject([
+      { seq: 1, status: 'failed', failure_code: 'unavailable' },
+      { seq: 2, status: 'succeeded' },
+    ]);
+    expect(l.credits).toHaveLength(1);
+    expect(l.failures).toEqual([]);
+  });
+});
+
 describe('a failed recharge turns auto-recharge off and records the code', () => {
   for (const [outcome, code] of [
     ['card_declined', 'card_declined'],

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, beforeEach } from 'vitest';
 import type { RechargeFailureCode } from '../../../src/modules/billing/stripe/client.js';
 import { StripeClient } from '../../../src/modules/billing/stripe/client.js';
 import type {
+  BillingAccount,
   BillingCore,
   RechargeState,
   SubscriptionState,
@@ -25,6 +26,7 @@ export const PUBLIC_URL = 'https://desk.example.com';
 
 export interface Ledger {
   balanceUsd: number;
+  account: BillingAccount;
   settings: Omit<RechargeState, 'balanceUsd'>;
   credits: TopUpCredit[];
   subscriptions: SubscriptionState[];
@@ -41,6 +43,7 @@ export class RecordingCore implements BillingCore {
     if (!l) {
       l = {
         balanceUsd: 5,
+        account: { customerId: null, subscriptionId: null, billedSeats: 1, name: 'Acme', email: 'owner@example.com' },
         settings: {
           enabled: false,
           thresholdUsd: 2,
@@ -59,13 +62,22 @@ export class RecordingCore implements BillingCore {
     return l;
   }
 
+  async account(unit: { workspaceId: string }): Promise<BillingAccount> {
+    return { ...this.of(unit.workspaceId).account };
+  }
+  async setCustomer(unit: { workspaceId: string }, customerId: string) {
+    this.of(unit.workspaceId).account.customerId = customerId;
+  }
   async creditTopUp(unit: { workspaceId: string }, credit: TopUpCredit) {
     const l = this.of(unit.workspaceId);
     l.credits.push(credit);
     l.balanceUsd += credit.usd;
   }
   async applySubscription(unit: { workspaceId: string }, state: SubscriptionState) {
-    this.of(unit.workspaceId).subscriptions.push(state);
+    const l = this.of(unit.workspaceId);
+    l.subscriptions.push(state);
+    l.account.subscriptionId = state.subscriptionId;
+    l.account.customerId = state.customerId;
   }
   async savePaymentMethod(unit: { workspaceId: string }, card: { customerId: string; paymentMethodId: string }) {
     const l = this.of(unit.workspaceId);

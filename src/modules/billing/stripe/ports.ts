@@ -48,7 +48,22 @@ export interface RechargeState {
   paymentMethodId: string | null;
 }
 
+/** What checkout, the portal and seat sync read of the workspace's billing. */
+export interface BillingAccount {
+  customerId: string | null;
+  subscriptionId: string | null;
+  /** Owners, admins and agents now (viewers are free). */
+  billedSeats: number;
+  /** For the new customer at Stripe: the workspace's name and an owner's email. */
+  name: string;
+  email: string | null;
+}
+
 export interface BillingCore {
+  /** The workspace's billing as checkout and seat sync need it. */
+  account(unit: Unit): Promise<BillingAccount>;
+  /** The customer made at Stripe for the workspace (kept: every later checkout uses it). */
+  setCustomer(unit: Unit, customerId: string): Promise<void>;
   /** Adds a purchase to the ledger; resets the balance notices; publishes billing.updated. */
   creditTopUp(unit: Unit, credit: TopUpCredit): Promise<void>;
   /** Plan, status, interval, seats, current_period_end, cancel_at_period_end (and the customer). */

@@ -25,6 +25,9 @@ export const rechargeMonth = (at: Date): string => at.toISOString().slice(0, 7);
 /** What `recharge` metadata names: `<month>:<seq>`. */
 export const rechargeRef = (month: string, seq: number) => `${month}:${seq}`;
 
+/** How long a pending recharge may block the next one (a process that died mid-payment). */
+export const STALE_PENDING_MS = 15 * 60_000;
+
 export interface StripeContext {
   deps: Deps;
   core: BillingCore;
@@ -156,6 +159,15 @@ export async function afterCharge(ctx: StripeContext, workspaceId: string, now =
     const st = await core.rechargeState(unit);
     if (!st?.enabled) return { none: 'off' as const };
     if (st.balanceUsd >= st.thresholdUsd) return { none: 'above_threshold' as const };
+    // A recharge left pending by a process that stopped mid-payment stops blocking after 15
+    // minutes (its payment, if Stripe made it, is still credited by payment_intent.succeeded).
+    await unit.trx
+      .updateTable('stripe_recharges')
+      .set({ status: 'failed', failure_code: 'unavailable', finished_at: now })
+      .where('workspace_id', '=', workspaceId)
+      .where('status', '=', 'pending')
+      .where('created_at', '<', new Date(now.getTime() - STALE_PENDING_MS))
+      .execute();
     const rows = await unit.trx
       .selectFrom('stripe_recharges')
       .select(['seq', 'status'])

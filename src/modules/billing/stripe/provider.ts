@@ -1,0 +1,130 @@
+// The billing routes' payment provider backed by Stripe: what src/modules/billing's
+// `BillingProvider` asks (checkout, portal, top-up and card checkouts, the webhook, prices,
+// afterCharge, seatsChanged), built from the client (client.ts), the webhook (webhook.ts) and the
+// recharge (recharge.ts) over the billing core's port (ports.ts). Registered at start-up when
+// STRIPE_SECRET_KEY is set.
+import type { Deps } from '../../../deps.js';
+import { ApiError } from '../../../platform/http/errors.js';
+import {
+  type BillingPrices,
+  type CheckoutRequest,
+  PriceUnavailableError,
+  StripeClient,
+  type StripeSettings,
+} from './client.js';
+import type { BillingCore } from './ports.js';
+import { afterCharge, type RechargeOutcome } from './recharge.js';
+import { receiveWebhook } from './webhook.js';
+
+export interface StripeProvider {
+  readonly client: StripeClient;
+  checkout(deps: Deps, ctx: { workspaceId: string }, input: { interval: 'month' | 'year' }): Promise<{ url: string }>;
+  portal(deps: Deps, ctx: { workspaceId: string }): Promise<{ url: string }>;
+  topUpCheckout(deps: Deps, ctx: { workspaceId: string }, input: { top_ups: number }): Promise<{ url: string }>;
+  setupCheckout(deps: Deps, ctx: { workspaceId: string }): Promise<{ url: string }>;
+  handleWebhook(
+    deps: Deps,
+    rawBody: Buffer | string,
+    signature: string | undefined,
+  ): Promise<{ status: number; body?: Record<string, unknown> }>;
+  prices(deps: Deps): Promise<BillingPrices>;
+  /** Resolves once the recharge (if one was due) is done; never throws. */
+  afterCharge(deps: Deps, workspaceId: string): Promise<RechargeOutcome | null>;
+  seatsChanged(deps: Deps, workspaceId: string): Promise<void>;
+}
+
+/** A Stripe failure in a request: 503 unavailable when Stripe cannot be reached or answers 5xx. */
+function asApiError(err: unknown): unknown {
+  if (err instanceof PriceUnavailableError) {
+    return err.which === 'ai_top_up'
+      ? new ApiError('top_up_unavailable', 'This instance offers no AI top-ups.')
+      : new ApiError('unavailable', `The ${err.which} price is not configured on this instance.`);
+  }
+  const type = (err as { type?: string } | null)?.type;
+  if (type === 'StripeConnectionError' || type === 'StripeAPIError' || type === 'StripeRateLimitError') {
+    return new ApiError('unavailable', 'The payment provider cannot be reached right now; try again shortly.');
+  }
+  return err;
+}
+
+export function createStripeProvider(settings: StripeSettings, core: BillingCore, webhookSecret: string | null) {
+  const client = new StripeClient(settings);
+
+  /** The workspace's customer at Stripe, made (once, idempotently) the first time it is needed. */
+  async function customerOf(deps: Deps, workspaceId: string) {
+    const account = await deps.writer.run(workspaceId, (unit) => core.account(unit));
+    if (account.customerId) return { account, customerId: account.customerId };
+    const customerId = await client.ensureCustomer({
+      workspaceId,
+      customerId: null,
+      name: account.name,
+      email: account.email,
+    });
+    await deps.writer.run(workspaceId, (unit) => core.setCustomer(unit, customerId));
+    return { account, customerId };
+  }
+
+  async function checkoutFor(deps: Deps, workspaceId: string, req: (seats: number) => CheckoutRequest) {
+    try {
+      const { account, customerId } = await customerOf(deps, workspaceId);
+      const { url } = await client.createCheckout(workspaceId, customerId, req(account.billedSeats));
+      return { url };
+    } catch (err) {
+      throw asApiError(err);
+    }
+  }
+
+  const provider: StripeProvider = {
+    client,
+    checkout: (deps, ctx, input) =>
+      checkoutFor(deps, ctx.workspaceId, (seats) => ({ kind: 'plan', interval: input.interval, seats })),
+    topUpCheckout: (deps, ctx, input) =>
+      checkoutFor(deps, ctx.workspaceId, () => ({ kind: 'top_up', topUps: input.top_ups })),
+    setupCheckout: (deps, ctx) => checkoutFor(deps, ctx.workspaceId, () => ({ kind: 'card' })),
+
+    async portal(deps, ctx) {
+      try {
+        const { customerId } = await customerOf(deps, ctx.workspaceId);
+        return await client.portal(customerId);
+      } catch (err) {
+        throw asApiError(err);
+      }
+    },
+
+    async handleWebhook(deps, rawBody, signature) {
+      if (!webhookSecret) {
+        return { status: 400, body: { status: 400, code: 'bad_request', detail: 'STRIPE_WEBHOOK_SECRET is not set.' } };
+      }
+      try {
+        const receipt = await receiveWebhook({ deps, core, client, webhookSecret }, rawBody, signature);
+        return { status: 200, body: { ...receipt } };
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 400) return { status: 400, body: { ...err.toBody() } };
+        throw err;
+      }
+    },
+
+    prices: () => client.prices(),
+
+    async afterCharge(deps, workspaceId) {
+      try {
+        return await afterCharge({ deps, core, client }, workspaceId);
+      } catch (err) {
+        deps.log.error({ err, workspaceId }, 'auto-recharge failed to run');
+        return null;
+      }
+    },
+
+    async seatsChanged(deps, workspaceId) {
+      const account = await deps.writer.run(workspaceId, (unit) => core.account(unit));
+      if (!account.subscriptionId) return;
+      try {
+        await client.syncSeats(account.subscriptionId, account.billedSeats);
+      } catch (err) {
+        // The next change syncs again; Stripe's subscription.updated tells the plan what it bills.
+        deps.log.warn({ err, workspaceId }, 'seat sync with Stripe failed');
+      }
+    },
+  };
+  return provider;
+}
