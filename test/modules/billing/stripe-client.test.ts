@@ -1,8 +1,18 @@
 // The Stripe client (src/modules/billing/stripe/client.ts) against the stand-in: the exact paths
 // and form fields the official SDK sends for each checkout mode, the portal, seat sync, the
 // prices read (and kept), and the off-session recharge with each failure code of gaps.md.
+
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { StripeClient, type StripeSettings } from '../../../src/modules/billing/stripe/client.js';
+import { loadConfig } from '../../../src/config.js';
+import {
+  apiAddress,
+  StripeClient,
+  type StripeSettings,
+  stripeSettingsFrom,
+} from '../../../src/modules/billing/stripe/client.js';
 import { type StripeStandIn, startStripeStandIn } from '../../support/stripe-standin/index.js';
 
 let stripe: StripeStandIn;
@@ -201,5 +211,28 @@ describe('the recharge payment', () => {
         idempotencyKey: 'x',
       }),
     ).toMatchObject({ ok: false, code: 'unavailable' });
+  });
+});
+
+describe('settings', () => {
+  it('come from STRIPE_* and PUBLIC_URL; none without STRIPE_SECRET_KEY', () => {
+    const env = { DATA_DIR: mkdtempSync(join(tmpdir(), 'stripe-cfg-')), PUBLIC_URL: 'https://help.example.com/' };
+    expect(stripeSettingsFrom(loadConfig(env))).toBeNull();
+    const c = loadConfig({
+      ...env,
+      STRIPE_SECRET_KEY: 'sk_test_1',
+      STRIPE_API_BASE: 'http://127.0.0.1:12111',
+      STRIPE_PRICE_PRO_MONTH: 'price_m',
+      STRIPE_PRICE_AI_TOP_UP: 'price_t',
+    });
+    expect(stripeSettingsFrom(c)).toEqual({
+      secretKey: 'sk_test_1',
+      apiBase: 'http://127.0.0.1:12111',
+      publicUrl: 'https://help.example.com',
+      prices: { proMonth: 'price_m', proYear: null, aiTopUp: 'price_t' },
+    });
+    expect(apiAddress('http://127.0.0.1:12111')).toEqual({ host: '127.0.0.1', port: 12111, protocol: 'http' });
+    expect(apiAddress('https://api.stripe.com')).toEqual({ host: 'api.stripe.com', port: 443, protocol: 'https' });
+    expect(apiAddress(null)).toEqual({});
   });
 });

@@ -22,6 +22,20 @@ export interface StripeSettings {
   priceCacheMs?: number;
 }
 
+/** The client's settings from the service's configuration; null on a self-hosted instance. */
+export function stripeSettingsFrom(config: {
+  publicUrl: string;
+  stripe: { secretKey: string | null; apiBase: string | null; prices: StripeSettings['prices'] };
+}): StripeSettings | null {
+  if (!config.stripe.secretKey) return null;
+  return {
+    secretKey: config.stripe.secretKey,
+    apiBase: config.stripe.apiBase,
+    publicUrl: config.publicUrl,
+    prices: config.stripe.prices,
+  };
+}
+
 /** interface.md Billing objects "Price". */
 export interface BillingPrice {
   id: string;
