@@ -14,6 +14,7 @@ import type { Page } from '../../platform/http/pagination.js';
 import { iso } from '../../platform/http/schemas.js';
 import { autoAwayMinutes, presenceOf } from '../assignment/presence.js';
 import { recordAudit } from '../audit/service.js';
+import { checkPlanLimit } from '../billing/service.js';
 import { seesEveryTeam } from '../teams/access.js';
 import { detachMemberFromTeams } from '../teams/service.js';
 import { openTicketsOfAssignees } from '../tickets/queries.js';
@@ -176,6 +177,8 @@ export async function changeMemberRole(
       return (await getMemberView(u.trx, ctx.workspaceId, userId))!;
     }
     guardOwner(target, 'body.role', 'demote');
+    // A viewer made a seat counts against the plan (hosted offering: 402 plan_limit).
+    if (target.role === 'viewer') await checkPlanLimit(deps, u.trx, ctx.workspaceId, 'members');
     await u.trx
       .updateTable('members')
       .set({ role, updated_at: new Date() })

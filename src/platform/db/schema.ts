@@ -2,6 +2,7 @@
 // hand; test/platform/db/schema.test.ts compares them with the migrated database column by column).
 
 import type { AiSettingsTable, AiUsageTable } from './tables-ai.js';
+import type { AiLedgerTable, AiReservationsTable, BillingAccountsTable } from './tables-billing.js';
 import type {
   EmailAutoRepliesTable,
   InboundEmailsTable,
@@ -143,6 +144,9 @@ export interface DB {
   images: ImagesTable;
   ai_settings: AiSettingsTable;
   ai_usage: AiUsageTable;
+  billing_accounts: BillingAccountsTable;
+  ai_ledger: AiLedgerTable;
+  ai_reservations: AiReservationsTable;
   triage_models: TriageModelsTable;
   embeddings: EmbeddingsTable;
   embedding_queue: EmbeddingQueueTable;
