@@ -17,6 +17,7 @@ import { userResolver } from './modules/auth/resolver.js';
 import authRoutes from './modules/auth/routes.js';
 import automationRoutes from './modules/automations/routes.js';
 import billingRoutes from './modules/billing/routes.js';
+import stripeBilling from './modules/billing/stripe/provider.js';
 import businessHoursRoutes from './modules/business-hours/routes.js';
 import companyRoutes from './modules/companies/routes.js';
 import contactRoutes from './modules/contacts/routes.js';
@@ -120,6 +121,7 @@ const MODULES: Array<(app: App, deps: Deps) => Promise<void>> = [
   triageRoutes,
   aiRoutes,
   billingRoutes,
+  stripeBilling,
   aiFeatureRoutes,
   aiSearchRoutes,
   businessHoursRoutes,

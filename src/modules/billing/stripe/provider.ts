@@ -5,13 +5,16 @@
 // STRIPE_SECRET_KEY is set.
 import type { Deps } from '../../../deps.js';
 import { ApiError } from '../../../platform/http/errors.js';
+import { type BillingProvider, registerBillingProvider } from '../provider.js';
 import {
   type BillingPrices,
   type CheckoutRequest,
   PriceUnavailableError,
   StripeClient,
   type StripeSettings,
+  stripeSettingsFrom,
 } from './client.js';
+import { accountCore } from './core.js';
 import type { BillingCore } from './ports.js';
 import { afterCharge, type RechargeOutcome } from './recharge.js';
 import { receiveWebhook } from './webhook.js';
@@ -127,4 +130,54 @@ export function createStripeProvider(settings: StripeSettings, core: BillingCore
     },
   };
   return provider;
+}
+
+/**
+ * The provider the billing routes use: one object for the process (the registry is global), whose
+ * every call works with the calling service's configuration and database (`deps`), so services
+ * with different Stripe settings (tests) can share a process.
+ */
+const perService = new WeakMap<Deps, StripeProvider | null>();
+
+function forDeps(deps: Deps): StripeProvider {
+  let p = perService.get(deps);
+  if (p === undefined) {
+    const settings = stripeSettingsFrom(deps.config);
+    p = settings ? createStripeProvider(settings, accountCore(deps), deps.config.stripe.webhookSecret) : null;
+    perService.set(deps, p);
+  }
+  if (!p) throw new ApiError('billing_disabled', 'Billing is off on this instance.');
+  return p;
+}
+
+export const stripeBillingProvider: BillingProvider = {
+  checkout: (deps, ctx, input) => forDeps(deps).checkout(deps, ctx, input),
+  portal: (deps, ctx) => forDeps(deps).portal(deps, ctx),
+  topUpCheckout: (deps, ctx, input) => forDeps(deps).topUpCheckout(deps, ctx, input),
+  setupCheckout: (deps, ctx) => forDeps(deps).setupCheckout(deps, ctx),
+  async handleWebhook(deps, rawBody, signature) {
+    const out = await forDeps(deps).handleWebhook(deps, rawBody, signature);
+    // A refusal is thrown, so the route answers its status and error body.
+    if (out.status === 400) throw new ApiError('bad_request', String(out.body?.detail ?? 'Bad signature.'));
+    return out;
+  },
+  prices: (deps) => forDeps(deps).prices(deps),
+  async afterCharge(deps, workspaceId) {
+    await forDeps(deps).afterCharge(deps, workspaceId);
+  },
+  seatsChanged: (deps, workspaceId) => forDeps(deps).seatsChanged(deps, workspaceId),
+};
+
+/**
+ * Registers Stripe as the billing provider when this service has STRIPE_SECRET_KEY and
+ * STRIPE_WEBHOOK_SECRET: without the webhook's secret no payment could ever be confirmed, so no
+ * checkout is offered (the payment routes answer 503 unavailable).
+ */
+export function registerStripe(deps: Deps): void {
+  if (deps.config.stripe.secretKey && deps.config.stripe.webhookSecret) registerBillingProvider(stripeBillingProvider);
+}
+
+/** In the app's module list, after the billing routes: registers Stripe for this service's configuration. */
+export default async function stripeBilling(_app: unknown, deps: Deps): Promise<void> {
+  registerStripe(deps);
 }
