@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { stripeBillingProvider } from '../../../src/modules/billing/stripe/provider.js';
 import { isErrorBody, newTenant, type Service, startService, type Tenant } from '../../support/helpers.js';
+import { until } from '../../support/pictures.js';
 import { type StripeStandIn, startStripeStandIn } from '../../support/stripe-standin/index.js';
 import { addPrices } from './stripe-setup.js';
 
@@ -108,7 +109,7 @@ describe('the plan', () => {
   });
 });
 
-describe('auto-recharge', () => {
+describe('auto-recharge (a job after the charged call)', () => {
   it('after a saved card, a balance under the threshold buys top_ups once', async () => {
     const t = await newTenant(svc.api);
     await saveCard(t);
@@ -116,8 +117,12 @@ describe('auto-recharge', () => {
     expect(on.status, on.text).toBe(200);
     // The free allowance (0.50) is under the threshold: the next charged call's hook recharges.
     await Promise.all([1, 2, 3].map(() => stripeBillingProvider.afterCharge?.(svc.rt.deps, t.workspaceId)));
+    const b = await until(
+      () => billing(t),
+      (x) => x.auto_recharge.recharges_this_month === 1,
+      20_000,
+    );
     expect(stripe.calls('/v1/payment_intents')).toHaveLength(1);
-    const b = await billing(t);
     expect(b.ai.purchased_usd).toBe(10);
     expect(b.auto_recharge).toMatchObject({
       enabled: true,
@@ -133,7 +138,11 @@ describe('auto-recharge', () => {
     await svc.api.patch('/v1/billing/auto-recharge', { enabled: true }, t.as);
     stripe.paymentOutcomes.push('card_declined');
     await stripeBillingProvider.afterCharge?.(svc.rt.deps, t.workspaceId);
-    const b = await billing(t);
+    const b = await until(
+      () => billing(t),
+      (x) => x.auto_recharge.failure !== null,
+      20_000,
+    );
     expect(b.ai.purchased_usd).toBe(0);
     expect(b.auto_recharge).toMatchObject({ enabled: false, failure: { code: 'card_declined' } });
     const n = await svc.api.get('/v1/notifications', t.as);

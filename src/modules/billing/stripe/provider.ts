@@ -162,11 +162,28 @@ export const stripeBillingProvider: BillingProvider = {
     return out;
   },
   prices: (deps) => forDeps(deps).prices(deps),
+  // Not paid inline (the AI call that crossed the threshold is not held up): one waiting job per
+  // workspace (a `short` queue keyed by it), which claims the recharge exactly once.
   async afterCharge(deps, workspaceId) {
-    await forDeps(deps).afterCharge(deps, workspaceId);
+    forDeps(deps);
+    await deps.jobs.send<RechargeJob>(RECHARGE_JOB, { w: workspaceId }, { policy: 'short', singletonKey: workspaceId });
   },
   seatsChanged: (deps, workspaceId) => forDeps(deps).seatsChanged(deps, workspaceId),
 };
+
+export const RECHARGE_JOB = 'billing-recharge';
+interface RechargeJob {
+  w: string;
+}
+
+/** The auto-recharge worker (runtime.ts): a recharge job runs the claim, the payment and the finish. */
+export async function registerRechargeJobs(deps: Deps): Promise<void> {
+  if (!stripeSettingsFrom(deps.config)) return;
+  await deps.jobs.work<RechargeJob>(RECHARGE_JOB, async (job) => void (await forDeps(deps).afterCharge(deps, job.w)), {
+    concurrency: 1,
+    policy: 'short',
+  });
+}
 
 /**
  * Registers Stripe as the billing provider when this service has STRIPE_SECRET_KEY and
