@@ -5,6 +5,7 @@
 // that succeeds or fails.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { stripeBillingProvider } from '../../../src/modules/billing/stripe/provider.js';
+import { type OpenAiStandIn, startOpenAiStandIn } from '../../support/ai-standin/index.js';
 import { isErrorBody, newTenant, type Service, startService, type Tenant } from '../../support/helpers.js';
 import { until } from '../../support/pictures.js';
 import { type StripeStandIn, startStripeStandIn } from '../../support/stripe-standin/index.js';
@@ -12,10 +13,17 @@ import { addPrices } from './stripe-setup.js';
 
 let svc: Service;
 let stripe: StripeStandIn;
+let ai: OpenAiStandIn;
 
 beforeAll(async () => {
   stripe = await startStripeStandIn();
+  ai = await startOpenAiStandIn({ keys: ['sk-test'] });
   svc = await startService({
+    AI_PROVIDER: 'openai',
+    AI_BASE_URL: ai.url,
+    AI_API_KEY: 'sk-test',
+    AI_MODEL: 'gpt-4.1',
+    AI_FAST_MODEL: 'gpt-4.1-mini',
     STRIPE_SECRET_KEY: stripe.secretKey,
     STRIPE_WEBHOOK_SECRET: stripe.webhookSecret,
     STRIPE_API_BASE: stripe.url,
@@ -29,6 +37,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await svc?.stop();
   await stripe?.stop();
+  await ai?.stop();
 });
 beforeEach(() => {
   stripe.reset();
@@ -130,6 +139,23 @@ describe('auto-recharge (a job after the charged call)', () => {
       last_recharge: { top_ups: 1, usd: 10, amount: 1000, currency: 'usd' },
       failure: null,
     });
+  });
+
+  it('is set off by a charged AI call that leaves the balance under the threshold', async () => {
+    const t = await newTenant(svc.api);
+    await saveCard(t);
+    await svc.api.patch('/v1/billing/auto-recharge', { enabled: true, threshold_usd: 2, top_ups: 2 }, t.as);
+    ai.answer({ text: '<p>Hello Jane, it is done.</p>', usage: { input_tokens: 400, output_tokens: 50 } });
+    const r = await svc.api.post('/v1/ai/rewrite', { html: '<p>hello jane its done</p>', mode: 'fix_grammar' }, t.as);
+    expect(r.status, r.text).toBe(200);
+    const b = await until(
+      () => billing(t),
+      (x) => x.auto_recharge.recharges_this_month === 1,
+      20_000,
+    );
+    expect(b.ai.purchased_usd).toBe(20);
+    expect(b.ai.used_usd).toBeGreaterThan(0);
+    expect(stripe.calls('/v1/payment_intents')[0]?.form).toMatchObject({ amount: '2000', off_session: 'true' });
   });
 
   it('a declined card turns it off, records the failure and notifies the owner', async () => {
