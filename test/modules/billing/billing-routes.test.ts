@@ -16,7 +16,6 @@ import {
   type Service,
   signUp,
   startService,
-  type Tenant,
 } from '../../support/helpers.js';
 
 // The provider's API is never reached here: an unused loopback port.
@@ -138,6 +137,25 @@ describe('hosted offering (STRIPE_SECRET_KEY set)', () => {
     }
   });
 
+  it('answers 503 unavailable on the webhook too while no provider is registered', async () => {
+    const hook = await svc.api.post(
+      '/v1/billing/webhook',
+      { id: 'evt_1' },
+      { headers: { 'stripe-signature': 't=1,v1=x' } },
+    );
+    expect(isErrorBody(hook.body, 503, 'unavailable'), hook.text).toBe(true);
+  });
+
+  it('publishes billing.updated when the billed seats change', async () => {
+    const t = await newTenant(svc.api);
+    const v = await addMember(svc, t, 'viewer');
+    const since = await latestSeqOf(svc, t);
+    const r = await svc.api.patch(`/v1/members/${v.userId}`, { role: 'agent' }, t.as);
+    expect(r.status, r.text).toBe(200);
+    const events = (await eventsAfterOf(svc, t, since)).filter((e) => e.type === 'billing.updated');
+    expect(events.map((e) => e.data.billing.billed_seats)).toEqual([2]);
+  });
+
   it('lets members read billing, owners and admins change it; keys need the settings scopes', async () => {
     const t = await newTenant(svc.api);
     const agent = await addMember(svc, t, 'agent');
@@ -226,7 +244,7 @@ describe('hosted offering (STRIPE_SECRET_KEY set)', () => {
     const since = await latestSeqOf(svc, t);
     const results = await Promise.all(
       Array.from({ length: 6 }, () =>
-        creditTopUp(svc.rt.deps, t.workspaceId, { top_ups: 2, payment_ref: 'pi_once_1' }),
+        creditTopUp(svc.rt.deps, t.workspaceId, { top_ups: 2, payment_ref: `pi_once_${t.workspaceId}` }),
       ),
     );
     expect(results.filter(Boolean)).toHaveLength(1);

@@ -211,7 +211,11 @@ describe('the spend gate (hosted offering)', () => {
     expect(Number(account.purchased_micros)).toBe(0);
     // One notice of each for the owner (low at 0.09998 after the fourth, out after the fifth),
     // however many calls crossed the lines together.
-    expect((await notices(t)).map((n) => [n.type, n.data])).toEqual([
+    // (Sorted: rows written by transactions that waited on each other share no order by time.)
+    const sent = (await notices(t))
+      .map((n) => [n.type, n.data])
+      .sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+    expect(sent).toEqual([
       ['ai_balance_low', { remaining_usd: 0.09998 }],
       ['ai_balance_out', { remaining_usd: 0 }],
     ]);
