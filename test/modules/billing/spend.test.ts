@@ -13,7 +13,7 @@ import { addMember, newTenant, type Service, startService, type Tenant } from '.
 let ai: OpenAiStandIn;
 let svc: Service;
 beforeAll(async () => {
-  ai = await startOpenAiStandIn({ keys: ['sk-instance-0000'] });
+  ai = await startOpenAiStandIn({ keys: ['sk-instance-0000', 'sk-own-0000'] });
   svc = await startService(
     {
       AI_PROVIDER: 'openai',
@@ -23,6 +23,8 @@ beforeAll(async () => {
       AI_FAST_MODEL: 'gpt-4o',
       STRIPE_SECRET_KEY: 'sk_test_billing_core',
       STRIPE_API_BASE: 'http://127.0.0.1:9',
+      // The workspace's own key may point at the loopback stand-in.
+      WEBHOOK_ALLOW_PRIVATE: 'true',
     },
     { jobs: false, ai: { timeoutMs: 5000, maxRetries: 0 } },
   );
@@ -132,6 +134,23 @@ describe('the spend gate (hosted offering)', () => {
     // Nothing stored, the model not called.
     expect(ai.requests.length).toBe(before);
     expect(await usageRows(t)).toHaveLength(1);
+    expect(await held(t)).toBe(0);
+  });
+
+  it("never refuses a call on the workspace's own key, whatever the balance; it costs nothing", async () => {
+    const t = await newTenant(svc.api);
+    ai.answer({ text: 'Very long.', usage: { input_tokens: 0, output_tokens: 100_000 } });
+    await runAi(svc.rt.deps, caller(t), call());
+    expect((await billing(t)).ai.remaining_usd).toBe(0);
+    const put = await svc.api.req('PUT', '/v1/ai/key', {
+      ...t.as,
+      body: { provider: 'openai', api_key: 'sk-own-0000', base_url: ai.url },
+    });
+    expect(put.status, put.text).toBe(200);
+    ai.answer({ text: 'On our key.', usage: { input_tokens: 1000, output_tokens: 200 } });
+    const r = await runAi(svc.rt.deps, caller(t), call());
+    expect(r).toMatchObject({ source: 'own_key', cost_usd: 0 });
+    expect((await billing(t)).ai).toMatchObject({ used_usd: 0.5, remaining_usd: 0 });
     expect(await held(t)).toBe(0);
   });
 
