@@ -129,30 +129,26 @@ export default async function billingRoutes(app: App, deps: Deps) {
   );
 
   // The payment provider's events: no service credentials; the provider's signature over the raw
-  // body (Stripe-Signature) is checked by the provider's handler, so the body stays bytes here.
-  await app.register(async (scope: App) => {
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 1024 * 1024 }, (_req, body, done) =>
-      done(null, body),
-    );
-    scope.post(
-      '/v1/billing/webhook',
-      {
-        config: { access: access.public(), rateLimited: false, idempotent: false },
-        schema: {
-          tags,
-          summary: "The payment provider's webhook (signed events); 404 billing_disabled without billing",
-          response: { 200: Type.Object({ received: Type.Boolean() }, { additionalProperties: true }) },
-        },
+  // body (Stripe-Signature) is checked by the provider's handler. The body goes through the
+  // service's JSON parser (malformed JSON or UTF-8: 400), which keeps the exact text it parsed
+  // (req.rawBody), so the bytes signed are the bytes checked.
+  app.post(
+    '/v1/billing/webhook',
+    {
+      config: { access: access.public(), rateLimited: false, idempotent: false },
+      schema: {
+        tags,
+        summary: "The payment provider's webhook (signed events); 404 billing_disabled without billing",
+        response: { 200: Type.Object({ received: Type.Boolean() }, { additionalProperties: true }) },
       },
-      async (req) => {
-        requireHosted(deps);
-        const provider = requireProvider();
-        const sig = req.headers['stripe-signature'];
-        const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-        const out = await provider.handleWebhook(deps, body, typeof sig === 'string' ? sig : undefined);
-        return { ...out, received: true };
-      },
-    );
-  });
+    },
+    async (req) => {
+      requireHosted(deps);
+      const provider = requireProvider();
+      const sig = req.headers['stripe-signature'];
+      const body = Buffer.from(req.rawBody ?? '', 'utf8');
+      const out = await provider.handleWebhook(deps, body, typeof sig === 'string' ? sig : undefined);
+      return { ...out, received: true };
+    },
+  );
 }

@@ -420,6 +420,26 @@ export async function checkPlanLimit(
   );
 }
 
+/**
+ * The billed seats (owners, admins, agents) of a workspace changed: billing.updated, and the
+ * provider syncs the subscription's quantity (its seatsChanged hook). Hosted only; after the change committed; a
+ * failure is logged, never undoes the change.
+ */
+export async function seatsChanged(deps: Deps, workspaceId: string): Promise<void> {
+  if (!isHosted(deps)) return;
+  const hook = billingProvider()?.seatsChanged;
+  try {
+    // billed_seats and usage.members are part of the Billing object (rule 8).
+    await deps.writer.run(workspaceId, async (u) => emitUpdated(deps, u, await lockAccount(u.trx, workspaceId)));
+    if (hook) await hook(deps, workspaceId);
+  } catch (err) {
+    deps.log.warn(
+      { workspace_id: workspaceId, err: err instanceof Error ? err.message : String(err) },
+      'seat sync failed',
+    );
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // PATCH /v1/billing/auto-recharge.
 

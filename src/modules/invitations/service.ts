@@ -15,7 +15,7 @@ import { conflict, forbidden, notFound } from '../../platform/http/errors.js';
 import type { Page } from '../../platform/http/pagination.js';
 import { iso } from '../../platform/http/schemas.js';
 import { recordAudit } from '../audit/service.js';
-import { checkPlanLimit } from '../billing/service.js';
+import { checkPlanLimit, seatsChanged } from '../billing/service.js';
 import { getMemberView } from '../members/service.js';
 import type {
   AcceptedInvitation,
@@ -270,6 +270,7 @@ export async function acceptInvitation(
       .execute();
     const member = (await getMemberView(u.trx, workspaceId, user.userId))!;
     u.emit({ type: 'member.added', topics: [`user:${user.userId}`], data: { member } });
+    if (inv.role !== 'viewer') u.afterCommit(() => seatsChanged(deps, workspaceId));
     await recordAudit(
       u.trx,
       { workspaceId, actor: { kind: 'member', userId: user.userId, sessionId: user.sessionId }, ip: user.ip },

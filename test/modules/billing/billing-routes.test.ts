@@ -16,7 +16,6 @@ import {
   type Service,
   signUp,
   startService,
-  type Tenant,
 } from '../../support/helpers.js';
 
 // The provider's API is never reached here: an unused loopback port.
@@ -67,14 +66,22 @@ describe('self-hosted (no STRIPE_SECRET_KEY)', () => {
       const r = await send(svc, method, path, body, t.as);
       expect(isErrorBody(r.body, 404, 'billing_disabled'), `${path}: ${r.text}`).toBe(true);
     }
-    const hook = await svc.api.post('/v1/billing/webhook', { id: 'evt_1' }, { headers: { 'stripe-signature': 't=1,v1=x' } });
+    const hook = await svc.api.post(
+      '/v1/billing/webhook',
+      { id: 'evt_1' },
+      { headers: { 'stripe-signature': 't=1,v1=x' } },
+    );
     expect(isErrorBody(hook.body, 404, 'billing_disabled'), hook.text).toBe(true);
   });
 
   it('never limits mailboxes or members', async () => {
     const t = await newTenant(svc.api);
     for (const n of [1, 2]) {
-      const r = await svc.api.post('/v1/mailboxes', { name: `Box ${n}`, email: `box${n}-${Date.now()}@acme.test` }, t.as);
+      const r = await svc.api.post(
+        '/v1/mailboxes',
+        { name: `Box ${n}`, email: `box${n}-${Date.now()}@acme.test` },
+        t.as,
+      );
       expect(r.status, r.text).toBe(201);
     }
   });
@@ -128,6 +135,25 @@ describe('hosted offering (STRIPE_SECRET_KEY set)', () => {
       const r = await send(svc, method, path, body, t.as);
       expect(isErrorBody(r.body, 503, 'unavailable'), `${path}: ${r.text}`).toBe(true);
     }
+  });
+
+  it('answers 503 unavailable on the webhook too while no provider is registered', async () => {
+    const hook = await svc.api.post(
+      '/v1/billing/webhook',
+      { id: 'evt_1' },
+      { headers: { 'stripe-signature': 't=1,v1=x' } },
+    );
+    expect(isErrorBody(hook.body, 503, 'unavailable'), hook.text).toBe(true);
+  });
+
+  it('publishes billing.updated when the billed seats change', async () => {
+    const t = await newTenant(svc.api);
+    const v = await addMember(svc, t, 'viewer');
+    const since = await latestSeqOf(svc, t);
+    const r = await svc.api.patch(`/v1/members/${v.userId}`, { role: 'agent' }, t.as);
+    expect(r.status, r.text).toBe(200);
+    const events = (await eventsAfterOf(svc, t, since)).filter((e) => e.type === 'billing.updated');
+    expect(events.map((e) => e.data.billing.billed_seats)).toEqual([2]);
   });
 
   it('lets members read billing, owners and admins change it; keys need the settings scopes', async () => {
@@ -217,7 +243,9 @@ describe('hosted offering (STRIPE_SECRET_KEY set)', () => {
     const t = await newTenant(svc.api);
     const since = await latestSeqOf(svc, t);
     const results = await Promise.all(
-      Array.from({ length: 6 }, () => creditTopUp(svc.rt.deps, t.workspaceId, { top_ups: 2, payment_ref: 'pi_once_1' })),
+      Array.from({ length: 6 }, () =>
+        creditTopUp(svc.rt.deps, t.workspaceId, { top_ups: 2, payment_ref: `pi_once_${t.workspaceId}` }),
+      ),
     );
     expect(results.filter(Boolean)).toHaveLength(1);
     const b = (await svc.api.get('/v1/billing', t.as)).body;
@@ -247,7 +275,11 @@ describe('hosted offering (STRIPE_SECRET_KEY set)', () => {
       ai: { monthly_usd: 30, remaining_usd: 30 },
     });
     for (const n of [1, 2]) {
-      const r = await svc.api.post('/v1/mailboxes', { name: `Box ${n}`, email: `pro${n}-${Date.now()}@acme.test` }, t.as);
+      const r = await svc.api.post(
+        '/v1/mailboxes',
+        { name: `Box ${n}`, email: `pro${n}-${Date.now()}@acme.test` },
+        t.as,
+      );
       expect(r.status, r.text).toBe(201);
     }
   });
