@@ -109,7 +109,8 @@ describe('a recharge left pending', () => {
       .where('workspace_id', '=', w.id)
       .execute();
     expect(await afterCharge(suite.ctx(), w.id)).toMatchObject({ kind: 'succeeded', seq: 2 });
-    expect(await suite.rows('stripe_recharges', w.id)).toMatchObject([
+    const rows = (await suite.rows('stripe_recharges', w.id)) as Array<{ seq: number }>;
+    expect(rows.sort((a, b) => a.seq - b.seq)).toMatchObject([
       { seq: 1, status: 'failed', failure_code: 'unavailable' },
       { seq: 2, status: 'succeeded' },
     ]);
@@ -131,7 +132,8 @@ describe('a failed recharge turns auto-recharge off and records the code', () =>
       expect(l.failures.map((f) => f.code)).toEqual([code]);
       expect(l.settings.enabled).toBe(false);
       expect(l.credits).toEqual([]);
-      expect(await suite.rows('stripe_recharges', w.id)).toMatchObject([{ status: 'failed', failure_code: code }]);
+      const rows = (await suite.rows('stripe_recharges', w.id)) as Array<{ seq: number }>;
+      expect(rows.sort((a, b) => a.seq - b.seq)).toMatchObject([{ status: 'failed', failure_code: code }]);
       // Stripe's payment_intent.payment_failed for it changes nothing more.
       const failed = suite.stripe.events.find((e) => e.type === 'payment_intent.payment_failed')!;
       expect((await suite.deliver(failed)).status).toBe(200);
