@@ -139,14 +139,21 @@ export function createStripeProvider(settings: StripeSettings, core: BillingCore
  */
 const perService = new WeakMap<Deps, StripeProvider | null>();
 
-function forDeps(deps: Deps): StripeProvider {
+function providerOf(deps: Deps): StripeProvider | null {
   let p = perService.get(deps);
   if (p === undefined) {
     const settings = stripeSettingsFrom(deps.config);
-    p = settings ? createStripeProvider(settings, accountCore(deps), deps.config.stripe.webhookSecret) : null;
+    const secret = deps.config.stripe.webhookSecret;
+    p = settings && secret ? createStripeProvider(settings, accountCore(deps), secret) : null;
     perService.set(deps, p);
   }
-  if (!p) throw new ApiError('billing_disabled', 'Billing is off on this instance.');
+  return p;
+}
+
+/** This service's provider; a service without Stripe's key and webhook secret has none (503, as unregistered). */
+function forDeps(deps: Deps): StripeProvider {
+  const p = providerOf(deps);
+  if (!p) throw new ApiError('unavailable', 'Payments are not available on this instance right now.');
   return p;
 }
 
@@ -165,10 +172,10 @@ export const stripeBillingProvider: BillingProvider = {
   // Not paid inline (the AI call that crossed the threshold is not held up): one waiting job per
   // workspace (a `short` queue keyed by it), which claims the recharge exactly once.
   async afterCharge(deps, workspaceId) {
-    forDeps(deps);
+    if (!providerOf(deps)) return;
     await deps.jobs.send<RechargeJob>(RECHARGE_JOB, { w: workspaceId }, { policy: 'short', singletonKey: workspaceId });
   },
-  seatsChanged: (deps, workspaceId) => forDeps(deps).seatsChanged(deps, workspaceId),
+  seatsChanged: async (deps, workspaceId) => providerOf(deps)?.seatsChanged(deps, workspaceId),
 };
 
 export const RECHARGE_JOB = 'billing-recharge';
@@ -178,7 +185,7 @@ interface RechargeJob {
 
 /** The auto-recharge worker (runtime.ts): a recharge job runs the claim, the payment and the finish. */
 export async function registerRechargeJobs(deps: Deps): Promise<void> {
-  if (!stripeSettingsFrom(deps.config)) return;
+  if (!providerOf(deps)) return;
   await deps.jobs.work<RechargeJob>(RECHARGE_JOB, async (job) => void (await forDeps(deps).afterCharge(deps, job.w)), {
     concurrency: 1,
     policy: 'short',
