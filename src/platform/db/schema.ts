@@ -53,7 +53,7 @@ import type {
   ViewsTable,
 } from './tables-records.js';
 import type { TriageModelsTable } from './tables-triage-models.js';
-import type { WidgetSettingsTable, WidgetVisitorsTable } from './tables-widget.js';
+import type { WidgetCapNoticesTable, WidgetSettingsTable, WidgetVisitorsTable } from './tables-widget.js';
 import type {
   AssignmentPointersTable,
   AssignmentRulesTable,
@@ -142,6 +142,7 @@ export interface DB {
   billing_accounts: BillingAccountsTable;
   ai_ledger: AiLedgerTable;
   ai_reservations: AiReservationsTable;
+  widget_cap_notices: WidgetCapNoticesTable;
   triage_models: TriageModelsTable;
   embeddings: EmbeddingsTable;
   embedding_queue: EmbeddingQueueTable;
