@@ -50,7 +50,11 @@ export interface BillingProvider {
    * payments with creditTopUp (ledger.ts), changes the plan with updateAccount (account.ts).
    */
   handleWebhook(deps: Deps, rawBody: Buffer, signature: string | undefined): Promise<WebhookOutcome>;
-  /** The prices of STRIPE_PRICE_* as the provider describes them (cached by the provider). */
+  /**
+   * The prices of STRIPE_PRICE_* as the provider describes them. Called for every Billing object,
+   * also inside open transactions (billing.updated after a charge): answer from memory (fetched
+   * once and kept), never with a request per call.
+   */
   prices?(deps: Deps): Promise<PricesView>;
   /**
    * afterCharge: a charged AI call left the balance below the workspace's auto-recharge

@@ -54,7 +54,7 @@ import type {
 } from './tables-records.js';
 import type { StripeEventsTable, StripePaymentsTable, StripeRechargesTable } from './tables-stripe.js';
 import type { TriageModelsTable } from './tables-triage-models.js';
-import type { WidgetSettingsTable, WidgetVisitorsTable } from './tables-widget.js';
+import type { WidgetCapNoticesTable, WidgetSettingsTable, WidgetVisitorsTable } from './tables-widget.js';
 import type {
   AssignmentPointersTable,
   AssignmentRulesTable,
@@ -147,6 +147,7 @@ export interface DB {
   billing_accounts: BillingAccountsTable;
   ai_ledger: AiLedgerTable;
   ai_reservations: AiReservationsTable;
+  widget_cap_notices: WidgetCapNoticesTable;
   triage_models: TriageModelsTable;
   embeddings: EmbeddingsTable;
   embedding_queue: EmbeddingQueueTable;

@@ -1,6 +1,6 @@
 // Row types: the chat widget (0033, src/modules/widget): its settings per workspace and the
 // visitors' tokens.
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 import type { DefaultTimestamp, NullableTimestamp } from './columns.js';
 
 /** A workspace's widget settings (no row: the defaults). */
@@ -29,4 +29,13 @@ export interface WidgetVisitorsTable {
   created_at: DefaultTimestamp;
   last_seen_at: DefaultTimestamp;
   revoked_at: NullableTimestamp;
+}
+
+/** One row per workspace and UTC month the widget's AI cap was reached (0048; src/modules/widget/ai-answers.ts). */
+export interface WidgetCapNoticesTable {
+  workspace_id: string;
+  /** The first day of the month (date: read back as a Date by pg, a string or Date by PGlite). */
+  month: ColumnType<Date | string, Date | string, Date | string>;
+  cap_usd: ColumnType<string, number | string, number | string>;
+  created_at: DefaultTimestamp;
 }

@@ -154,6 +154,39 @@ describe('the spend gate (hosted offering)', () => {
     expect(await held(t)).toBe(0);
   });
 
+  it("a new UTC month expires last month's unspent allowance and grants this month's; purchased stays", async () => {
+    const t = await newTenant(svc.api);
+    await creditTopUp(svc.rt.deps, t.workspaceId, { top_ups: 1, payment_ref: `pi_month_${t.workspaceId}` });
+    ai.answer({ text: 'a', usage: { input_tokens: 0, output_tokens: 20_000 } });
+    await runAi(svc.rt.deps, caller(t), call());
+    // 0.30 of last month's 0.50 spent: the account as a month ago would have left it.
+    await db()
+      .updateTable('billing_accounts')
+      .set({ allowance_month: '2020-01' })
+      .where('workspace_id', '=', t.workspaceId)
+      .execute();
+    // (used_usd counts the charges of the account's month; the fixture moved only the account.)
+    expect((await billing(t)).ai).toMatchObject({
+      monthly_usd: 0.5,
+      purchased_usd: 10,
+      remaining_usd: 10.5,
+    });
+    const ledger = await db()
+      .selectFrom('ai_ledger')
+      .select(['kind', 'allowance_micros', 'month'])
+      .where('workspace_id', '=', t.workspaceId)
+      .where('kind', 'in', ['grant', 'expire'])
+      .execute();
+    const thisMonth = new Date().toISOString().slice(0, 7);
+    expect(ledger.map((e) => [e.kind, Number(e.allowance_micros), e.month]).sort()).toEqual(
+      [
+        ['expire', -200_000, '2020-01'],
+        ['grant', 500_000, thisMonth],
+        ['grant', 500_000, thisMonth],
+      ].sort(),
+    );
+  });
+
   it('a failed call costs nothing and releases its hold', async () => {
     const t = await newTenant(svc.api);
     ai.answer({ status: 500 });
