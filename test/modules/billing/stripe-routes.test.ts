@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { stripeBillingProvider } from '../../../src/modules/billing/stripe/provider.js';
 import { type OpenAiStandIn, startOpenAiStandIn } from '../../support/ai-standin/index.js';
-import { isErrorBody, newTenant, type Service, startService, type Tenant } from '../../support/helpers.js';
+import { addMember, isErrorBody, newTenant, type Service, startService, type Tenant } from '../../support/helpers.js';
 import { until } from '../../support/pictures.js';
 import { type StripeStandIn, startStripeStandIn } from '../../support/stripe-standin/index.js';
 import { addPrices } from './stripe-setup.js';
@@ -115,6 +115,28 @@ describe('the plan', () => {
     const subId = [...stripe.subscriptions.keys()][0] as string;
     expect((await stripe.send(stripe.updateSubscription(subId, {}, { deleted: true }))).status).toBe(200);
     expect(await billing(t)).toMatchObject({ plan: 'free', status: 'canceled', interval: null });
+  });
+});
+
+describe('seats', () => {
+  it('follow the members: a viewer made agent raises the subscription quantity at Stripe', async () => {
+    const t = await newTenant(svc.api);
+    const r = await svc.api.post('/v1/billing/checkout', { interval: 'month' }, t.as);
+    for (const e of stripe.completeCheckout(sessionOf(r.body.url))) expect((await stripe.send(e)).status).toBe(200);
+    const subId = [...stripe.subscriptions.keys()][0] as string;
+    const viewer = await addMember(svc, t, 'viewer');
+    const p = await svc.api.patch(`/v1/members/${viewer.userId}`, { role: 'agent' }, t.as);
+    expect(p.status, p.text).toBe(200);
+    await until(
+      async () => stripe.subscriptions.get(subId)?.items.data[0].quantity,
+      (q) => q === 2,
+      20_000,
+    );
+    expect(stripe.subscriptions.get(subId)?.items.data[0].quantity).toBe(2);
+    // Stripe's subscription.updated brings the billed seats back to the plan.
+    const updated = stripe.events.filter((e) => e.type === 'customer.subscription.updated').at(-1)!;
+    expect((await stripe.send(updated)).status).toBe(200);
+    expect((await billing(t)).seats).toBe(2);
   });
 });
 
