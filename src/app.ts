@@ -16,6 +16,8 @@ import auditRoutes from './modules/audit/routes.js';
 import { userResolver } from './modules/auth/resolver.js';
 import authRoutes from './modules/auth/routes.js';
 import automationRoutes from './modules/automations/routes.js';
+import billingRoutes from './modules/billing/routes.js';
+import stripeBilling from './modules/billing/stripe/provider.js';
 import businessHoursRoutes from './modules/business-hours/routes.js';
 import companyRoutes from './modules/companies/routes.js';
 import contactRoutes from './modules/contacts/routes.js';
@@ -118,6 +120,8 @@ const MODULES: Array<(app: App, deps: Deps) => Promise<void>> = [
   assignmentRoutes,
   triageRoutes,
   aiRoutes,
+  billingRoutes,
+  stripeBilling,
   aiFeatureRoutes,
   aiSearchRoutes,
   businessHoursRoutes,

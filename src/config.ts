@@ -54,8 +54,17 @@ export interface Config {
     embeddings: 'embedded' | 'provider' | 'off';
     embeddingModel: string | null;
   };
-  /** Parsed and checked now, read by nothing yet: the billing issue reads it (payments through Stripe). */
-  stripe: { secretKey: string | null; webhookSecret: string | null; apiBase: string | null };
+  /**
+   * The hosted offering's payments (docs/billing.md "Connecting Stripe"): billing is on exactly
+   * when secretKey is set; apiBase is a stand-in's origin in tests; prices are Stripe Price ids
+   * (STRIPE_PRICE_PRO_MONTH, STRIPE_PRICE_PRO_YEAR, STRIPE_PRICE_AI_TOP_UP; null: not offered).
+   */
+  stripe: {
+    secretKey: string | null;
+    webhookSecret: string | null;
+    apiBase: string | null;
+    prices: { proMonth: string | null; proYear: string | null; aiTopUp: string | null };
+  };
   smtpUrl: string | null;
   /** INBOUND_DOMAIN: the domain of mailboxes' forwarding addresses (its MX reaches POST /v1/inbound/email). */
   inboundDomain: string;
@@ -470,6 +479,11 @@ export function loadConfig(env: Env = process.env): Config {
       secretKey: str(env, 'STRIPE_SECRET_KEY'),
       webhookSecret: str(env, 'STRIPE_WEBHOOK_SECRET'),
       apiBase: url(env, 'STRIPE_API_BASE', ['http:', 'https:']),
+      prices: {
+        proMonth: str(env, 'STRIPE_PRICE_PRO_MONTH'),
+        proYear: str(env, 'STRIPE_PRICE_PRO_YEAR'),
+        aiTopUp: str(env, 'STRIPE_PRICE_AI_TOP_UP'),
+      },
     },
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     inboundDomain: inboundDomain(env, publicUrl),

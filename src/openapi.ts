@@ -58,6 +58,10 @@ const TAGS: Array<{ name: string; description: string }> = [
     name: 'ai',
     description: "AI: the workspace's provider, models and prices, settings, own key, and the AI features.",
   },
+  {
+    name: 'billing',
+    description: 'Plans, seats, the AI balance, top-ups, auto-recharge and the usage report (hosted offering).',
+  },
   { name: 'business-hours', description: 'Working hours and holidays that SLA clocks follow.' },
   { name: 'onboarding', description: 'The first-run checklist of a workspace.' },
   {

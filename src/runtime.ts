@@ -23,6 +23,7 @@ import { SignInGuard } from './modules/auth/sign-in-guard.js';
 import { automationsHook } from './modules/automations/engine.js';
 import { RunCounts } from './modules/automations/run-counts.js';
 import { renameTagInAutomations } from './modules/automations/service.js';
+import { registerRechargeJobs } from './modules/billing/stripe/provider.js';
 import { csatHook, registerCsatJobs } from './modules/csat/mail.js';
 import { InboundListeners } from './modules/email/delivered.js';
 import { type ImapOptions, ImapPollers } from './modules/email/imap.js';
@@ -324,6 +325,7 @@ export async function createRuntime(
       closers.unshift(async () => embedding.stop());
       await step(registerAnswerJobs(deps)); // AI answers to chat visitors (src/modules/widget/ai-answers.ts)
       await step(registerAutoSummarizeJobs(deps)); // auto_summarize's refreshes (src/modules/ai/features/auto-summarize.ts)
+      await step(registerRechargeJobs(deps)); // auto-recharge payments (src/modules/billing/stripe/provider.ts)
       await step(registerAutoCloseJob(deps)); // solved tickets close after auto_close_days (src/modules/tickets/auto-close.ts)
       await step(registerInboundJobs(deps)); // inbound mail → tickets, and the spool sweep (src/modules/email/inbound.ts)
       const w = await step(registerWebhooks(deps)); // dispatcher, deliveries, sweeps (src/modules/webhooks/workers.ts)

@@ -2,7 +2,8 @@
 // What a call costs (docs/ai.md "Costs"):
 //   - on the workspace's own key: 0 (its provider bills the workspace);
 //   - failed: 0 (interface.md AI rule 8);
-//   - the model's catalog price known: input and output tokens at that price, to 0.000001;
+//   - the model's catalog price known: input and output tokens at that price, to 0.000001, times
+//     the hosted offering's markup 1.5 (Billing rule 4; 1 self-hosted): what the balance is charged;
 //   - unknown (an open model, a model missing from models.json): the feature's typical charge
 //     (rule 1); a cancelled call is charged it only when something was generated.
 // A cancelled call (the client went away) is charged for what was generated: the tokens the
@@ -21,11 +22,13 @@ export interface Charge {
   price: Price | null;
   usage: Pick<Usage, 'input_tokens' | 'output_tokens'>;
   outcome: Outcome;
+  /** The hosted offering's markup on a priced call (spend.ts markupOf; 1 when not given). */
+  markup?: number;
 }
 
 export function costOf(c: Charge): number {
   if (c.source === 'own_key' || c.outcome === 'failed') return 0;
-  if (c.price) return tokensUsd(c.price, c.usage.input_tokens, c.usage.output_tokens);
+  if (c.price) return roundUsd(tokensUsd(c.price, c.usage.input_tokens, c.usage.output_tokens) * (c.markup ?? 1));
   if (c.outcome === 'cancelled' && c.usage.output_tokens === 0) return 0;
   return roundUsd(TYPICAL_CHARGE_USD[c.feature]);
 }
@@ -40,13 +43,14 @@ export interface UsageRecord extends Charge {
 
 const tokens = (n: number) => (Number.isFinite(n) && n > 0 ? Math.min(Math.round(n), 2_147_483_647) : 0);
 
-/** Appends the call's row (outside any request transaction: the call happened whatever follows). */
-export async function recordUsage(deps: Deps, r: UsageRecord): Promise<void> {
+/** Appends the call's row (outside any request transaction: the call happened whatever follows); its id. */
+export async function recordUsage(deps: Deps, r: UsageRecord): Promise<string> {
+  const id = newId();
   await deps.database.db
     .insertInto('ai_usage')
     .values({
       workspace_id: r.workspaceId,
-      id: newId(),
+      id,
       feature: r.feature,
       model: r.model.slice(0, 200),
       source: r.source,
@@ -58,4 +62,5 @@ export async function recordUsage(deps: Deps, r: UsageRecord): Promise<void> {
       ticket_id: r.ticketId,
     })
     .execute();
+  return id;
 }

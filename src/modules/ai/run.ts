@@ -2,11 +2,12 @@
 //   1. the workspace's provider: its own key when it has an active one (cost 0), else the
 //      instance's (AI_PROVIDER, AI_BASE_URL, AI_API_KEY); none → 404 ai_disabled;
 //   2. the model of the call's tier (the workspace's choice, else AI_MODEL / AI_FAST_MODEL);
-//   3. the estimate, and the question "may this workspace spend it?" (spend.ts; the billing
-//      issue answers it: 402 ai_balance_empty, and the model is not called);
+//   3. the estimate, and the question "may this workspace spend it?" (spend.ts; billing answers
+//      it on the hosted offering by holding the estimate: 402 ai_balance_empty, and the model is
+//      not called);
 //   4. the call (streamed when the feature passes onDelta; stopped by `signal`);
 //   5. one row of ai_usage whatever happened: ok (charged), cancelled (charged for what was
-//      generated), failed (costs nothing); an own key the provider refused is turned off and
+//      generated), failed (costs nothing), and the hold settled with that cost; an own key the provider refused is turned off and
 //      the workspace's admins are notified with ai_key_failed.
 // Provider failures reach the client as 502 ai_unavailable (detail without key or prompt).
 import type { Deps } from '../../deps.js';
@@ -16,7 +17,7 @@ import { costOf, type Outcome, recordUsage } from './metering.js';
 import { failOwnKey } from './own-key.js';
 import { type ChatResult, type ChatTurn, type JsonOutput, ProviderError, type Usage } from './providers/types.js';
 import { priceFor, type ReadyAi, requireAi, type Target } from './service.js';
-import { estimateUsd, maySpend } from './spend.js';
+import { estimateUsd, markupOf, maySpend, settleSpend } from './spend.js';
 
 /** Which model a call uses: default (drafts, answers), fast (rewrite, translate, summaries), widget. */
 export type ModelTier = 'default' | 'fast' | 'widget';
@@ -63,24 +64,33 @@ export async function runAi(deps: Deps, caller: AiCaller, call: AiCall, ready?: 
   const ws = ready ?? (await requireAi(deps, caller.workspaceId));
   const { target } = ws;
   const model = ws.tiers[call.tier]!;
-  const estimate = estimateUsd({ ...call, source: target.source, price: priceFor(target, model) });
-  if (estimate > 0) await maySpend(deps, caller.workspaceId, estimate);
+  const markup = markupOf(deps);
+  const estimate = estimateUsd({ ...call, source: target.source, price: priceFor(target, model), markup });
   const provider = deps.ai.providers.get(target.kind, target.apiKey, target.baseUrl);
+  // Hosted: the estimate is held from the balance until the call is metered (402 ai_balance_empty
+  // here, before anything is stored or the model is called).
+  const reservation = await maySpend(deps, caller.workspaceId, estimate);
   const meter = async (outcome: Outcome, usage: Usage, answered: string) => {
     const price = priceFor(target, answered) ?? priceFor(target, model);
-    const cost = costOf({ feature: call.feature, source: target.source, price, usage, outcome });
-    await recordUsage(deps, {
-      workspaceId: caller.workspaceId,
-      feature: call.feature,
-      model: answered,
-      source: target.source,
-      price,
-      usage,
-      outcome,
-      userId: caller.userId,
-      ticketId: call.ticketId ?? null,
-      cost,
-    });
+    const cost = costOf({ feature: call.feature, source: target.source, price, usage, outcome, markup });
+    let usageId: string | null = null;
+    try {
+      usageId = await recordUsage(deps, {
+        workspaceId: caller.workspaceId,
+        feature: call.feature,
+        model: answered,
+        source: target.source,
+        price,
+        usage,
+        outcome,
+        userId: caller.userId,
+        ticketId: call.ticketId ?? null,
+        cost,
+      });
+    } finally {
+      // Charged what the call cost (a failed call: nothing; the hold is released either way).
+      await settleSpend(deps, reservation, cost, usageId);
+    }
     return cost;
   };
   let result: ChatResult;

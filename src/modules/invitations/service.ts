@@ -15,6 +15,7 @@ import { conflict, forbidden, notFound } from '../../platform/http/errors.js';
 import type { Page } from '../../platform/http/pagination.js';
 import { iso } from '../../platform/http/schemas.js';
 import { recordAudit } from '../audit/service.js';
+import { checkPlanLimit, seatsChanged } from '../billing/service.js';
 import { getMemberView } from '../members/service.js';
 import type {
   AcceptedInvitation,
@@ -251,6 +252,9 @@ export async function acceptInvitation(
     if (person.email.trim().toLowerCase() !== inv.email.trim().toLowerCase()) {
       throw forbidden('This invitation was sent to another email address; sign in with that address to accept it.');
     }
+    // Hosted offering: a seat (owner, admin, agent) past the plan's max_members answers 402
+    // plan_limit and the invitation stays open; viewers are free.
+    if (inv.role !== 'viewer') await checkPlanLimit(deps, u.trx, workspaceId, 'members');
     const joined = await u.trx
       .insertInto('members')
       .values({ workspace_id: workspaceId, user_id: user.userId, role: inv.role })
@@ -266,6 +270,7 @@ export async function acceptInvitation(
       .execute();
     const member = (await getMemberView(u.trx, workspaceId, user.userId))!;
     u.emit({ type: 'member.added', topics: [`user:${user.userId}`], data: { member } });
+    if (inv.role !== 'viewer') u.afterCommit(() => seatsChanged(deps, workspaceId));
     await recordAudit(
       u.trx,
       { workspaceId, actor: { kind: 'member', userId: user.userId, sessionId: user.sessionId }, ip: user.ip },

@@ -23,6 +23,7 @@ import type { RequestContext } from '../../platform/http/context.js';
 import { invalid, notFound } from '../../platform/http/errors.js';
 import { recordAudit } from '../audit/service.js';
 import { SESSION_IDLE_MS } from '../auth/sessions.js';
+import { checkPlanLimit } from '../billing/service.js';
 import { forwardingAddressFor, loadMailbox, oauthContext } from './service.js';
 
 export type OAuthProvider = 'google' | 'microsoft';
@@ -381,6 +382,8 @@ async function saveConnection(
       return existing.id;
     }
     if (typeof tokens.refresh_token !== 'string') throw new OAuthFlowError('token_exchange_failed');
+    // A new mailbox counts against the plan (hosted offering: 402 plan_limit).
+    await checkPlanLimit(deps, u.trx, ws, 'mailboxes');
     const id = newId();
     const forwardingAddress = forwardingAddressFor(email, deps.config.inboundDomain);
     await u.trx

@@ -19,6 +19,7 @@ import { invalid, notFound } from '../../platform/http/errors.js';
 import type { Page } from '../../platform/http/pagination.js';
 import { iso } from '../../platform/http/schemas.js';
 import { recordAudit } from '../audit/service.js';
+import { checkPlanLimit } from '../billing/service.js';
 import { isPublicEmailDomain } from '../email/public-domains.js';
 import { hostProblem, resolvedHostProblem } from './connect.js';
 import type { CreateMailboxBody, ListMailboxesQuery, Mailbox, PatchMailboxBody } from './schemas.js';
@@ -322,6 +323,8 @@ export async function createMailbox(
   return uniqueOrConflict(UNIQUE_KEYS, () =>
     deps.writer.run(ctx.workspaceId, async (u) => {
       const teamId = await checkTeam(u.trx, ctx.workspaceId, input.team_id ?? null);
+      // Hosted offering: 402 plan_limit past the plan's max_mailboxes.
+      await checkPlanLimit(deps, u.trx, ctx.workspaceId, 'mailboxes');
       await u.trx
         .insertInto('mailboxes')
         .values({

@@ -14,6 +14,7 @@ import type { Page } from '../../platform/http/pagination.js';
 import { iso } from '../../platform/http/schemas.js';
 import { autoAwayMinutes, presenceOf } from '../assignment/presence.js';
 import { recordAudit } from '../audit/service.js';
+import { checkPlanLimit, seatsChanged } from '../billing/service.js';
 import { seesEveryTeam } from '../teams/access.js';
 import { detachMemberFromTeams } from '../teams/service.js';
 import { openTicketsOfAssignees } from '../tickets/queries.js';
@@ -176,6 +177,8 @@ export async function changeMemberRole(
       return (await getMemberView(u.trx, ctx.workspaceId, userId))!;
     }
     guardOwner(target, 'body.role', 'demote');
+    // A viewer made a seat counts against the plan (hosted offering: 402 plan_limit).
+    if (target.role === 'viewer') await checkPlanLimit(deps, u.trx, ctx.workspaceId, 'members');
     await u.trx
       .updateTable('members')
       .set({ role, updated_at: new Date() })
@@ -191,6 +194,8 @@ export async function changeMemberRole(
       data: { from: target.role, to: role },
     });
     crossedAdmin = seesEveryTeam(target.role) !== seesEveryTeam(role);
+    // To or from viewer: the billed seats changed (the provider syncs its quantity).
+    if ((target.role === 'viewer') !== (role === 'viewer')) u.afterCommit(() => seatsChanged(deps, ctx.workspaceId));
     return member;
   });
   // Admins see every private team: gaining or losing that changes what the person's live
@@ -215,6 +220,7 @@ export async function removeMember(deps: Deps, ctx: RequestContext, param: strin
       .where('user_id', '=', userId)
       .execute();
     u.emit({ type: 'member.removed', topics: [`user:${userId}`], data: { user_id: userId } });
+    if (target.role !== 'viewer') u.afterCommit(() => seatsChanged(deps, ctx.workspaceId));
     await recordAudit(u.trx, ctx, {
       action: 'member.removed',
       entityType: 'member',

@@ -2,6 +2,7 @@
 // hand; test/platform/db/schema.test.ts compares them with the migrated database column by column).
 
 import type { AiSettingsTable, AiUsageTable } from './tables-ai.js';
+import type { AiLedgerTable, AiReservationsTable, BillingAccountsTable } from './tables-billing.js';
 import type {
   EmailAutoRepliesTable,
   InboundEmailsTable,
@@ -51,6 +52,7 @@ import type {
   TicketTagsTable,
   ViewsTable,
 } from './tables-records.js';
+import type { StripeEventsTable, StripePaymentsTable, StripeRechargesTable } from './tables-stripe.js';
 import type { TriageModelsTable } from './tables-triage-models.js';
 import type { WidgetCapNoticesTable, WidgetSettingsTable, WidgetVisitorsTable } from './tables-widget.js';
 import type {
@@ -73,6 +75,7 @@ export type * from './tables-images.js';
 export type * from './tables-kb.js';
 export type * from './tables-portal.js';
 export type * from './tables-records.js';
+export type * from './tables-stripe.js';
 export type * from './tables-triage-models.js';
 export type * from './tables-widget.js';
 export type * from './tables-workflow.js';
@@ -118,6 +121,9 @@ export interface DB {
   widget_settings: WidgetSettingsTable;
   widget_cap_notices: WidgetCapNoticesTable;
   widget_visitors: WidgetVisitorsTable;
+  stripe_events: StripeEventsTable;
+  stripe_payments: StripePaymentsTable;
+  stripe_recharges: StripeRechargesTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   mailboxes: MailboxesTable;
@@ -139,6 +145,9 @@ export interface DB {
   images: ImagesTable;
   ai_settings: AiSettingsTable;
   ai_usage: AiUsageTable;
+  billing_accounts: BillingAccountsTable;
+  ai_ledger: AiLedgerTable;
+  ai_reservations: AiReservationsTable;
   triage_models: TriageModelsTable;
   embeddings: EmbeddingsTable;
   embedding_queue: EmbeddingQueueTable;

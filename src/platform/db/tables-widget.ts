@@ -31,11 +31,11 @@ export interface WidgetVisitorsTable {
   revoked_at: NullableTimestamp;
 }
 
-/** The widget's monthly AI cap reached: one notice per workspace and UTC month (0048). */
+/** One row per workspace and UTC month the widget's AI cap was reached (0048; src/modules/widget/ai-answers.ts). */
 export interface WidgetCapNoticesTable {
   workspace_id: string;
-  /** The first day of the month, YYYY-MM-DD. */
-  month: ColumnType<string, string, string>;
+  /** The first day of the month (date: read back as a Date by pg, a string or Date by PGlite). */
+  month: ColumnType<Date | string, Date | string, Date | string>;
   cap_usd: ColumnType<string, number | string, number | string>;
   created_at: DefaultTimestamp;
 }

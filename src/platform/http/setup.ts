@@ -145,9 +145,12 @@ export function installTextGuard(app: FastifyInstance): void {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
+/** JSON media types, parameters allowed (`application/json; charset=utf-8`: Stripe's webhooks, many clients). */
+const JSON_TYPE = /^application\/([\w.+-]+\+)?json\s*(;.*)?$/i;
+
 export function installJsonParser(app: FastifyInstance): void {
   app.removeContentTypeParser(['application/json']);
-  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json$/, { parseAs: 'buffer' }, (req, body: Buffer, done) => {
+  app.addContentTypeParser(JSON_TYPE, { parseAs: 'buffer' }, (req, body: Buffer, done) => {
     let text: string;
     try {
       text = utf8.decode(body);
