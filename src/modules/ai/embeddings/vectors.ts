@@ -1,7 +1,7 @@
 // The nearest-neighbour search: an exact scan over the workspace's vectors, kept in each
 // process's memory (float32, one array per workspace) and brought up to date from the rows it
 // has not seen (`seq`) before each search. Exact: every vector is compared, so the results are
-// those a perfect index would give; 100,000 vectors of 512 dimensions take about 40 ms on this
+// those a perfect index would give; 100,000 vectors of 512 dimensions take about 30 ms on this
 // machine (docs/performance.md "Semantic search"). No pgvector: docs/decisions.md says why.
 //
 // Rows deleted since (a deleted ticket, an unpublished article) may linger until the next full
