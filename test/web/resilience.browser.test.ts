@@ -159,7 +159,7 @@ describe.runIf(run)('the agent web app through outages', { timeout: SLOW }, () =
     await svc.restart();
     // Back by itself: live again, and the ticket opens without pressing anything.
     await liveState(page).filter({ hasText: 'Live' }).waitFor({ timeout: 20_000 });
-    await page.getByRole('heading', { name: `#${printer} Printer on fire` }).waitFor({ timeout: 20_000 });
+    await page.getByRole('heading', { name: `#${printer} Printer on fire` }).waitFor({ timeout: 40_000 });
 
     await page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: /^Open/ }).click();
     await page.getByRole('heading', { name: 'Open', level: 1 }).waitFor();

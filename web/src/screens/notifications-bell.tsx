@@ -2,8 +2,8 @@
 // kept live by notification.created events (the person's own arrive in full on the workspace
 // topic, docs/realtime.md). The popover with the list is a chunk of its own
 // (settings/notifications-popover.tsx), loaded after the first render; until then the bell is a
-// plain button with the same look.
-import { lazy, Suspense, useRef } from 'react';
+// plain button with the same look, whose press opens the popover once it has loaded.
+import { lazy, Suspense, useRef, useState } from 'react';
 import { useUnreadCount } from '../data/notifications';
 import { useWorkspace } from '../lib/context';
 import { Icon } from '../ui/icons';
@@ -16,8 +16,16 @@ export function NotificationsBell() {
   const unread = useUnreadCount(ws);
   const count = unread.data ?? 0;
   const plain = useRef<HTMLButtonElement>(null);
+  // A press before the popover's code arrived is kept: it opens once it is here.
+  const [pressed, setPressed] = useState(false);
   const fallback = (
-    <button ref={plain} type="button" className="bell">
+    <button
+      ref={plain}
+      type="button"
+      className="bell"
+      aria-busy={pressed || undefined}
+      onClick={() => setPressed(true)}
+    >
       <span className="view-name">
         <Icon name="notifications" />
         Notifications
@@ -35,6 +43,7 @@ export function NotificationsBell() {
       <NotificationsPopover
         count={count}
         autoFocus={typeof document !== 'undefined' && !!plain.current && document.activeElement === plain.current}
+        openAtStart={pressed}
       />
     </Suspense>
   );

@@ -10,9 +10,18 @@ import { Icon } from '../../ui/icons';
 import { type Notification, NotificationItem } from './notifications-text';
 import './notifications-popover.css';
 
-export default function NotificationsPopover({ count, autoFocus }: { count: number; autoFocus: boolean }) {
+export default function NotificationsPopover({
+  count,
+  autoFocus,
+  openAtStart = false,
+}: {
+  count: number;
+  autoFocus: boolean;
+  /** The plain bell was pressed before this chunk arrived: open at once. */
+  openAtStart?: boolean;
+}) {
   const ws = useWorkspace();
-  const [open, setOpen] = useState(false);
+  const [open, setOpen] = useState(openAtStart);
   const trigger = useRef<HTMLButtonElement>(null);
   useEffect(() => {
     if (autoFocus) trigger.current?.focus();
