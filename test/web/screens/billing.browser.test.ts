@@ -1,0 +1,148 @@
+// Settings → Billing in a real browser (test/support/app-harness.ts) against a service with Stripe
+// configured to the stand-in (test/support/stripe-standin: its checkout page has Pay and Cancel,
+// Pay sends the signed events to the service's webhook, then both go back to the app). The owner
+// sees the free plan and the AI balance; buys AI credit through the stand-in's Pay page and comes
+// back to ?top_up=success, where the page says the payment was received and, once the webhook
+// credited it, shows the credit; a canceled checkout says nothing was charged; auto-recharge
+// without a saved card is refused with the API's words (409), a threshold out of range at its
+// field (422), nothing changed. An agent sees the plan only. axe-core on each screen;
+// SCREENSHOTS=1 writes docs/screenshots/settings-billing.png.
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addPrices } from '../../modules/billing/stripe-setup.js';
+import { type AppHarness, startAppHarness } from '../../support/app-harness.js';
+import { browserAvailable, docsScreenshot } from '../../support/browser.js';
+import { addMember, type ReqOpts } from '../../support/helpers.js';
+import { type StripeStandIn, startStripeStandIn } from '../../support/stripe-standin/index.js';
+
+describe.runIf(browserAvailable())('Settings → Billing', () => {
+  let stripe: StripeStandIn;
+  let h: AppHarness;
+  let page: Page;
+  let as: ReqOpts;
+
+  const billing = async () => {
+    const r = await h.svc.api.get('/v1/billing', as);
+    expect(r.status, r.text).toBe(200);
+    return r.body;
+  };
+  const region = (p: Page, name: string) => p.getByRole('region', { name, exact: true });
+  const openBilling = async (p: Page) => {
+    await p.goto(`${h.svc.url}/settings`);
+    await p.getByRole('navigation', { name: 'Settings' }).getByRole('link', { name: 'Billing', exact: true }).click();
+    await p.getByRole('heading', { name: 'Billing', level: 1 }).waitFor();
+    await region(p, 'Plan').waitFor();
+  };
+
+  beforeAll(async () => {
+    stripe = await startStripeStandIn();
+    addPrices(stripe);
+    h = await startAppHarness('app_billing', {
+      STRIPE_SECRET_KEY: stripe.secretKey,
+      STRIPE_WEBHOOK_SECRET: stripe.webhookSecret,
+      STRIPE_API_BASE: stripe.url,
+      STRIPE_PRICE_PRO_MONTH: 'price_pro_month',
+      STRIPE_PRICE_PRO_YEAR: 'price_pro_year',
+      STRIPE_PRICE_AI_TOP_UP: 'price_ai_top_up',
+    });
+    stripe.webhookUrl = `${h.svc.url}/v1/billing/webhook`;
+    as = h.tenant.as;
+    ({ page } = await h.newPage());
+    await h.signIn(page, h.tenant.owner);
+    // The owners' notice that mail is not set up stays out of the screenshot.
+    await page
+      .getByRole('region', { name: 'Outgoing mail is not set up' })
+      .getByRole('button', { name: 'Dismiss' })
+      .click();
+  }, 120_000);
+
+  afterAll(async () => {
+    await h?.stop();
+    await stripe?.stop();
+  });
+
+  it('the owner sees the free plan and the AI balance, buys AI credit at Stripe and sees it once Stripe confirms it', async () => {
+    const before = await billing();
+    expect(before).toMatchObject({ plan: 'free', billing_enabled: true });
+    expect(before.ai.purchased_usd).toBe(0);
+    await openBilling(page);
+    const plan = region(page, 'Plan');
+    expect(await plan.textContent()).toMatch(/PlanFree/);
+    await plan.getByRole('button', { name: /^Upgrade to Pro monthly/ }).waitFor();
+    await plan.getByRole('button', { name: /^Upgrade to Pro yearly/ }).waitFor();
+    const balance = region(page, 'AI balance');
+    expect(await balance.textContent()).toMatch(/Allowance this month\$0\.50/);
+    expect(await balance.textContent()).toMatch(/Purchased\$0\.00/);
+    expect(await balance.textContent()).toMatch(/Remaining\$0\.50/);
+    expect(await h.violations(page)).toBe('[]');
+
+    // Two top-ups: Stripe's page, Pay, and back to the app.
+    await page.getByLabel(/^AI credit to buy/).fill('2');
+    await page.getByRole('button', { name: 'Buy AI credit' }).click();
+    await page.waitForURL((u) => u.href.startsWith(`${stripe.url}/checkout/`));
+    await page.getByRole('button', { name: 'Pay' }).click();
+    await page.waitForURL((u) => u.pathname === '/settings/billing' && u.search === '?top_up=success');
+    await page
+      .getByRole('status')
+      .filter({ hasText: 'Payment received; it shows here once Stripe confirms it.' })
+      .waitFor();
+    // The credit shows once the webhook has credited it (the page fetches again until it does).
+    await expect.poll(async () => (await billing()).ai.purchased_usd, { timeout: 30_000 }).toBe(20);
+    await expect.poll(() => region(page, 'AI balance').textContent(), { timeout: 30_000 }).toMatch(/Purchased\$20\.00/);
+    expect(await region(page, 'AI balance').textContent()).toMatch(/Remaining\$20\.50/);
+    expect(await h.violations(page)).toBe('[]');
+    await docsScreenshot(page, 'settings-billing');
+
+    // A checkout canceled at Stripe: back with nothing charged.
+    await page.getByRole('button', { name: 'Buy AI credit' }).click();
+    await page.waitForURL((u) => u.href.startsWith(`${stripe.url}/checkout/`));
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.waitForURL((u) => u.search === '?top_up=canceled');
+    await page.getByRole('status').filter({ hasText: 'Checkout canceled: nothing was charged' }).waitFor();
+    expect((await billing()).ai.purchased_usd).toBe(20);
+  });
+
+  it('auto-recharge: refused without a saved card, a threshold out of range at its field; nothing changed', async () => {
+    await openBilling(page);
+    const form = page.getByRole('form', { name: 'Auto-recharge' });
+    await form.getByLabel('Recharge automatically').check();
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.getByRole('alert').filter({ hasText: 'Save a card first' }).waitFor();
+    expect((await billing()).auto_recharge.enabled).toBe(false);
+
+    await form.getByLabel('Recharge automatically').uncheck();
+    const threshold = form.getByLabel('When the balance is under (dollars)');
+    await threshold.fill('2000');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => threshold.getAttribute('aria-invalid')).toBe('true');
+    expect((await billing()).auto_recharge.threshold_usd).not.toBe(2000);
+    expect(await h.violations(page)).toBe('[]');
+
+    await threshold.fill('3');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    expect((await billing()).auto_recharge).toMatchObject({ enabled: false, threshold_usd: 3 });
+  });
+
+  it('an agent sees the plan only', async () => {
+    const agent = await addMember(h.svc, h.tenant, 'agent', 'Alex Agent');
+    const other = await h.newPage();
+    await h.signIn(other.page, agent);
+    await other.page.goto(`${h.svc.url}/settings/billing`);
+    await other.page.getByRole('heading', { name: 'Billing', level: 1 }).waitFor();
+    const plan = region(other.page, 'Plan');
+    await plan.waitFor();
+    expect(await plan.textContent()).toMatch(/PlanFree/);
+    await other.page.getByText('Owners and admins see the AI balance and usage, and manage billing.').waitFor();
+    expect(await other.page.getByRole('button', { name: /Upgrade|Buy AI credit|Save a card|Manage/ }).count()).toBe(0);
+    expect(await region(other.page, 'AI balance').count()).toBe(0);
+    expect(await region(other.page, 'AI usage this month').count()).toBe(0);
+    expect(await h.violations(other.page)).toBe('[]');
+    await other.context.close();
+  });
+
+  it('reported no page errors', () => {
+    // 401: the sign-in page asking who is signed in; 409/422: refused on purpose above.
+    expect(h.errors.filter((e) => !/401 \(Unauthorized\)|409 \(Conflict\)|422 \(Unprocessable/.test(e))).toEqual([]);
+  });
+});
