@@ -9,14 +9,21 @@
 // SCREENSHOTS=1 writes docs/screenshots/settings-billing.png.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { customerTicket } from '../../modules/ai/features-setup.js';
 import { addPrices } from '../../modules/billing/stripe-setup.js';
+import { type OpenAiStandIn, startOpenAiStandIn } from '../../support/ai-standin/index.js';
 import { type AppHarness, startAppHarness } from '../../support/app-harness.js';
 import { browserAvailable, docsScreenshot } from '../../support/browser.js';
-import { addMember, type ReqOpts } from '../../support/helpers.js';
+import { addMember, type Member, type ReqOpts } from '../../support/helpers.js';
 import { type StripeStandIn, startStripeStandIn } from '../../support/stripe-standin/index.js';
+
+const KEY = 'sk-standin-billing-app-0000';
 
 describe.runIf(browserAvailable())('Settings → Billing', () => {
   let stripe: StripeStandIn;
+  let ai: OpenAiStandIn;
+  let ticketNumber: number;
+  let agent: Member;
   let h: AppHarness;
   let page: Page;
   let as: ReqOpts;
@@ -37,7 +44,13 @@ describe.runIf(browserAvailable())('Settings → Billing', () => {
   beforeAll(async () => {
     stripe = await startStripeStandIn();
     addPrices(stripe);
+    ai = await startOpenAiStandIn({ keys: [KEY] });
     h = await startAppHarness('app_billing', {
+      AI_PROVIDER: 'openai',
+      AI_BASE_URL: ai.url,
+      AI_API_KEY: KEY,
+      AI_MODEL: 'gpt-4.1',
+      AI_FAST_MODEL: 'gpt-4.1-mini',
       STRIPE_SECRET_KEY: stripe.secretKey,
       STRIPE_WEBHOOK_SECRET: stripe.webhookSecret,
       STRIPE_API_BASE: stripe.url,
@@ -47,6 +60,10 @@ describe.runIf(browserAvailable())('Settings → Billing', () => {
     });
     stripe.webhookUrl = `${h.svc.url}/v1/billing/webhook`;
     as = h.tenant.as;
+    const off = await h.svc.api.patch('/v1/triage', { auto_triage: false }, as);
+    expect(off.status, off.text).toBe(200);
+    const { id } = await customerTicket(h.svc, h.tenant, 'Where is the refund for my order 1001?');
+    ticketNumber = (await h.svc.api.get(`/v1/tickets/${id}`, as)).body.number;
     ({ page } = await h.newPage());
     await h.signIn(page, h.tenant.owner);
     // The owners' notice that mail is not set up stays out of the screenshot.
@@ -59,12 +76,48 @@ describe.runIf(browserAvailable())('Settings → Billing', () => {
   afterAll(async () => {
     await h?.stop();
     await stripe?.stop();
+    await ai?.stop();
+  });
+
+  const openTicket = async (p: Page) => {
+    await p.goto(`${h.svc.url}/tickets/${ticketNumber}`);
+    await p.getByRole('heading', { name: new RegExp(`^#${ticketNumber} `) }).waitFor();
+    await p.getByRole('button', { name: /^Draft a reply/ }).waitFor();
+  };
+
+  it('out of AI credit, a draft says what to do: buy more in Settings → Billing (owners), ask an admin (others)', async () => {
+    // One draft whose tokens cost more than the free allowance: the balance goes to 0.
+    await openTicket(page);
+    ai.answer({ text: 'Hello Jane, your refund left today.', usage: { input_tokens: 2_000_000, output_tokens: 1000 } });
+    await page.getByRole('button', { name: /^Draft a reply/ }).click();
+    await page.getByRole('status').filter({ hasText: 'Draft ready' }).waitFor();
+    await expect.poll(async () => (await billing()).ai.remaining_usd).toBe(0);
+    // The next one is refused before the model is called (402 ai_balance_empty).
+    const calls = ai.requests.length;
+    await page.getByRole('button', { name: /^Draft a reply/ }).click();
+    const alert = page.getByRole('alert').filter({ hasText: 'Your workspace is out of AI credit — buy more in' });
+    await alert.waitFor();
+    expect(ai.requests.length).toBe(calls);
+    expect(await h.violations(page)).toBe('[]');
+    await alert.getByRole('link', { name: 'Settings → Billing' }).click();
+    await page.waitForURL((u) => u.pathname === '/settings/billing');
+    await page.getByRole('heading', { name: 'Billing', level: 1 }).waitFor();
+
+    agent = await addMember(h.svc, h.tenant, 'agent', 'Alex Agent');
+    const other = await h.newPage();
+    await h.signIn(other.page, agent);
+    await openTicket(other.page);
+    await other.page.getByRole('button', { name: /^Draft a reply/ }).click();
+    const told = other.page.getByRole('alert').filter({ hasText: 'Your workspace is out of AI credit — ask an admin' });
+    await told.waitFor();
+    expect(await told.getByRole('link').count()).toBe(0);
+    await other.context.close();
   });
 
   it('the owner sees the free plan and the AI balance, buys AI credit at Stripe and sees it once Stripe confirms it', async () => {
     const before = await billing();
     expect(before).toMatchObject({ plan: 'free', billing_enabled: true });
-    expect(before.ai.purchased_usd).toBe(0);
+    expect(before.ai).toMatchObject({ purchased_usd: 0, remaining_usd: 0 });
     await openBilling(page);
     const plan = region(page, 'Plan');
     expect(await plan.textContent()).toMatch(/PlanFree/);
@@ -73,7 +126,13 @@ describe.runIf(browserAvailable())('Settings → Billing', () => {
     const balance = region(page, 'AI balance');
     expect(await balance.textContent()).toMatch(/Allowance this month\$0\.50/);
     expect(await balance.textContent()).toMatch(/Purchased\$0\.00/);
-    expect(await balance.textContent()).toMatch(/Remaining\$0\.50/);
+    expect(await balance.textContent()).toMatch(/Remaining\$0\.00/);
+    // The usage report: the draft above, by day (a chart and its table), feature, member and model.
+    const usage = region(page, 'AI usage this month');
+    await usage.getByRole('table', { name: 'By day' }).waitFor();
+    expect(await usage.getByRole('table', { name: 'By feature' }).textContent()).toMatch(/Reply drafts/);
+    expect(await usage.getByRole('table', { name: 'By member' }).textContent()).toMatch(/Olivia Owner/);
+    expect(await usage.getByRole('table', { name: 'By model' }).textContent()).toMatch(/gpt-4\.1This service/);
     expect(await h.violations(page)).toBe('[]');
 
     // Two top-ups: Stripe's page, Pay, and back to the app.
@@ -89,7 +148,7 @@ describe.runIf(browserAvailable())('Settings → Billing', () => {
     // The credit shows once the webhook has credited it (the page fetches again until it does).
     await expect.poll(async () => (await billing()).ai.purchased_usd, { timeout: 30_000 }).toBe(20);
     await expect.poll(() => region(page, 'AI balance').textContent(), { timeout: 30_000 }).toMatch(/Purchased\$20\.00/);
-    expect(await region(page, 'AI balance').textContent()).toMatch(/Remaining\$20\.50/);
+    expect(await region(page, 'AI balance').textContent()).toMatch(/Remaining\$20\.00/);
     expect(await h.violations(page)).toBe('[]');
     await docsScreenshot(page, 'settings-billing');
 
@@ -125,7 +184,6 @@ describe.runIf(browserAvailable())('Settings → Billing', () => {
   });
 
   it('an agent sees the plan only', async () => {
-    const agent = await addMember(h.svc, h.tenant, 'agent', 'Alex Agent');
     const other = await h.newPage();
     await h.signIn(other.page, agent);
     await other.page.goto(`${h.svc.url}/settings/billing`);
@@ -142,7 +200,11 @@ describe.runIf(browserAvailable())('Settings → Billing', () => {
   });
 
   it('reported no page errors', () => {
-    // 401: the sign-in page asking who is signed in; 409/422: refused on purpose above.
-    expect(h.errors.filter((e) => !/401 \(Unauthorized\)|409 \(Conflict\)|422 \(Unprocessable/.test(e))).toEqual([]);
+    // 401: the sign-in page asking who is signed in; 402/409/422: refused on purpose above.
+    expect(
+      h.errors.filter(
+        (e) => !/401 \(Unauthorized\)|402 \(Payment Required\)|409 \(Conflict\)|422 \(Unprocessable/.test(e),
+      ),
+    ).toEqual([]);
   });
 });
