@@ -1,12 +1,16 @@
 // Settings → Billing in a real browser (test/support/app-harness.ts) against a service with Stripe
 // configured to the stand-in (test/support/stripe-standin: its checkout page has Pay and Cancel,
-// Pay sends the signed events to the service's webhook, then both go back to the app). The owner
-// sees the free plan and the AI balance; buys AI credit through the stand-in's Pay page and comes
-// back to ?top_up=success, where the page says the payment was received and, once the webhook
-// credited it, shows the credit; a canceled checkout says nothing was charged; auto-recharge
-// without a saved card is refused with the API's words (409), a threshold out of range at its
-// field (422), nothing changed. An agent sees the plan only. axe-core on each screen;
-// SCREENSHOTS=1 writes docs/screenshots/settings-billing.png.
+// Pay sends the signed events to the service's webhook, then both go back to the app) and the
+// OpenAI stand-in as its AI provider. A draft that costs more than the free allowance empties the
+// balance; the next one is refused (402 ai_balance_empty) and the composer says what to do: buy
+// more in Settings → Billing (a link, owners) or ask an admin (an agent). The owner sees the free
+// plan, the AI balance and the usage report; buys AI credit through the stand-in's Pay page and
+// comes back to ?top_up=success, where the page says the payment was received and, once the
+// webhook credited it, shows the credit; a canceled checkout says nothing was charged;
+// auto-recharge without a saved card is refused with the API's words (409), a threshold out of
+// range at its field (422), nothing changed. An agent sees the plan only. A self-hosted instance
+// (no Stripe) says so, AI unlimited, with the usage report and nothing to buy. axe-core on each
+// screen; SCREENSHOTS=1 writes docs/screenshots/settings-billing.png.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { customerTicket } from '../../modules/ai/features-setup.js';
@@ -206,5 +210,31 @@ describe.runIf(browserAvailable())('Settings → Billing', () => {
         (e) => !/401 \(Unauthorized\)|402 \(Payment Required\)|409 \(Conflict\)|422 \(Unprocessable/.test(e),
       ),
     ).toEqual([]);
+  });
+});
+
+describe.runIf(browserAvailable())('Settings → Billing on a self-hosted instance (no Stripe)', () => {
+  let h: AppHarness;
+
+  beforeAll(async () => {
+    h = await startAppHarness('app_billing_self');
+  }, 120_000);
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  it('says the instance is self-hosted with AI unlimited, shows the usage report, and offers nothing to buy', async () => {
+    const { page } = await h.newPage();
+    await h.signIn(page, h.tenant.owner);
+    await page.goto(`${h.svc.url}/settings/billing`);
+    await page.getByRole('heading', { name: 'Billing', level: 1 }).waitFor();
+    await page.getByText('This instance is self-hosted: there is no plan to buy, and AI is unlimited').waitFor();
+    expect(await page.getByRole('region', { name: 'Plan', exact: true }).textContent()).toMatch(/PlanSelf-hosted/);
+    const usage = page.getByRole('region', { name: 'AI usage this month', exact: true });
+    await usage.getByText('No AI calls this month yet.').waitFor();
+    expect(await page.getByRole('button', { name: /Upgrade|Buy AI credit|Save a card|Manage/ }).count()).toBe(0);
+    expect(await page.getByRole('region', { name: 'AI balance', exact: true }).count()).toBe(0);
+    expect(await h.violations(page)).toBe('[]');
+    expect(h.errors.filter((e) => !/401 \(Unauthorized\)/.test(e))).toEqual([]);
   });
 });

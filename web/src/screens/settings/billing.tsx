@@ -55,6 +55,7 @@ const FEATURE: Record<string, string> = {
   kb_draft: 'Article drafts',
   embedding: 'Search (embeddings)',
 };
+const plural = (n: number, one: string) => `${n.toLocaleString('en')} ${one}${n === 1 ? '' : 's'}`;
 const featureName = (f: string) => FEATURE[f] ?? f.replace(/_/g, ' ');
 
 /** What the return from the provider's page says (?checkout=, ?top_up=, ?payment_method=). */
@@ -163,8 +164,8 @@ function Plan({ b, admin }: { b: Billing; admin: boolean }) {
             <div>
               <dt>Seats</dt>
               <dd>
-                {b.plan === 'pro' ? `${b.seats} billed` : 'None billed'} · {b.billed_seats} owners, admins and agents
-                (viewers are free)
+                {b.plan === 'pro' ? `${b.seats} billed` : 'None billed'} · {plural(b.billed_seats, 'member')} who count
+                (owners, admins and agents; viewers are free)
               </dd>
             </div>
             {b.current_period_end && (
@@ -443,7 +444,7 @@ function UsageReportView({ u }: { u: UsageReport }) {
   return (
     <>
       <p>
-        {usd(u.total_usd)} over {u.total_calls.toLocaleString('en')} calls
+        {usd(u.total_usd)} over {plural(u.total_calls, 'call')}
         {u.own_key_calls > 0 ? `, of which ${u.own_key_calls.toLocaleString('en')} on the workspace's own key` : ''}.
       </p>
       <figure className="billing-chart">
