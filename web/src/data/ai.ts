@@ -43,6 +43,10 @@ export const REWRITE_MODES: Array<[RewriteMode, string]> = [
   ['simplify', 'Simpler words'],
 ];
 
+/** 402 ai_balance_empty in words; the screens that know the role say who buys more (AiErrorText). */
+export const AI_BALANCE_EMPTY =
+  'Your workspace is out of AI credit — an owner or admin can buy more in Settings → Billing.';
+
 /**
  * An AI failure in words: the provider away (502 ai_unavailable), the balance used up (402
  * ai_balance_empty), AI turned off meanwhile (404 ai_disabled); else the API's own words.
@@ -51,8 +55,7 @@ export function aiErrorText(err: unknown): string {
   if (err instanceof ApiError) {
     if (err.code === 'ai_unavailable')
       return 'The AI provider did not answer. Nothing was charged; try again in a moment.';
-    if (err.code === 'ai_balance_empty')
-      return "The workspace's AI balance is used up. An owner can top it up in Settings → Billing.";
+    if (err.code === 'ai_balance_empty') return AI_BALANCE_EMPTY;
     if (err.code === 'ai_disabled') return 'AI is turned off in this workspace.';
   }
   return errorText(err);

@@ -66,6 +66,9 @@ export const keys = {
   assignment: (ws: string) => ['assignment', ws] as const,
   /** Triage settings and the engine's state (data/triage.ts). */
   triage: (ws: string) => ['triage', ws] as const,
+  /** The plan, seats, AI balance and auto-recharge (data/billing.ts); the usage report under it. */
+  billing: (ws: string) => ['billing', ws] as const,
+  billingUsage: (ws: string) => ['billing', ws, 'usage'] as const,
   /** Assignment's rule targets: one page of teams and of mailboxes. */
   teamsPage: (ws: string) => ['teams', ws, 'page'] as const,
   mailboxesPage: (ws: string) => ['mailboxes', ws, 'page'] as const,

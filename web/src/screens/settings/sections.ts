@@ -73,6 +73,14 @@ export const SECTIONS: Section[] = [
     'Who gets new tickets, and who is available',
     () => import('./assignment'),
   ),
+  section(
+    'billing',
+    'Billing',
+    'Workspace',
+    'The plan, seats, AI balance and AI usage',
+    () => import('./billing'),
+    false,
+  ),
   section('labels', 'Labels', 'Tickets', 'Labels and exclusive label groups', () => import('./labels')),
   section(
     'fields',

@@ -4,6 +4,7 @@
 // customer's language (or a chosen one) work on the selection, or the whole reply when nothing is
 // selected. Each result is one change: one undo (Ctrl+Z, or Undo) brings back what was there.
 // While one runs the editor is read-only; Escape (or Stop) stops it, as leaving the page does.
+
 import * as Menu from '@radix-ui/react-dropdown-menu';
 import type { Node as PmNode } from '@tiptap/pm/model';
 import { type Editor, useEditorState } from '@tiptap/react';
@@ -27,6 +28,7 @@ import type { Ticket } from '../../lib/api';
 import { useShortcuts } from '../../lib/keys';
 import { Icon } from '../../ui/icons';
 import { replaceAll, replaceTarget, showWithoutHistory, snapshot, streamedHtml, targetOf } from './ai-editor';
+import { AiErrorText } from './ai-error';
 import './ai.css';
 
 export interface AiComposer {
@@ -315,7 +317,7 @@ export function AiComposerNotes({ ai }: { ai: AiComposer }) {
         )}
       </p>
       <p className="error" role="alert" hidden={!ai.error}>
-        {ai.error}
+        <AiErrorText text={ai.error} />
       </p>
     </div>
   );

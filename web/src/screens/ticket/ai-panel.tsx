@@ -3,6 +3,7 @@
 // when it was made) with Summarize or Refresh (s), which updates live for everyone (ticket.updated);
 // and "Ask about this ticket" (a): a question, the answer streamed as it arrives, then with its
 // sources. Escape or Stop stops what runs, as leaving the page does.
+
 import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
 import {
   type Answer,
@@ -19,6 +20,7 @@ import type { Ticket } from '../../lib/api';
 import { when } from '../../lib/format';
 import { useShortcuts } from '../../lib/keys';
 import { Icon } from '../../ui/icons';
+import { AiErrorText } from './ai-error';
 import './ai.css';
 
 /** What the page's keys asked of the panel (summarize, or the question box), until it is done. */
@@ -104,7 +106,7 @@ function SummaryBox({ ws, ticket, request }: { ws: string; ticket: Ticket; reque
         )}
       </div>
       <p className="error" role="alert" hidden={!error}>
-        {error}
+        <AiErrorText text={error} />
       </p>
     </div>
   );
@@ -225,7 +227,7 @@ function AskBox({ ticket, request }: { ticket: Ticket; request: AiRequest | null
         )}
       </section>
       <p className="error" role="alert" hidden={!error}>
-        {error}
+        <AiErrorText text={error} />
       </p>
     </form>
   );
