@@ -3,7 +3,7 @@
 // topic, docs/realtime.md). The popover with the list is a chunk of its own
 // (settings/notifications-popover.tsx), loaded after the first render; until then the bell is a
 // plain button with the same look, whose press opens the popover once it has loaded.
-import { lazy, Suspense, useRef, useState } from 'react';
+import { lazy, Suspense, useCallback, useRef, useState } from 'react';
 import { useUnreadCount } from '../data/notifications';
 import { useWorkspace } from '../lib/context';
 import { Icon } from '../ui/icons';
@@ -18,6 +18,7 @@ export function NotificationsBell() {
   const plain = useRef<HTMLButtonElement>(null);
   // A press before the popover's code arrived is kept: it opens once it is here.
   const [pressed, setPressed] = useState(false);
+  const used = useCallback(() => setPressed(false), []);
   const fallback = (
     <button
       ref={plain}
@@ -44,6 +45,7 @@ export function NotificationsBell() {
         count={count}
         autoFocus={typeof document !== 'undefined' && !!plain.current && document.activeElement === plain.current}
         openAtStart={pressed}
+        onOpenedAtStart={used}
       />
     </Suspense>
   );

@@ -14,14 +14,20 @@ export default function NotificationsPopover({
   count,
   autoFocus,
   openAtStart = false,
+  onOpenedAtStart,
 }: {
   count: number;
   autoFocus: boolean;
-  /** The plain bell was pressed before this chunk arrived: open at once. */
+  /** The plain bell was pressed before this chunk arrived: open at once (then told, once). */
   openAtStart?: boolean;
+  onOpenedAtStart?: () => void;
 }) {
   const ws = useWorkspace();
   const [open, setOpen] = useState(openAtStart);
+  // The press is used up: a later mount (another screen's sidebar) starts closed.
+  useEffect(() => {
+    if (openAtStart) onOpenedAtStart?.();
+  }, [openAtStart, onOpenedAtStart]);
   const trigger = useRef<HTMLButtonElement>(null);
   useEffect(() => {
     if (autoFocus) trigger.current?.focus();

@@ -74,7 +74,10 @@ function ToldAbout() {
   const save = useSaveNotificationSettings(ws);
   const [error, setError] = useState<unknown>(null);
   const [saved, setSaved] = useState('');
-  const muted = new Set<NotificationType>(settings.data?.muted ?? []);
+  // The choice being saved, shown in the same render as the click (the cache's optimistic copy
+  // lands a moment later, after a refetch in flight is cancelled); null once the save ends.
+  const [choosing, setChoosing] = useState<Set<NotificationType> | null>(null);
+  const muted = choosing ?? new Set<NotificationType>(settings.data?.muted ?? []);
   const toggle = async (types: NotificationType[], on: boolean, what: string) => {
     setError(null);
     setSaved('');
@@ -83,12 +86,15 @@ function ToldAbout() {
       if (on) next.delete(t);
       else next.add(t);
     }
+    setChoosing(next);
     // The box shows the choice at once; a refusal puts it back.
     try {
       await save.mutateAsync([...next]);
       setSaved(on ? `Saved: you are told about “${what}” again.` : `Saved: no more “${what}” notifications here.`);
     } catch (err) {
       setError(err);
+    } finally {
+      setChoosing(null);
     }
   };
   return (
