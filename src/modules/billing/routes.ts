@@ -9,10 +9,14 @@ import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../deps.js';
 import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
+import { conflict } from '../../platform/http/errors.js';
 import { requireHosted, requireProvider } from './provider.js';
 import { AutoRechargeBody, Billing, CheckoutBody, TopUpBody, Url, UsageQuery, UsageReport } from './schemas.js';
 import { getBilling, patchAutoRecharge } from './service.js';
 import { usageReport } from './usage.js';
+
+/** A pro workspace in these states has a subscription at the provider (a new checkout would be a second). */
+const SUBSCRIBED = new Set(['active', 'trialing', 'past_due', 'unpaid', 'incomplete', 'paused']);
 
 export default async function billingRoutes(app: App, deps: Deps) {
   const tags = ['billing'];
@@ -62,6 +66,13 @@ export default async function billingRoutes(app: App, deps: Deps) {
     },
     async (req) => {
       requireHosted(deps);
+      // One subscription per workspace: a second checkout would charge for the plan twice.
+      const now = await getBilling(deps, req.ctx.workspaceId);
+      if (now.plan === 'pro' && SUBSCRIBED.has(now.status)) {
+        throw conflict(
+          'This workspace already has a subscription: change its interval, seats or card in the customer portal (POST /v1/billing/portal).',
+        );
+      }
       return requireProvider().checkout(deps, req.ctx, req.body);
     },
   );

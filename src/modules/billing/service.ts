@@ -421,6 +421,15 @@ export async function checkPlanLimit(
 }
 
 /**
+ * A mailbox was created or deleted in `u`: usage.mailboxes is part of the Billing object, so
+ * billing.updated goes with the change (rule 8). Hosted only.
+ */
+export async function mailboxesChanged(deps: Deps, u: Unit, workspaceId: string): Promise<void> {
+  if (!isHosted(deps)) return;
+  await emitUpdated(deps, u, await lockAccount(u.trx, workspaceId));
+}
+
+/**
  * The billed seats (owners, admins, agents) of a workspace changed: billing.updated, and the
  * provider syncs the subscription's quantity (its seatsChanged hook). Hosted only; after the change committed; a
  * failure is logged, never undoes the change.

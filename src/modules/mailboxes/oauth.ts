@@ -23,7 +23,7 @@ import type { RequestContext } from '../../platform/http/context.js';
 import { invalid, notFound } from '../../platform/http/errors.js';
 import { recordAudit } from '../audit/service.js';
 import { SESSION_IDLE_MS } from '../auth/sessions.js';
-import { checkPlanLimit } from '../billing/service.js';
+import { checkPlanLimit, mailboxesChanged } from '../billing/service.js';
 import { forwardingAddressFor, loadMailbox, oauthContext } from './service.js';
 
 export type OAuthProvider = 'google' | 'microsoft';
@@ -408,6 +408,7 @@ async function saveConnection(
       .execute();
     const view = (await loadMailbox(u.trx, ws, id))!;
     u.emit({ type: 'mailbox.created', data: { mailbox: view } });
+    await mailboxesChanged(deps, u, ws);
     await recordAudit(u.trx, ctx, {
       action: 'mailbox.created',
       entityType: 'mailbox',

@@ -19,7 +19,7 @@ import { invalid, notFound } from '../../platform/http/errors.js';
 import type { Page } from '../../platform/http/pagination.js';
 import { iso } from '../../platform/http/schemas.js';
 import { recordAudit } from '../audit/service.js';
-import { checkPlanLimit } from '../billing/service.js';
+import { checkPlanLimit, mailboxesChanged } from '../billing/service.js';
 import { isPublicEmailDomain } from '../email/public-domains.js';
 import { hostProblem, resolvedHostProblem } from './connect.js';
 import type { CreateMailboxBody, ListMailboxesQuery, Mailbox, PatchMailboxBody } from './schemas.js';
@@ -359,6 +359,7 @@ export async function createMailbox(
         .execute();
       const view = (await loadMailbox(u.trx, ctx.workspaceId, id))!;
       u.emit({ type: 'mailbox.created', data: { mailbox: view } });
+      await mailboxesChanged(deps, u, ctx.workspaceId);
       await recordAudit(u.trx, ctx, {
         action: 'mailbox.created',
         entityType: 'mailbox',
@@ -517,6 +518,7 @@ export async function deleteMailbox(deps: Deps, ctx: RequestContext, id: string)
       .executeTakeFirst();
     if (!gone) throw notFound(NOT_FOUND);
     u.emit({ type: 'mailbox.deleted', data: { mailbox_id: rowId } });
+    await mailboxesChanged(deps, u, ctx.workspaceId);
     await recordAudit(u.trx, ctx, {
       action: 'mailbox.deleted',
       entityType: 'mailbox',

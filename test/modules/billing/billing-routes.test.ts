@@ -156,6 +156,17 @@ describe('hosted offering (STRIPE_SECRET_KEY set)', () => {
     expect(events.map((e) => e.data.billing.billed_seats)).toEqual([2]);
   });
 
+  it('publishes billing.updated when a mailbox is created or deleted (usage.mailboxes)', async () => {
+    const t = await newTenant(svc.api);
+    const since = await latestSeqOf(svc, t);
+    const box = await svc.api.post('/v1/mailboxes', { name: 'Support', email: `u-${Date.now()}@acme.test` }, t.as);
+    expect(box.status, box.text).toBe(201);
+    const gone = await svc.api.delete(`/v1/mailboxes/${box.body.id}`, t.as);
+    expect(gone.status, gone.text).toBe(204);
+    const events = (await eventsAfterOf(svc, t, since)).filter((e) => e.type === 'billing.updated');
+    expect(events.map((e) => e.data.billing.usage.mailboxes)).toEqual([1, 0]);
+  });
+
   it('lets members read billing, owners and admins change it; keys need the settings scopes', async () => {
     const t = await newTenant(svc.api);
     const agent = await addMember(svc, t, 'agent');
@@ -260,6 +271,14 @@ describe('hosted offering (STRIPE_SECRET_KEY set)', () => {
       .where('kind', '=', 'top_up')
       .execute();
     expect(entries).toHaveLength(1);
+  });
+
+  it('answers 409 conflict to a checkout while the workspace is subscribed (one subscription per workspace)', async () => {
+    const t = await newTenant(svc.api);
+    await updateAccount(svc.rt.deps, t.workspaceId, { plan: 'pro', status: 'active', interval: 'month', seats: 1 });
+    const r = await svc.api.post('/v1/billing/checkout', { interval: 'year' }, t.as);
+    expect(isErrorBody(r.body, 409, 'conflict'), r.text).toBe(true);
+    expect(r.body.detail).toContain('customer portal');
   });
 
   it('grants 10 per paid seat on pro, and lifts the limits', async () => {
