@@ -225,7 +225,7 @@ export async function runEmbedJob(deps: Deps, embedder: Embedder, workspaceId: s
           .execute()
       ).map((r) => [`${r.kind}:${r.object_id}`, r.digest]),
     );
-    const todo: Array<{ b: Queued; text: string; ticketId: string | null; digest: string }> = [];
+    const toEmbed: Array<{ b: Queued; text: string; ticketId: string | null; digest: string }> = [];
     const drop: Queued[] = [];
     for (const b of batch) {
       const t = texts.get(`${b.kind}:${b.object_id}`);
@@ -235,9 +235,9 @@ export async function runEmbedJob(deps: Deps, embedder: Embedder, workspaceId: s
       }
       const digest = digestOf(t.text);
       if (known.get(`${b.kind}:${b.object_id}`) !== digest)
-        todo.push({ b, text: t.text, ticketId: t.ticketId, digest });
+        toEmbed.push({ b, text: t.text, ticketId: t.ticketId, digest });
     }
-    const vectors = await embedder.embed(todo.map((t) => t.text));
+    const vectors = await embedder.embed(toEmbed.map((t) => t.text));
     const taken = await db.transaction().execute(async (trx) => {
       for (const d of drop) {
         await trx
@@ -247,11 +247,11 @@ export async function runEmbedJob(deps: Deps, embedder: Embedder, workspaceId: s
           .where('object_id', '=', d.object_id)
           .execute();
       }
-      if (todo.length > 0) {
+      if (toEmbed.length > 0) {
         await trx
           .insertInto('embeddings')
           .values(
-            todo.map((t, i) => ({
+            toEmbed.map((t, i) => ({
               workspace_id: workspaceId,
               kind: t.b.kind,
               object_id: t.b.object_id,
@@ -289,7 +289,7 @@ export async function runEmbedJob(deps: Deps, embedder: Embedder, workspaceId: s
     });
     // Nothing taken off the queue (every row queued again meanwhile): the next job goes on.
     if (taken === 0) return embedded;
-    embedded += todo.length;
+    embedded += toEmbed.length;
   }
 }
 

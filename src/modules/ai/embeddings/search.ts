@@ -136,7 +136,7 @@ export async function semanticSearch(
   const text = q.trim();
   const readsTickets = mayRead(ctx, 'tickets');
   const readsKb = mayRead(ctx, 'kb');
-  const [vector, lexTickets, contacts, lexArticles] = await Promise.all([
+  const [vector, lexTickets, contacts, lexArticles, loaded] = await Promise.all([
     readsTickets || readsKb ? queryVector(semantic, text) : null,
     readsTickets
       ? listTickets(deps, ctx, { q: text, limit: LEXICAL }).then(
@@ -145,14 +145,22 @@ export async function semanticSearch(
       : [],
     mayRead(ctx, 'contacts') ? searchContacts(deps, ctx, text, PER_KIND) : [],
     readsKb ? searchArticles(deps, ctx, text, LEXICAL) : [],
-    // The process's vectors brought up to date meanwhile (nearest() finds them so).
+    // The process's vectors brought up to date meanwhile (handed to nearest(), not read again).
     readsTickets || readsKb ? semantic.vectors.load(deps.database.db, ctx.workspaceId, semantic.embedder.model) : null,
   ]);
   const near = vector
-    ? await semantic.vectors.nearest(deps.database.db, ctx.workspaceId, semantic.embedder.model, vector, NEAREST, {
-        tickets: lexTickets.map((t) => t.id),
-        articles: lexArticles.map((a) => a.id),
-      })
+    ? await semantic.vectors.nearest(
+        deps.database.db,
+        ctx.workspaceId,
+        semantic.embedder.model,
+        vector,
+        NEAREST,
+        {
+          tickets: lexTickets.map((t) => t.id),
+          articles: lexArticles.map((a) => a.id),
+        },
+        loaded ?? undefined,
+      )
     : null;
   const floor = semantic.embedder.floor;
 

@@ -105,7 +105,7 @@ export class ScanHelpers {
 const RECOUNT_MS = 30_000;
 const PAGE = 5_000;
 
-class WorkspaceVectors {
+export class WorkspaceVectors {
   dims = 0;
   count = 0;
   seq = 0;
@@ -258,8 +258,10 @@ export class VectorIndex {
     q: Float32Array,
     perKind: number,
     also: { tickets: string[]; articles: string[] },
+    /** The vectors as load() just brought them up to date (not read again). */
+    loaded?: WorkspaceVectors,
   ): Promise<{ rows: Neighbour[]; ticketScore: Map<string, number>; articleScore: Map<string, number> }> {
-    const w = await this.load(db, workspaceId, model);
+    const w = loaded?.model === model ? loaded : await this.load(db, workspaceId, model);
     const ticketScore = new Map<string, number>();
     const articleScore = new Map<string, number>();
     const d = w.dims;
