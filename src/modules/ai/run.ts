@@ -15,7 +15,14 @@ import type { AiFeatureKey } from '../../platform/db/tables-ai.js';
 import { ApiError } from '../../platform/http/errors.js';
 import { costOf, type Outcome, recordUsage } from './metering.js';
 import { failOwnKey } from './own-key.js';
-import { type ChatResult, type ChatTurn, type JsonOutput, ProviderError, type Usage } from './providers/types.js';
+import {
+  type ChatResult,
+  type ChatTurn,
+  type JsonOutput,
+  ProviderError,
+  type ToolSpec,
+  type Usage,
+} from './providers/types.js';
 import { priceFor, type ReadyAi, requireAi, type Target } from './service.js';
 import { estimateUsd, markupOf, maySpend, settleSpend } from './spend.js';
 
@@ -30,6 +37,8 @@ export interface AiCall {
   maxTokens: number;
   temperature?: number;
   json?: JsonOutput;
+  /** Functions the model may call (the assistant); its calls come back in the result's `toolCalls`. */
+  tools?: ToolSpec[];
   onDelta?: (text: string) => void;
   signal?: AbortSignal;
   /** The ticket the call is about, recorded with its usage. */
@@ -102,6 +111,7 @@ export async function runAi(deps: Deps, caller: AiCaller, call: AiCall, ready?: 
       maxTokens: call.maxTokens,
       ...(call.temperature !== undefined ? { temperature: call.temperature } : {}),
       ...(call.json ? { json: call.json } : {}),
+      ...(call.tools ? { tools: call.tools } : {}),
       ...(call.onDelta ? { onDelta: call.onDelta } : {}),
       ...(call.signal ? { signal: call.signal } : {}),
     });
@@ -137,6 +147,7 @@ async function unavailable(
       `The provider (${target.kind}) refused the workspace's own key; it is turned off until an admin replaces it.`,
     );
   }
+  if (err.failure === 'unsupported') return new ApiError('ai_unsupported', FAILURE_DETAIL.unsupported);
   if (err.failure === 'auth') {
     deps.log.error(log, 'the AI provider refused the instance key (AI_API_KEY)');
     return new ApiError('ai_unavailable', "The AI provider refused the instance's key. Ask the operator to check it.");
@@ -153,4 +164,5 @@ const FAILURE_DETAIL: Record<ProviderError['failure'], string> = {
   bad_response: 'The AI provider sent an answer that could not be read.',
   aborted: 'The call was stopped.',
   refused: 'The AI provider refused the request (check the model and the request size).',
+  unsupported: 'The model cannot use tools; choose another model.',
 };

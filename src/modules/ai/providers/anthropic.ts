@@ -3,7 +3,11 @@
 // the answer. No embeddings. Retries (408, 409, 429 honouring retry-after, 5xx, 529) and the
 // per-attempt timeout are the SDK's.
 import Anthropic from '@anthropic-ai/sdk';
-import type { MessageCreateParamsBase, RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
+import type {
+  MessageCreateParamsBase,
+  MessageParam,
+  RawMessageStreamEvent,
+} from '@anthropic-ai/sdk/resources/messages';
 import {
   brokeOff,
   checkJson,
@@ -25,7 +29,7 @@ function params(req: ChatRequest): Params {
   return {
     model: req.model,
     system: req.system,
-    messages: req.messages.map((m) => ({ role: m.role, content: m.content })),
+    messages: toMessages(req.messages),
     max_tokens: req.maxTokens,
     ...(req.temperature === undefined ? {} : { temperature: req.temperature }),
     ...(req.json
@@ -35,6 +39,51 @@ function params(req: ChatRequest): Params {
         }
       : {}),
   };
+}
+
+/**
+ * The turns in Anthropic's wire format: tool calls become `tool_use` blocks of the assistant's
+ * turn, and consecutive tool results one user turn of `tool_result` blocks.
+ */
+function toMessages(turns: ChatRequest['messages']): MessageParam[] {
+  const out: MessageParam[] = [];
+  for (const m of turns) {
+    if (m.role === 'tool') {
+      const block = {
+        type: 'tool_result' as const,
+        tool_use_id: m.callId,
+        content: m.content,
+        ...(m.isError ? { is_error: true } : {}),
+      };
+      const last = out.at(-1);
+      if (last?.role === 'user' && Array.isArray(last.content)) last.content.push(block);
+      else out.push({ role: 'user', content: [block] });
+    } else if (m.role === 'assistant' && m.toolCalls?.length) {
+      out.push({
+        role: 'assistant',
+        content: [
+          ...(m.content ? [{ type: 'text' as const, text: m.content }] : []),
+          ...m.toolCalls.map((c) => ({
+            type: 'tool_use' as const,
+            id: c.id,
+            name: c.name,
+            input: parseInput(c.arguments),
+          })),
+        ],
+      });
+    } else out.push({ role: m.role, content: m.content });
+  }
+  return out;
+}
+
+/** A call's arguments as the object Anthropic expects back (what the model wrote, or {} when it was not JSON). */
+function parseInput(args: string): Record<string, unknown> {
+  try {
+    const v = JSON.parse(args) as unknown;
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
 }
 
 const finishOf = (reason: string | null | undefined): ChatResult['finish'] =>
@@ -52,7 +101,7 @@ async function complete(client: Anthropic, req: ChatRequest): Promise<ChatResult
       throw new ProviderError('bad_response', 'anthropic: the answer has no content of the kind asked');
     const usage = usageOf(req, text, { input: r.usage?.input_tokens, output: r.usage?.output_tokens });
     checkJson('anthropic', req, text, usage);
-    return { text, usage, model: r.model ?? req.model, finish: finishOf(r.stop_reason) };
+    return { text, usage, model: r.model ?? req.model, finish: finishOf(r.stop_reason), toolCalls: [] };
   } catch (err) {
     throw toProviderError(err, { kind: 'anthropic', errors: ERRORS, signal: req.signal });
   }
@@ -114,7 +163,7 @@ async function stream(client: Anthropic, req: ChatRequest, timeoutMs: number): P
     if (req.json && s.text === '') s.text = '{}';
     const usage = usageOf(req, s.text, s);
     checkJson('anthropic', req, s.text, usage);
-    return { text: s.text, usage, model: s.model, finish: finishOf(s.stop) };
+    return { text: s.text, usage, model: s.model, finish: finishOf(s.stop), toolCalls: [] };
   } catch (err) {
     throw toProviderError(err, {
       kind: 'anthropic',

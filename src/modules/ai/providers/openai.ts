@@ -3,7 +3,7 @@
 // (docs/ai.md; never the Responses API, which compatible servers do not speak). Retries (408,
 // 409, 429 honouring retry-after, 5xx) and the per-attempt timeout are the SDK's.
 import OpenAI from 'openai';
-import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
+import type { ChatCompletionCreateParamsBase, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import {
   brokeOff,
   checkJson,
@@ -36,7 +36,7 @@ type Params = Omit<ChatCompletionCreateParamsBase, 'stream'>;
 function params(req: ChatRequest, ownApi: boolean): Params {
   return {
     model: req.model,
-    messages: [{ role: 'system', content: req.system }, ...req.messages],
+    messages: [{ role: 'system', content: req.system }, ...req.messages.map(toMessage)],
     ...(ownApi ? { max_completion_tokens: req.maxTokens } : { max_tokens: req.maxTokens }),
     ...(req.temperature === undefined ? {} : { temperature: req.temperature }),
     ...(req.json
@@ -45,6 +45,25 @@ function params(req: ChatRequest, ownApi: boolean): Params {
             type: 'json_schema',
             json_schema: { name: req.json.name, schema: req.json.schema, strict: true },
           },
+        }
+      : {}),
+  };
+}
+
+/** A turn in OpenAI's wire format (tool calls and their results included). */
+function toMessage(m: ChatRequest['messages'][number]): ChatCompletionMessageParam {
+  if (m.role === 'tool') return { role: 'tool', tool_call_id: m.callId, content: m.content };
+  if (m.role === 'user') return { role: 'user', content: m.content };
+  return {
+    role: 'assistant',
+    content: m.content,
+    ...(m.toolCalls?.length
+      ? {
+          tool_calls: m.toolCalls.map((c) => ({
+            id: c.id,
+            type: 'function' as const,
+            function: { name: c.name, arguments: c.arguments },
+          })),
         }
       : {}),
   };
@@ -62,7 +81,7 @@ async function complete(client: OpenAI, req: ChatRequest, ownApi: boolean): Prom
     const text = choice.message.content;
     const usage = usageOf(req, text, { input: r.usage?.prompt_tokens, output: r.usage?.completion_tokens });
     checkJson('openai', req, text, usage);
-    return { text, usage, model: r.model ?? req.model, finish: finishOf(choice.finish_reason) };
+    return { text, usage, model: r.model ?? req.model, finish: finishOf(choice.finish_reason), toolCalls: [] };
   } catch (err) {
     throw toProviderError(err, { kind: 'openai', errors: ERRORS, signal: req.signal });
   }
@@ -99,7 +118,7 @@ async function stream(client: OpenAI, req: ChatRequest, timeoutMs: number, ownAp
     const done = partial()!;
     if (finish === null) throw brokeOff('openai', done);
     checkJson('openai', req, text, done.usage);
-    return { text, usage: done.usage, model, finish: finishOf(finish) };
+    return { text, usage: done.usage, model, finish: finishOf(finish), toolCalls: [] };
   } catch (err) {
     throw toProviderError(err, {
       kind: 'openai',

@@ -5,9 +5,30 @@
 
 export type ProviderKind = 'openai' | 'anthropic';
 
-export interface ChatTurn {
-  role: 'user' | 'assistant';
-  content: string;
+/**
+ * One turn of the conversation sent to the model. `assistant` turns may carry the tool calls the
+ * model made; each call is answered by one `tool` turn (its result as text, usually JSON) with the
+ * call's id. OpenAI sends these as `tool_calls` / `role: tool` messages, Anthropic as `tool_use` /
+ * `tool_result` content blocks.
+ */
+export type ChatTurn =
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string; toolCalls?: ToolCall[] }
+  | { role: 'tool'; callId: string; name: string; content: string; isError?: boolean };
+
+/** A function the model may call (gaps.md "Assistant"): its name, what it does, its arguments' JSON Schema. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** A JSON Schema of type object (TypeBox's output). */
+  parameters: Record<string, unknown>;
+}
+
+/** A call the model made: `arguments` is the JSON text it wrote (not yet parsed or validated). */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
 }
 
 /** A JSON schema the answer must match (the provider's structured-output mode where it has one). */
@@ -26,6 +47,8 @@ export interface ChatRequest {
   temperature?: number;
   /** Ask for JSON matching this schema; the answer's `text` is then that JSON. */
   json?: JsonOutput;
+  /** Functions the model may call (not with `json`); the answer's `toolCalls` holds its calls. */
+  tools?: ToolSpec[];
   /** Called with each piece of text as the provider streams it (the call streams when set). */
   onDelta?: (text: string) => void;
   /** Aborting stops the provider call (the client went away, or the server is stopping). */
@@ -47,8 +70,10 @@ export interface ChatResult {
   usage: Usage;
   /** The model that answered, as the provider names it. */
   model: string;
-  /** stop: the model finished; length: maxTokens was reached. */
-  finish: 'stop' | 'length';
+  /** stop: the model finished; length: maxTokens was reached; tool_calls: it wants tool results. */
+  finish: 'stop' | 'length' | 'tool_calls';
+  /** The tools the model called (empty when none; only with `tools` in the request). */
+  toolCalls: ToolCall[];
 }
 
 export interface EmbeddingResult {
@@ -61,7 +86,8 @@ export interface EmbeddingResult {
  * Why a call failed. auth: the key was refused (401/403: an own key is turned off and admins get
  * ai_key_failed); rate_limited / unavailable: 429 or 5xx after the retries; timeout; bad_response:
  * a malformed answer or stream; aborted: the caller's signal; refused: 4xx other than those
- * (bad model id, context too long).
+ * (bad model id, context too long); unsupported: the model or server cannot use tools (a 4xx
+ * naming tools on a request with `tools`: the assistant answers 501 ai_unsupported).
  */
 export type ProviderFailure =
   | 'auth'
@@ -70,7 +96,8 @@ export type ProviderFailure =
   | 'timeout'
   | 'bad_response'
   | 'aborted'
-  | 'refused';
+  | 'refused'
+  | 'unsupported';
 
 export class ProviderError extends Error {
   constructor(
