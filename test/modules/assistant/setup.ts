@@ -4,8 +4,8 @@
 // permissions), the workspace with the assistant on, and helpers to send and stream.
 import { Type } from '@sinclair/typebox';
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
+import { type ReadTool, ToolError, type WriteTool } from '../../../src/modules/assistant/tools/types.js';
 import { findVisibleTicket, updateTicket } from '../../../src/modules/tickets/service.js';
-import { ToolError, type ReadTool, type WriteTool } from '../../../src/modules/assistant/tools/types.js';
 import {
   type AnthropicStandIn,
   type OpenAiStandIn,
@@ -13,7 +13,7 @@ import {
   startOpenAiStandIn,
 } from '../../support/ai-standin/index.js';
 import { makeTicket } from '../../support/builders.js';
-import { type ReqOpts, type Service, startService, type Tenant, newTenant } from '../../support/helpers.js';
+import { newTenant, type ReqOpts, type Service, startService, type Tenant } from '../../support/helpers.js';
 import { openStream } from '../ai/features-setup.js';
 
 export type Vendor = 'openai' | 'anthropic';
@@ -23,7 +23,10 @@ const KEY = 'sk-standin-assistant-0000';
 /** How many times the test write tool ran (per ticket id). */
 export const executions = new Map<string, number>();
 
-const TicketArg = Type.Object({ ticket: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
+const TicketArg = Type.Object(
+  { ticket: Type.String({ minLength: 1, maxLength: 64 }) },
+  { additionalProperties: false },
+);
 
 /** A read tool: a ticket the person may see, by id or number. */
 export const lookupTicket: ReadTool<typeof TicketArg> = {

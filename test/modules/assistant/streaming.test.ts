@@ -94,7 +94,11 @@ describe('one run at a time', () => {
     const t = await assistantTenant(svc);
     const s = await newSession(svc, t.as);
     const g = gate();
-    ai.answer({ gate: g, text: 'A long answer that never finishes', chunks: ['A long ', 'answer that never finishes'] });
+    ai.answer({
+      gate: g,
+      text: 'A long answer that never finishes',
+      chunks: ['A long ', 'answer that never finishes'],
+    });
     const st = await openStream(svc, `/v1/assistant/sessions/${s}/messages`, { text: 'Tell me everything' }, t.as);
     expect(st.status).toBe(200);
     expect((await st.next())!.event).toBe('session');
