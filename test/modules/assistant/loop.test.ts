@@ -4,18 +4,9 @@
 // write that stops the run with an approval (the turn's later calls not run, each told so), the
 // stream's events, at most 8 model turns, and 501 ai_unsupported.
 import { describe, expect, it } from 'vitest';
-import { offeredTools, openAiError, anthropicError, toolResults } from '../../support/ai-standin/index.js';
+import { anthropicError, offeredTools, openAiError, toolResults } from '../../support/ai-standin/index.js';
 import { isErrorBody } from '../../support/helpers.js';
-import {
-  assistantSuite,
-  assistantTenant,
-  executions,
-  newSession,
-  send,
-  streamed,
-  ticketOf,
-  VENDORS,
-} from './setup.js';
+import { assistantSuite, assistantTenant, executions, newSession, send, streamed, ticketOf, VENDORS } from './setup.js';
 
 describe.each(VENDORS)('the loop on the %s stand-in', (vendor) => {
   const suite = assistantSuite(vendor);
@@ -51,7 +42,11 @@ describe.each(VENDORS)('the loop on the %s stand-in', (vendor) => {
     const results = toolResults(await ai.request(1));
     expect(results).toHaveLength(1);
     expect(results[0]).toMatchObject({ name: 'lookup_ticket', isError: false });
-    expect(JSON.parse(results[0]!.content)).toMatchObject({ id: ticket.id, subject: 'Printer on fire', status: 'open' });
+    expect(JSON.parse(results[0]!.content)).toMatchObject({
+      id: ticket.id,
+      subject: 'Printer on fire',
+      status: 'open',
+    });
     // The transcript keeps it as one answer with its step; a next message sends the whole history back.
     const detail = (await svc.api.get(`/v1/assistant/sessions/${s}`, t.as)).body;
     expect(detail.messages).toMatchObject([
@@ -86,7 +81,13 @@ describe.each(VENDORS)('the loop on the %s stand-in', (vendor) => {
     expect(r.status, r.text).toBe(200);
     expect(r.body.status).toBe('complete');
     expect(r.body.approval).toBeNull();
-    expect(r.body.steps.map((x: { status: string }) => x.status)).toEqual(['error', 'error', 'error', 'error', 'error']);
+    expect(r.body.steps.map((x: { status: string }) => x.status)).toEqual([
+      'error',
+      'error',
+      'error',
+      'error',
+      'error',
+    ]);
     const results = toolResults(await ai.request(1));
     expect(results.map((x) => x.content)).toEqual([
       expect.stringMatching(/do not match the tool's schema/),
@@ -144,10 +145,14 @@ describe.each(VENDORS)('the loop on the %s stand-in', (vendor) => {
 
     // Approved: the change happens, and the next model turn gets every call's result.
     ai.answer({ text: 'Solved it.' });
-    const d = await svc.api.post(`/v1/assistant/actions/${approval.action_id}/decision`, {
-      decision: 'approve',
-      token: approval.token,
-    }, t.as);
+    const d = await svc.api.post(
+      `/v1/assistant/actions/${approval.action_id}/decision`,
+      {
+        decision: 'approve',
+        token: approval.token,
+      },
+      t.as,
+    );
     expect(d.status, d.text).toBe(200);
     const results = toolResults(await ai.request(1));
     expect(results.map((x) => x.name)).toEqual(['lookup_ticket', 'set_status', 'lookup_ticket']);
