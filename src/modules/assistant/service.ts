@@ -3,7 +3,8 @@
 // deleted; a message starts a run (run.ts); a decision on a pending action runs or drops it, and
 // the run goes on in the same request.
 //
-// Order of checks of a send: the conversation (404), the balance (402 ai_balance_empty, before
+// Order of checks of a send: the conversation (404: a malformed, missing or another person's id
+// says nothing of the workspace's settings), assistant_off (403), the balance (402 ai_balance_empty, before
 // anything is stored), the run lock (409 assistant_busy); then a pending approval expires, the
 // message is stored and the run starts.
 import type { Static } from '@sinclair/typebox';
@@ -95,8 +96,8 @@ export async function renameOwnSession(
   id: string,
   body: Static<typeof RenameBody>,
 ): Promise<SessionView> {
-  await requireAssistant(deps, ctx);
   await ownSession(deps, ctx, id);
+  await requireAssistant(deps, ctx);
   const row = await renameSession(
     deps.database.db,
     ctx.workspaceId,
@@ -109,8 +110,8 @@ export async function renameOwnSession(
 }
 
 export async function deleteOwnSession(deps: Deps, ctx: RequestContext, id: string): Promise<void> {
-  await requireAssistant(deps, ctx);
   await ownSession(deps, ctx, id);
+  await requireAssistant(deps, ctx);
   const r = await deleteSession(deps.database.db, ctx.workspaceId, personOf(ctx).userId, id);
   if (r === 'missing') throw gone();
   if (r === 'busy') throw busy();
@@ -150,8 +151,8 @@ export async function getSessionDetail(
   ctx: RequestContext,
   id: string,
 ): Promise<Static<typeof SessionDetail>> {
-  await requireAssistant(deps, ctx);
   const session = await ownSession(deps, ctx, id);
+  await requireAssistant(deps, ctx);
   await expirePending(deps, session, 'time');
   const db = deps.database.db;
   const { turns, steps } = await loadTranscript(db, session);
@@ -250,8 +251,8 @@ export async function sendMessage(
   tools: readonly AssistantTool[],
   io: RunIo,
 ): Promise<RunOutcome> {
-  const ai = await requireAssistant(deps, ctx);
   const session = await ownSession(deps, ctx, id);
+  const ai = await requireAssistant(deps, ctx);
   const person = personOf(ctx);
   await checkBalance(deps, ctx, ai, body.text);
   const status = await withRun(
@@ -291,11 +292,11 @@ export async function decide(
   tools: readonly AssistantTool[],
   io: RunIo,
 ): Promise<RunOutcome> {
-  const ai = await requireAssistant(deps, ctx);
   const person = personOf(ctx);
   const db = deps.database.db;
   const action = isUuid(id) ? await findAction(db, ctx.workspaceId, id) : undefined;
   if (!action) throw notFound('No such action.');
+  const ai = await requireAssistant(deps, ctx);
   const bound = tokenMatches(deps, body.token, {
     workspaceId: ctx.workspaceId,
     actionId: action.id,

@@ -77,7 +77,7 @@ export interface AssistantActionsTable {
   sign_in_session_id: string;
   tool: string;
   args: ColumnType<unknown, string, string>;
-  plan: ColumnType<unknown, string | null, string | null>;
+  plan: ColumnType<unknown | null, string | null, string | null>;
   preview: ColumnType<Record<string, unknown>, string, string>;
   status: ColumnType<
     'pending' | 'approved' | 'denied' | 'expired',
