@@ -77,6 +77,10 @@ describe('the registry', () => {
     for (const name of ['search_tickets', 'get_ticket', 'search_contacts', 'search_articles', 'get_report']) {
       expect(TOOLS.find((x) => x.name === name)?.kind).toBe('read');
     }
+    expect(getTicket.label({ ticket: 12 })).toBe('Reading ticket #12');
+    expect(getTicket.label({ ticket: '#12' })).toBe('Reading ticket #12');
+    expect(getTicket.label({ ticket: '0193d8a2-0000-7000-8000-000000000000' })).toBe('Reading a ticket');
+    expect(searchTickets.label({ query: 'refund', status: 'open' })).toBe('Searching tickets: “refund”, open');
   });
 });
 

@@ -33,6 +33,9 @@ beforeAll(async () => {
   for (const name of ['Refund', 'Billing']) expect((await svc.api.post('/v1/tags', { name }, t.as)).status).toBe(201);
 });
 
+/** The plan as the assistant stores it with the action, and reads it back on approval. */
+const stored = <P>(plan: P): P => JSON.parse(JSON.stringify(plan)) as P;
+
 const ticketOf = async (id: string) => (await svc.api.get(`/v1/tickets/${id}`, t.as)).body;
 const activitiesOf = async (id: string) => (await svc.api.get(`/v1/tickets/${id}/activities`, t.as)).body.data as any[];
 const messagesOf = async (id: string) => (await svc.api.get(`/v1/tickets/${id}/messages`, t.as)).body.data as any[];
@@ -64,7 +67,7 @@ describe('update_ticket', () => {
     // Nothing changed yet.
     expect(await ticketOf(tk.id)).toMatchObject({ status: 'open', priority: 'normal', assignee: null });
 
-    const out = await updateTicketTool.execute(env, plan);
+    const out = await updateTicketTool.execute(env, stored(plan));
     expect(out.summary).toBe(`#${tk.number} updated`);
     const after = await ticketOf(tk.id);
     expect(after).toMatchObject({ status: 'solved', priority: 'high', assignee: { id: dana.userId } });
@@ -129,7 +132,7 @@ describe('update_ticket', () => {
       { field: 'status', from: 'open', to: 'solved' },
       { field: 'fields.order_ref', from: null, to: 'A-1' },
     ]);
-    await updateTicketTool.execute(env, plan);
+    await updateTicketTool.execute(env, stored(plan));
     expect(await ticketOf(tk.id)).toMatchObject({ status: 'solved', fields: { order_ref: 'A-1' } });
     await svc.api.delete(`/v1/custom-fields/${f.body.id}`, t.as);
   });
@@ -139,11 +142,13 @@ describe('update_ticket', () => {
     const demoted = await addMember(svc, t, 'agent', 'Dee Demoted');
     const { plan } = await updateTicketTool.prepare(await envOf(svc, demoted), { ticket: tk.id, status: 'pending' });
     expect((await svc.api.patch(`/v1/members/${demoted.userId}`, { role: 'viewer' }, t.as)).status).toBe(200);
-    expect(await toolError(updateTicketTool.execute(await envOf(svc, demoted), plan))).toMatch(/viewer/);
+    expect(await toolError(updateTicketTool.execute(await envOf(svc, demoted), stored(plan)))).toMatch(/viewer/);
 
     const moved = await updateTicketTool.prepare(await envOf(svc, agent), { ticket: tk.id, status: 'pending' });
     expect((await svc.api.patch(`/v1/tickets/${tk.id}`, { team_id: vipTeam }, t.as)).status).toBe(200);
-    expect(await toolError(updateTicketTool.execute(await envOf(svc, agent), moved.plan))).toBe('Ticket not found.');
+    expect(await toolError(updateTicketTool.execute(await envOf(svc, agent), stored(moved.plan)))).toBe(
+      'Ticket not found.',
+    );
     expect((await ticketOf(tk.id)).status).toBe('open');
   });
 });
@@ -169,7 +174,7 @@ describe('reply_to_ticket and add_note', () => {
     expect(preview.body).toContain('Your refund is on its way.');
     expect(await messagesOf(tk.id)).toEqual([]);
 
-    await replyToTicket.execute(env, plan);
+    await replyToTicket.execute(env, stored(plan));
     const messages = await messagesOf(tk.id);
     expect(messages).toHaveLength(1);
     expect(messages[0]).toMatchObject({
@@ -199,7 +204,7 @@ describe('reply_to_ticket and add_note', () => {
       external: false,
       body: 'Customer called, urgent.',
     });
-    await addNote.execute(env, plan);
+    await addNote.execute(env, stored(plan));
     const messages = await messagesOf(tk.id);
     expect(messages.map((m) => [m.kind, m.body_text, m.author.user?.id])).toEqual([
       ['note', 'Customer called, urgent.', agent.userId],
@@ -231,7 +236,7 @@ describe('bulk_update_tickets', () => {
     expect(preview.summary).toMatch(/1 other ticket already so/);
     expect(preview.external).toBe(false);
 
-    const out = await bulkUpdateTickets.execute(env, plan);
+    const out = await bulkUpdateTickets.execute(env, stored(plan));
     expect(out.refs.map((r) => r.id).sort()).toEqual([a.id, b.id].sort());
     for (const id of [a.id, b.id]) {
       expect((await ticketOf(id)).status).toBe('solved');
@@ -257,7 +262,7 @@ describe('bulk_update_tickets', () => {
       total: 2,
       changes: [{ field: 'priority', from: ['normal', 'low'], to: 'urgent' }],
     });
-    await bulkUpdateTickets.execute(env, plan);
+    await bulkUpdateTickets.execute(env, stored(plan));
     expect((await ticketOf(a.id)).priority).toBe('urgent');
     expect((await ticketOf(b.id)).priority).toBe('urgent');
     expect(await toolError(bulkUpdateTickets.prepare(env, { priority: 'low' }))).toMatch(

@@ -47,6 +47,12 @@ export function requireRole(ctx: RequestContext, min: Role, what: string): void 
 /** The person's context for an approved write: recorded as actor type ai with them as actor.user. */
 export const writerContext = (env: ToolEnv): RequestContext => throughAssistant(env.ctx, env.model);
 
+/** A ticket argument in a step's label, for people: "ticket #123", or "a ticket" for an id. */
+export function ticketLabel(ticket: string | number): string {
+  const m = /^#?([1-9][0-9]{0,14})$/.exec(String(ticket).trim());
+  return m ? `ticket #${m[1]}` : 'a ticket';
+}
+
 /** The ticket argument as the API's path names it. */
 export const ticketParam = (ticket: string | number): string => String(ticket).trim();
 

@@ -18,6 +18,7 @@ import {
   StatusArg,
   TicketArg,
   ticketFacts,
+  ticketLabel,
   ticketRefOf,
   visibleTicket,
   writerContext,
@@ -65,7 +66,7 @@ export const updateTicketTool: WriteTool<typeof UpdateArgs, UpdatePlan> = {
     'Propose changes to one ticket: status, priority, severity, assignee, labels to add or remove, custom fields. ' +
     'Nothing changes until the user approves the preview.',
   parameters: UpdateArgs,
-  label: (args) => `Updating ticket ${typeof args.ticket === 'number' ? `#${args.ticket}` : args.ticket}`,
+  label: (args) => `Updating ${ticketLabel(args.ticket)}`,
   async prepare(env, args) {
     requireRole(env.ctx, 'agent', WRITE);
     const row = await visibleTicket(env, args.ticket);
@@ -214,7 +215,7 @@ export const replyToTicket: WriteTool<typeof ReplyArgs, MessagePlan> = {
     'Propose a reply to the customer on a ticket (it reaches the customer: by email, or in the chat), optionally setting the status. ' +
     'Nothing is sent until the user approves the preview.',
   parameters: ReplyArgs,
-  label: (args) => `Replying on ticket ${typeof args.ticket === 'number' ? `#${args.ticket}` : args.ticket}`,
+  label: (args) => `Replying on ${ticketLabel(args.ticket)}`,
   prepare: (env, args) => prepareMessage(env, args, 'reply'),
   execute: executeMessage,
 };
@@ -225,7 +226,7 @@ export const addNote: WriteTool<typeof NoteArgs, MessagePlan> = {
   description:
     'Propose an internal note on a ticket (agents only, never sent). Nothing is added until the user approves.',
   parameters: NoteArgs,
-  label: (args) => `Adding a note on ticket ${typeof args.ticket === 'number' ? `#${args.ticket}` : args.ticket}`,
+  label: (args) => `Adding a note on ${ticketLabel(args.ticket)}`,
   prepare: (env, args) => prepareMessage(env, args, 'note'),
   execute: executeMessage,
 };

@@ -4,7 +4,7 @@
 // "not found", exactly as GET /v1/tickets/{id} answers them.
 import { Type } from '@sinclair/typebox';
 import { listMessagesOfTicket, type MessageView } from '../../tickets/messages.js';
-import { bounded, plural, rowView, TicketArg, ticketFacts, ticketRefOf, visibleTicket } from './common.js';
+import { bounded, plural, rowView, TicketArg, ticketFacts, ticketLabel, ticketRefOf, visibleTicket } from './common.js';
 import { describeFilters, findTickets, ticketFilterProperties } from './ticket-filters.js';
 import type { ReadTool } from './types.js';
 
@@ -76,7 +76,7 @@ export const getTicket: ReadTool<typeof GetArgs> = {
     'Read one ticket the user can see, with its conversation oldest first: customer messages, replies and internal notes ' +
     '(kind note), bodies as plain text. Long conversations show the first message and the latest ones.',
   parameters: GetArgs,
-  label: (args) => `Reading ticket ${typeof args.ticket === 'number' ? `#${args.ticket}` : args.ticket}`,
+  label: (args) => `Reading ${ticketLabel(args.ticket)}`,
   async run(env, args) {
     const row = await visibleTicket(env, args.ticket);
     const ticket = rowView(row);
