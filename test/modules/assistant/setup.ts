@@ -4,7 +4,12 @@
 // permissions), the workspace with the assistant on, and helpers to send and stream.
 import { Type } from '@sinclair/typebox';
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
-import { type ReadTool, ToolError, type WriteTool } from '../../../src/modules/assistant/tools/types.js';
+import {
+  type AssistantTool,
+  type ReadTool,
+  ToolError,
+  type WriteTool,
+} from '../../../src/modules/assistant/tools/types.js';
 import { findVisibleTicket, updateTicket } from '../../../src/modules/tickets/service.js';
 import {
   type AnthropicStandIn,
@@ -93,7 +98,12 @@ export const setStatus: WriteTool<typeof StatusArgs, { id: string; status: strin
 export const TEST_TOOLS = [lookupTicket, setStatus];
 
 /** One file's service on a stand-in of `vendor`; every answer a test queues must be used. */
-export function assistantSuite(vendor: Vendor, env: Record<string, string> = {}) {
+export function assistantSuite(
+  vendor: Vendor,
+  env: Record<string, string> = {},
+  /** The tools offered: the tests' own (default), or null for the assistant's real TOOLS. */
+  tools: readonly AssistantTool[] | null = TEST_TOOLS,
+) {
   let ai: OpenAiStandIn | AnthropicStandIn;
   let svc: Service;
   beforeAll(async () => {
@@ -106,7 +116,7 @@ export function assistantSuite(vendor: Vendor, env: Record<string, string> = {})
         ...(vendor === 'openai' ? { AI_MODEL: 'gpt-4.1', AI_FAST_MODEL: 'gpt-4.1-mini' } : {}),
         ...env,
       },
-      { jobs: false, ai: { timeoutMs: 5000, maxRetries: 0 }, assistant: { tools: TEST_TOOLS } },
+      { jobs: false, ai: { timeoutMs: 5000, maxRetries: 0 }, ...(tools ? { assistant: { tools } } : {}) },
     );
   });
   afterAll(async () => {
