@@ -159,7 +159,9 @@ export async function continueRun(run: Run): Promise<RunStatusT> {
   };
   for (let turn = 0; turn < MAX_MODEL_TURNS; turn++) {
     await renewRun(db, session.workspace_id, session.id, run.runId);
-    const { turns, steps } = await loadTranscript(db, session, HISTORY_TURNS);
+    let { turns, steps } = await loadTranscript(db, session, HISTORY_TURNS);
+    // A long chain of decisions can push the person's last message out of the window: read it all.
+    if (!turns.some((t) => t.role === 'user')) ({ turns, steps } = await loadTranscript(db, session));
     let streamed = false;
     const onDelta = io.streaming
       ? (piece: string) => {

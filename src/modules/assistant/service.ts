@@ -344,7 +344,7 @@ export async function decide(
         const tool = tools.find((t) => t.name === action.tool);
         const env = envOf({ deps, ctx, session }, ai.tiers.default ?? '');
         try {
-          if (!tool || tool.kind !== 'write') throw new Error(`the write tool ${action.tool} is not offered`);
+          if (tool?.kind !== 'write') throw new Error(`the write tool ${action.tool} is not offered`);
           const out = await tool.execute(env, action.plan);
           step = await updateStep(db, step, {
             status: 'approved',
