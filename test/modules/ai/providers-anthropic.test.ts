@@ -53,6 +53,7 @@ describe('anthropic provider', () => {
       usage: { input_tokens: 31, output_tokens: 7, estimated: false },
       model: 'claude-haiku-4-5',
       finish: 'stop',
+      toolCalls: [],
     });
     const req = ai.requests[0]!;
     expect(req.path).toBe('/v1/messages');

@@ -52,6 +52,7 @@ describe('openai provider', () => {
       usage: { input_tokens: 31, output_tokens: 7, estimated: false },
       model: 'gpt-4o-mini',
       finish: 'stop',
+      toolCalls: [],
     });
     const req = ai.requests[0]!;
     expect(req.path).toBe('/v1/chat/completions');

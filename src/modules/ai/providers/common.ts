@@ -33,7 +33,8 @@ export function chatChars(system: string, messages: readonly ChatTurn[], tools?:
 }
 
 /** Characters of the calls a model wrote (their names and arguments). */
-export const callsChars = (calls: readonly ToolCall[]) => calls.reduce((n, c) => n + c.name.length + c.arguments.length, 0);
+export const callsChars = (calls: readonly ToolCall[]) =>
+  calls.reduce((n, c) => n + c.name.length + c.arguments.length, 0);
 
 export const promptChars = (req: ChatRequest) => chatChars(req.system, req.messages, req.tools);
 

@@ -153,7 +153,12 @@ async function complete(client: OpenAI, req: ChatRequest, ownApi: boolean): Prom
     checkJson('openai', req, text, usage);
     return { text, usage, model: r.model ?? req.model, finish: finishOf(choice.finish_reason, toolCalls), toolCalls };
   } catch (err) {
-    throw toProviderError(err, { kind: 'openai', errors: ERRORS, signal: req.signal, tools: Boolean(req.tools?.length) });
+    throw toProviderError(err, {
+      kind: 'openai',
+      errors: ERRORS,
+      signal: req.signal,
+      tools: Boolean(req.tools?.length),
+    });
   }
 }
 
