@@ -367,7 +367,7 @@ describe('anthropic provider: tool use', () => {
     ]);
   });
 
-  it('a tool_result without its tool_use is refused as Anthropic refuses it (400: refused, not unsupported)', async () => {
+  it('a tool_result without its tool_use, or a tool_use without its result, is refused as Anthropic refuses it (400: refused, not unsupported)', async () => {
     const err = await failure(
       provider().chat(
         ask({
@@ -382,6 +382,20 @@ describe('anthropic provider: tool use', () => {
     );
     expect(err.failure).toBe('refused');
     expect(ai.requests).toHaveLength(1);
+    // And a tool_use left without its tool_result in the next message.
+    const left = await failure(
+      provider().chat(
+        ask({
+          tools: TOOLS,
+          messages: [
+            { role: 'user', content: PROMPT },
+            { role: 'assistant', content: '', toolCalls: [{ id: 'toolu_a', name: 'get_ticket', arguments: '{}' }] },
+            { role: 'user', content: 'And?' },
+          ],
+        }),
+      ),
+    );
+    expect(left.failure).toBe('refused');
   });
 
   it('a compatible server that refuses tools (400 naming them) is unsupported; without tools, refused', async () => {

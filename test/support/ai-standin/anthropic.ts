@@ -161,7 +161,11 @@ function dialect(s: { models: string[] }): Dialect {
       return req.method === 'POST' && req.path === '/v1/messages' ? 'scripted' : undefined;
     },
     invalid,
-    callId: () => `toolu_${randomBytes(18).toString('base64').replace(/[^A-Za-z0-9]/g, '').slice(0, 24)}`,
+    callId: () =>
+      `toolu_${randomBytes(18)
+        .toString('base64')
+        .replace(/[^A-Za-z0-9]/g, '')
+        .slice(0, 24)}`,
     streams: (req) => req.body?.stream === true,
     inputChars,
     schema: (req) => {

@@ -175,7 +175,11 @@ function dialect(s: { models: string[]; embeddingFailures: Reply[] }): Dialect {
         : !Array.isArray(req.body?.messages) || req.body.messages.length === 0
           ? "'messages' must be a non-empty array"
           : invalidTools(req.body),
-    callId: () => `call_${randomBytes(18).toString('base64').replace(/[^A-Za-z0-9]/g, '').slice(0, 24)}`,
+    callId: () =>
+      `call_${randomBytes(18)
+        .toString('base64')
+        .replace(/[^A-Za-z0-9]/g, '')
+        .slice(0, 24)}`,
     streams: (req) => req.body?.stream === true,
     inputChars: messageChars,
     schema: (req) =>

@@ -1,6 +1,8 @@
 // Anthropic's messages API through the official SDK (streamed when the caller wants the pieces).
 // JSON answers come through a forced tool whose input schema is the answer's: the tool's input is
-// the answer. No embeddings. Retries (408, 409, 429 honouring retry-after, 5xx, 529) and the
+// the answer. Tools go with their `input_schema`; the calls come back as `tool_use` blocks
+// (streamed: content_block_start, then input_json_delta pieces) and go back as `tool_result`
+// blocks. No embeddings. Retries (408, 409, 429 honouring retry-after, 5xx, 529) and the
 // per-attempt timeout are the SDK's.
 import Anthropic from '@anthropic-ai/sdk';
 import type {

@@ -1,7 +1,9 @@
 // Any OpenAI-compatible server through the official SDK: `{baseUrl}/chat/completions` (streamed
 // with `stream_options.include_usage` when the caller wants the pieces) and `{baseUrl}/embeddings`
-// (docs/ai.md; never the Responses API, which compatible servers do not speak). Retries (408,
-// 409, 429 honouring retry-after, 5xx) and the per-attempt timeout are the SDK's.
+// (docs/ai.md; never the Responses API, which compatible servers do not speak). Tools go as
+// `function` tools; the calls come back as `tool_calls` (streamed: `delta.tool_calls` pieces by
+// index) and go back as `tool` messages. Retries (408, 409, 429 honouring retry-after, 5xx) and
+// the per-attempt timeout are the SDK's.
 import OpenAI from 'openai';
 import type {
   ChatCompletionChunk,
@@ -35,6 +37,9 @@ const VENDOR_URL = 'https://api.openai.com/v1';
 
 type Params = Omit<ChatCompletionCreateParamsBase, 'stream'>;
 
+/** The request offers tools (never with `json`: params sends them only without). */
+const offersTools = (req: ChatRequest) => !req.json && Boolean(req.tools?.length);
+
 /**
  * OpenAI's own API takes `max_completion_tokens` (its reasoning models refuse `max_tokens`);
  * other compatible servers (Ollama, vLLM, LM Studio, …) all know `max_tokens`.
@@ -52,9 +57,9 @@ function params(req: ChatRequest, ownApi: boolean): Params {
             json_schema: { name: req.json.name, schema: req.json.schema, strict: true },
           },
         }
-      : req.tools?.length
+      : offersTools(req)
         ? {
-            tools: req.tools.map((t) => ({
+            tools: req.tools!.map((t) => ({
               type: 'function' as const,
               function: { name: t.name, description: t.description, parameters: t.parameters },
             })),
@@ -157,7 +162,7 @@ async function complete(client: OpenAI, req: ChatRequest, ownApi: boolean): Prom
       kind: 'openai',
       errors: ERRORS,
       signal: req.signal,
-      tools: Boolean(req.tools?.length),
+      tools: offersTools(req),
     });
   }
 }
@@ -205,7 +210,7 @@ async function stream(client: OpenAI, req: ChatRequest, timeoutMs: number, ownAp
       signal: req.signal,
       stalled: watch.stalled,
       partial: partial(),
-      tools: Boolean(req.tools?.length),
+      tools: offersTools(req),
     });
   } finally {
     watch.dispose();
