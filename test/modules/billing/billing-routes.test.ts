@@ -361,11 +361,11 @@ describe('hosted offering (STRIPE_SECRET_KEY set)', () => {
       expect((await svc.api.get('/v1/billing', t.as)).status).toBe(200);
       // Two seats taken, one left; two people accept their agent invitations together.
       const people = await Promise.all([1, 2].map((n) => signUp(svc.api, `Racer ${round}-${n}`)));
-      const tokens = [];
+      const tokens: string[] = [];
       for (const p of people) {
         const inv = await svc.api.post('/v1/invitations', { email: p.email, role: 'agent' }, t.as);
         expect(inv.status, inv.text).toBe(201);
-        tokens.push(inv.body.token as string);
+        tokens.push(inv.body.token);
       }
       const all = await Promise.all(
         people.map((p, i) => svc.api.post('/v1/invitations/accept', { token: tokens[i] }, { token: p.token })),
