@@ -15,6 +15,7 @@ import type { Deps } from '../../deps.js';
 import { newId } from '../../platform/crypto/random.js';
 import type { StoredCall } from '../../platform/db/tables-assistant.js';
 import type { RequestContext } from '../../platform/http/context.js';
+import { ApiError } from '../../platform/http/errors.js';
 import { iso } from '../../platform/http/schemas.js';
 import { callerOf } from '../ai/features/context.js';
 import type { ToolSpec } from '../ai/providers/types.js';
@@ -247,9 +248,11 @@ export const envOf = (run: Pick<Run, 'deps' | 'ctx' | 'session'>, model: string)
   model,
 });
 
-/** The message a failed tool gives the model (a ToolError's own; anything else is logged). */
+/** The message a failed tool gives the model (a ToolError's or a 4xx ApiError's own; anything else is logged). */
 export function failureOf(deps: Deps, tool: string, err: unknown): string {
   if (err instanceof ToolError) return `Error: ${err.message}`;
+  // The service layer's own refusal (a record gone, a rule): what the API would have answered.
+  if (err instanceof ApiError && err.status < 500) return `Error: ${err.detail}`;
   deps.log.error(
     { tool, error: err instanceof Error ? err.message.slice(0, 300) : String(err) },
     'assistant tool failed',

@@ -151,6 +151,23 @@ describe('decisions', () => {
     expect(await statusOf(svc, t.as, ticket.id)).toBe('open');
   });
 
+  it('an approved change that can no longer be made fails as a step error the model reads; the run goes on', async () => {
+    const { svc, ai } = suite;
+    const t = await assistantTenant(svc);
+    const ticket = await ticketOf(svc, t);
+    const { session, approval } = await pendingApproval(suite, t.as, ticket.id);
+    expect((await svc.api.delete(`/v1/tickets/${ticket.id}`, t.as)).status).toBe(204);
+    ai.answer({ text: 'That ticket is gone.' });
+    const d = await decideOn(svc, t.as, approval.action_id, 'approve', approval.token);
+    expect(d.status, d.text).toBe(200);
+    expect(d.body).toMatchObject({ status: 'complete', text: 'That ticket is gone.', steps: [{ status: 'error' }] });
+    const [result] = toolResults(await ai.request(1));
+    expect(result!.content).toMatch(/^Error: /);
+    expect(await stepOf(svc, t.as, session)).toMatchObject({ status: 'error', action_id: approval.action_id });
+    const again = await decideOn(svc, t.as, approval.action_id, 'approve', approval.token);
+    expect(again.body.code).toBe('approval_not_pending');
+  });
+
   it('runs the change once under concurrent approvals', async () => {
     const { svc, ai } = suite;
     const t = await assistantTenant(svc);

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { gate } from '../../support/ai-standin/index.js';
 import { addMember, isErrorBody } from '../../support/helpers.js';
-import { assistantSuite, assistantTenant, newSession, openStream, send, streamed } from './setup.js';
+import { assistantSuite, assistantTenant, newSession, openStream, send, streamed, ticketOf } from './setup.js';
 
 const suite = assistantSuite('anthropic');
 
@@ -43,6 +43,24 @@ describe('streaming', () => {
     expect(await running(s, t.as)).toBe(false);
     ai.answer({ text: 'I am back.' });
     expect((await send(svc, t.as, s, 'Now?')).body.text).toBe('I am back.');
+  });
+
+  it('ends the stream with an error event when a later model turn fails, and releases the conversation', async () => {
+    const { svc, ai } = suite;
+    const t = await assistantTenant(svc);
+    const ticket = await ticketOf(svc, t, 'Flaky');
+    const s = await newSession(svc, t.as);
+    ai.answer({ toolCalls: [{ name: 'lookup_ticket', arguments: { ticket: ticket.id } }] }, { status: 500 });
+    const r = await streamed(svc, `/v1/assistant/sessions/${s}/messages`, { text: 'Look it up' }, t.as);
+    expect(r.status).toBe(200);
+    expect(r.events.map((e) => (e.event === 'tool' ? `tool:${e.data.status}` : e.event))).toEqual([
+      'session',
+      'tool:running',
+      'tool:done',
+      'error',
+    ]);
+    expect(isErrorBody(r.events.at(-1)!.data, 502, 'ai_unavailable')).toBe(true);
+    expect(await running(s, t.as)).toBe(false);
   });
 });
 
