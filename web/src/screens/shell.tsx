@@ -22,6 +22,7 @@ import { DEFAULT_VIEW, VIEWS } from '../lib/views';
 import { TicketCount } from '../ui/count';
 import { Icon, type IconName } from '../ui/icons';
 import { LiveState } from '../ui/live-state';
+import { AssistantButton, AssistantSlot } from './assistant/launcher';
 import { MailNotice } from './mail-notice';
 import { NotificationsBell } from './notifications-bell';
 import { OnboardingSlot } from './onboarding-slot';
@@ -59,6 +60,7 @@ function WorkspaceShell({ session, ws }: { session: SignedIn; ws: string }) {
               <MailNotice />
               <Outlet />
             </main>
+            <AssistantSlot />
             <ShortcutsDialog ws={ws} open={shortcuts} onOpenChange={setShortcuts} />
           </div>
         </ShortcutsContext.Provider>
@@ -205,6 +207,7 @@ function Sidebar({
             </li>
           ))}
         </ul>
+        <AssistantButton />
         <NotificationsBell />
         <OnboardingSlot />
         {!inDrawer && <LiveState status={live} />}
@@ -300,6 +303,7 @@ const AI_SHORTCUTS: Array<[string, string]> = [
   ['Shift+K', 'Draft an article from a solved ticket'],
   ['Shift+T', 'Triage the ticket; then y accepts, x dismisses a suggestion'],
   ['Escape', 'Stop what AI is writing'],
+  ['Shift+A', 'Open or close the assistant (Escape closes it too)'],
 ];
 
 function ShortcutsDialog({ ws, open, onOpenChange }: { ws: string; open: boolean; onOpenChange(o: boolean): void }) {
