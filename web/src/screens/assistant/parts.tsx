@@ -5,6 +5,7 @@ import { Link } from '@tanstack/react-router';
 import type { Approval, Change, Ref, Step, StepStatus } from '../../data/assistant';
 import { useMembers } from '../../data/members';
 import { useWorkspace } from '../../lib/context';
+import { STATUS_LABEL } from '../../lib/format';
 import { Markdown } from './markdown';
 
 export function RefLink({ r }: { r: Ref }) {
@@ -107,6 +108,7 @@ function useValueText(): (field: string, v: unknown) => string {
         const m = (members.data ?? []).find((x) => x.user.id === v);
         if (m) return m.user.name;
       }
+      if (field === 'status' && v in STATUS_LABEL) return STATUS_LABEL[v as keyof typeof STATUS_LABEL];
       return WORDS[v] ?? v;
     }
     if (typeof v === 'object') return JSON.stringify(v);
