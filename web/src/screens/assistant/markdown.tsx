@@ -6,7 +6,7 @@ import { Link } from '@tanstack/react-router';
 import type { ReactNode } from 'react';
 
 const INLINE =
-  /(\*\*[^*\n]+\*\*|__[^_\n]+__|`[^`\n]+`|\[[^\]\n]+\]\([^)\s]+\)|(?<![\w&/])#\d{1,9}\b|\*[^*\s][^*\n]*\*|_[^_\s][^_\n]*_)/g;
+  /(\*\*[^*\n]+\*\*|__[^_\n]+__|`[^`\n]+`|\[[^\]\n]+\]\([^)\s]+\)|(?<![\w&/])#\d{1,9}\b|(?<!\w)\*[^*\s][^*\n]*\*(?!\w)|(?<!\w)_[^_\s][^_\n]*_(?!\w))/g;
 
 const safeHref = (href: string): string | null =>
   /^https?:\/\//i.test(href) || (href.startsWith('/') && !href.startsWith('//')) ? href : null;

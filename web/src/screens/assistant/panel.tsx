@@ -75,6 +75,7 @@ export function AssistantPanel({ open }: { open: boolean }) {
   const tips = useAssistantTips(ws, open && !configOff);
   const screen = useScreenContext(ws);
   const box = useRef<HTMLTextAreaElement>(null);
+  const region = useRef<HTMLElement>(null);
   const running = useRef<AbortController | null>(null);
   const logEnd = useRef<HTMLDivElement>(null);
   const boxId = useId();
@@ -84,7 +85,8 @@ export function AssistantPanel({ open }: { open: boolean }) {
   // Opening: into the message box; the tips asked again.
   useEffect(() => {
     if (!open) return;
-    box.current?.focus();
+    // Into the message box; with the assistant off, the panel itself (its words are read first).
+    (box.current ?? region.current)?.focus();
     void qc.invalidateQueries({ queryKey: keys.assistantTips(ws) });
   }, [open, qc, ws]);
   // Leaving the frame stops reading a run.
@@ -254,7 +256,7 @@ export function AssistantPanel({ open }: { open: boolean }) {
   const list = sessions.data ?? [];
 
   return (
-    <aside className="assistant" aria-label={name} hidden={!open} onKeyDown={onPanelKey}>
+    <aside ref={region} className="assistant" aria-label={name} hidden={!open} tabIndex={-1} onKeyDown={onPanelKey}>
       <header className="assistant-head">
         <h2>
           <Icon name="ai" /> {name}
