@@ -11,6 +11,7 @@ import aiRoutes from './modules/ai/routes.js';
 import apiKeyRoutes from './modules/api-keys/routes.js';
 import { apiKeyResolver } from './modules/api-keys/service.js';
 import assignmentRoutes from './modules/assignment/routes.js';
+import assistantRoutes, { type AssistantRouteOptions } from './modules/assistant/routes.js';
 import attachmentRoutes from './modules/attachments/routes.js';
 import auditRoutes from './modules/audit/routes.js';
 import { userResolver } from './modules/auth/resolver.js';
@@ -156,6 +157,8 @@ export interface AppOptions {
   checkResponses?: ResponseViolationSink;
   /** The rate limits' window (a minute); tests shorten it. */
   rateLimitWindowMs?: number;
+  /** The assistant's tools (tests offer their own; default: the assistant's TOOLS). */
+  assistant?: AssistantRouteOptions;
 }
 
 export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> {
@@ -257,5 +260,6 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
   await registerOpenApi(app, deps);
 
   for (const mod of MODULES) await mod(app, deps);
+  await assistantRoutes(app, deps, opts.assistant);
   return app;
 }

@@ -62,6 +62,11 @@ const TAGS: Array<{ name: string; description: string }> = [
     name: 'billing',
     description: 'Plans, seats, the AI balance, top-ups, auto-recharge and the usage report (hosted offering).',
   },
+  {
+    name: 'assistant',
+    description:
+      'The assistant: your conversations with it, its runs (streamed or JSON), and your approval of each change it proposes.',
+  },
   { name: 'business-hours', description: 'Working hours and holidays that SLA clocks follow.' },
   { name: 'onboarding', description: 'The first-run checklist of a workspace.' },
   {

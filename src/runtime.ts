@@ -17,6 +17,7 @@ import { type AiOptions, DEFAULT_AI_OPTIONS, ProviderPool } from './modules/ai/p
 import { createProvider } from './modules/ai/providers/index.js';
 import { followedKnownKeys } from './modules/api-keys/known-keys.js';
 import { assignmentHook } from './modules/assignment/hook.js';
+import { hasSession } from './modules/assistant/service.js';
 import { registerAttachmentJobs } from './modules/attachments/purge.js';
 import { pruneEndedSessions } from './modules/auth/sessions.js';
 import { SignInGuard } from './modules/auth/sign-in-guard.js';
@@ -133,6 +134,8 @@ export async function createRuntime(
     checkResponses?: AppOptions['checkResponses'];
     /** Tests: the rate limits' window, shorter than a minute (the app's 429 countdown). */
     rateLimitWindowMs?: number;
+    /** Tests: the tools the assistant offers (default: its own, src/modules/assistant/tools). */
+    assistant?: AppOptions['assistant'];
     /** Embedded database only: the data directory a new database starts from (tests). */
     databaseTemplate?: Blob;
     /**
@@ -239,6 +242,8 @@ export async function createRuntime(
         ['install_widget', (db, workspaceId) => widgetInstalled(db, workspaceId)],
         // Triage's check of setup_triage: auto_triage on, or settings changed (src/modules/triage/service.ts).
         ['setup_triage', (db, workspaceId) => triageConfigured(db, workspaceId)],
+        // The assistant's check of try_ollie: the person has a conversation (src/modules/assistant/service.ts).
+        ['try_ollie', (db, workspaceId, userId) => hasSession(db, workspaceId, userId)],
       ]),
     };
     // AI triage: the engines, the automations' seams, the engine reported (src/modules/triage/auto.ts).
@@ -255,6 +260,7 @@ export async function createRuntime(
     const app = await buildApp(deps, {
       checkResponses: opts.checkResponses,
       ...(opts.rateLimitWindowMs ? { rateLimitWindowMs: opts.rateLimitWindowMs } : {}),
+      ...(opts.assistant ? { assistant: opts.assistant } : {}),
     });
     // The realtime gateway shares the API's server and port: /health, and WebSocket upgrades.
     const gateway = new Gateway(deps);

@@ -48,7 +48,8 @@ export const TYPICAL_CHARGE_USD: Record<AiFeatureKey, number> = {
   answer: 0,
   answer_email: 0,
   playground: 0,
-  assistant: 0,
+  // interface.md "Assistant": a model turn's typical charge.
+  assistant: 0.02,
 };
 
 /**

@@ -9,7 +9,8 @@
 //   5. one row of ai_usage whatever happened: ok (charged), cancelled (charged for what was
 //      generated), failed (costs nothing), and the hold settled with that cost; an own key the provider refused is turned off and
 //      the workspace's admins are notified with ai_key_failed.
-// Provider failures reach the client as 502 ai_unavailable (detail without key or prompt).
+// Provider failures reach the client as 502 ai_unavailable (detail without key or prompt); a model
+// or server that cannot use tools, on a call offering them, as 501 ai_unsupported.
 import type { Deps } from '../../deps.js';
 import type { AiFeatureKey } from '../../platform/db/tables-ai.js';
 import { ApiError } from '../../platform/http/errors.js';
@@ -147,7 +148,11 @@ async function unavailable(
       `The provider (${target.kind}) refused the workspace's own key; it is turned off until an admin replaces it.`,
     );
   }
-  if (err.failure === 'unsupported') return new ApiError('ai_unsupported', FAILURE_DETAIL.unsupported);
+  if (err.failure === 'unsupported') {
+    // The operator's choice of model or server flags (docs/ai.md "tool use"), not a passing failure.
+    deps.log.warn(log, 'the AI model or server cannot use tools');
+    return new ApiError('ai_unsupported', FAILURE_DETAIL.unsupported);
+  }
   if (err.failure === 'auth') {
     deps.log.error(log, 'the AI provider refused the instance key (AI_API_KEY)');
     return new ApiError('ai_unavailable', "The AI provider refused the instance's key. Ask the operator to check it.");

@@ -11,6 +11,7 @@ import {
   FEATURE_KEYS,
   findModel,
   type Price,
+  roundUsd,
   type Tier,
   TYPICAL_CALL,
   TYPICAL_CHARGE_USD,
@@ -22,6 +23,7 @@ import { type OpenKey, openOwnKey, ownKeyView } from './own-key.js';
 import type { ProviderKind } from './providers/types.js';
 import type { AiConfig, AiModel, AiModels } from './schemas.js';
 import { type AiRow, loadAiRow, loadFeatures, storedFeatures } from './settings.js';
+import { markupOf } from './spend.js';
 
 export const ASSISTANT_NAME = 'Ollie';
 
@@ -141,14 +143,22 @@ export async function getModels(deps: Deps, workspaceId: string): Promise<Static
   return { data: ws.models.map((m) => modelEntry(m, priced)), default: ws.tiers.default, fast: ws.tiers.fast };
 }
 
-/** A typical call of each feature: at the model's price where known, rule 1's charge where not, 0 on an own key. */
-function costsOf(ws: WorkspaceAi): Record<AiFeatureKey, number> {
+/**
+ * A typical call of each feature, as a member will be charged for it: at the model's price where
+ * known (times the hosted offering's markup, 1.5: what the AI balance is charged; the list price
+ * self-hosted), rule 1's charge where not (no markup), 0 on an own key. docs/billing.md.
+ */
+function costsOf(deps: Deps, ws: WorkspaceAi): Record<AiFeatureKey, number> {
   const costs = {} as Record<AiFeatureKey, number>;
+  const markup = markupOf(deps);
   for (const feature of FEATURE_KEYS) {
     const typical = TYPICAL_CALL[feature];
     const price = ws.target ? priceFor(ws.target, ws.tiers[typical.tier]) : null;
     if (ws.target?.source === 'own_key') costs[feature] = 0;
-    else costs[feature] = price ? tokensUsd(price, typical.input, typical.output) : TYPICAL_CHARGE_USD[feature];
+    else
+      costs[feature] = price
+        ? roundUsd(tokensUsd(price, typical.input, typical.output) * markup)
+        : TYPICAL_CHARGE_USD[feature];
   }
   return costs;
 }
@@ -162,7 +172,7 @@ export async function getConfig(deps: Deps, workspaceId: string): Promise<Static
     models: { default: ws.tiers.default, fast: ws.tiers.fast },
     embeddings: ws.target !== null && deps.config.ai.embeddings !== 'off',
     features,
-    costs: costsOf(ws),
+    costs: costsOf(deps, ws),
     metered: ws.target?.source === 'instance',
     assistant_name: ASSISTANT_NAME,
     decisions: await deps.ai.triageEngine(deps, workspaceId),

@@ -9,15 +9,20 @@ import { MARKUP, type Reservation, reserve } from '../billing/ledger.js';
 import { isHosted } from '../billing/provider.js';
 import { settle } from '../billing/service.js';
 import { type Price, roundUsd, TYPICAL_CHARGE_USD, tokensUsd } from './catalog.js';
-import type { ChatTurn } from './providers/types.js';
+import { chatChars } from './providers/common.js';
+import type { ChatTurn, ToolSpec } from './providers/types.js';
 
 /** interface.md Limits "AI pricing": minimum estimate 0.01; output tokens counted up to 4,000. */
 export const MIN_ESTIMATE_USD = 0.01;
 export const MAX_ESTIMATED_OUTPUT_TOKENS = 4000;
 
-/** About 4 characters a token: what the estimate counts a prompt as. */
-export const promptTokens = (system: string, messages: readonly ChatTurn[]): number =>
-  Math.ceil((system.length + messages.reduce((n, m) => n + m.content.length, 0)) / 4);
+/**
+ * About 4 characters a token: what the estimate counts a prompt as (the instructions, the turns
+ * with the calls' arguments, and the tools offered: their names, descriptions and schemas are
+ * prompt text the provider charges for).
+ */
+export const promptTokens = (system: string, messages: readonly ChatTurn[], tools?: readonly ToolSpec[]): number =>
+  Math.ceil(chatChars(system, messages, tools) / 4);
 
 /**
  * A call's estimate: the prompt (≈ characters / 4) at the input price and maxTokens (up to 4,000)
@@ -31,13 +36,14 @@ export function estimateUsd(call: {
   price: Price | null;
   system: string;
   messages: readonly ChatTurn[];
+  tools?: readonly ToolSpec[];
   maxTokens: number;
   markup?: number;
 }): number {
   if (call.source === 'own_key') return 0;
   if (!call.price) return Math.max(MIN_ESTIMATE_USD, TYPICAL_CHARGE_USD[call.feature]);
   const output = Math.min(Math.max(call.maxTokens, 0), MAX_ESTIMATED_OUTPUT_TOKENS);
-  const raw = tokensUsd(call.price, promptTokens(call.system, call.messages), output) * (call.markup ?? 1);
+  const raw = tokensUsd(call.price, promptTokens(call.system, call.messages, call.tools), output) * (call.markup ?? 1);
   return roundUsd(Math.max(MIN_ESTIMATE_USD, raw));
 }
 

@@ -28,10 +28,18 @@ export interface PricesView {
 }
 
 /**
- * What a verified webhook delivery answers (200 {received: true, ...}), processed now or before.
- * A missing or bad signature: the handler throws badRequest(...) (400 bad_request), nothing changes.
+ * What a verified webhook delivery answers (200, whatever became of the event: gaps.md): the
+ * event's id and type, and `result`: `processed` (acted on now), `ignored` (a type not acted on,
+ * or naming no workspace here: recorded, nothing changed) or `duplicate` (the id was received
+ * before: nothing changed). A missing or bad signature: the handler throws ApiError bad_request
+ * (400), nothing changes; the provider unreachable while processing: a 5xx, and it retries.
  */
-export type WebhookOutcome = Record<string, unknown>;
+export interface WebhookOutcome {
+  received: true;
+  id: string;
+  type: string;
+  result: 'processed' | 'ignored' | 'duplicate';
+}
 
 export interface BillingProvider {
   /** POST /v1/billing/checkout: a subscription checkout for the plan's interval; its url. */
@@ -47,7 +55,8 @@ export interface BillingProvider {
   setupCheckout(deps: Deps, ctx: RequestContext): Promise<{ url: string }>;
   /**
    * POST /v1/billing/webhook: the raw body as received and the Stripe-Signature header. Credits
-   * payments with creditTopUp (ledger.ts), changes the plan with updateAccount (account.ts).
+   * payments with creditTopUp, changes the plan with updateAccount (service.ts). Throws ApiError
+   * bad_request on a missing or bad signature.
    */
   handleWebhook(deps: Deps, rawBody: Buffer, signature: string | undefined): Promise<WebhookOutcome>;
   /**

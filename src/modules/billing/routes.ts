@@ -5,17 +5,28 @@
 // settings:write). Self-hosted (no STRIPE_SECRET_KEY): all but GET billing and usage answer 404
 // billing_disabled. The routes that need the payment provider call the registered BillingProvider
 // (provider.ts): 503 unavailable while none is registered.
-import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../deps.js';
 import type { App } from '../../platform/http/app-type.js';
 import { access } from '../../platform/http/context.js';
 import { conflict } from '../../platform/http/errors.js';
 import { requireHosted, requireProvider } from './provider.js';
-import { AutoRechargeBody, Billing, CheckoutBody, TopUpBody, Url, UsageQuery, UsageReport } from './schemas.js';
+import {
+  AutoRechargeBody,
+  Billing,
+  CheckoutBody,
+  TopUpBody,
+  Url,
+  UsageQuery,
+  UsageReport,
+  WebhookReceipt,
+} from './schemas.js';
 import { getBilling, patchAutoRecharge } from './service.js';
 import { usageReport } from './usage.js';
 
-/** A pro workspace in these states has a subscription at the provider (a new checkout would be a second). */
+/**
+ * A workspace in these states has a subscription at the provider (a new checkout would be a
+ * second), whatever its plan (unpaid, incomplete and paused ones are on free: docs/billing.md).
+ */
 const SUBSCRIBED = new Set(['active', 'trialing', 'past_due', 'unpaid', 'incomplete', 'paused']);
 
 export default async function billingRoutes(app: App, deps: Deps) {
@@ -68,9 +79,9 @@ export default async function billingRoutes(app: App, deps: Deps) {
       requireHosted(deps);
       // One subscription per workspace: a second checkout would charge for the plan twice.
       const now = await getBilling(deps, req.ctx.workspaceId);
-      if (now.plan === 'pro' && SUBSCRIBED.has(now.status)) {
+      if (SUBSCRIBED.has(now.status)) {
         throw conflict(
-          'This workspace already has a subscription: change its interval, seats or card in the customer portal (POST /v1/billing/portal).',
+          `This workspace already has a subscription (status ${now.status}): pay it, or change its interval, seats or card, in the customer portal (POST /v1/billing/portal).`,
         );
       }
       return requireProvider().checkout(deps, req.ctx, req.body);
@@ -142,15 +153,17 @@ export default async function billingRoutes(app: App, deps: Deps) {
   // The payment provider's events: no service credentials; the provider's signature over the raw
   // body (Stripe-Signature) is checked by the provider's handler. The body goes through the
   // service's JSON parser (malformed JSON or UTF-8: 400), which keeps the exact text it parsed
-  // (req.rawBody), so the bytes signed are the bytes checked.
+  // (req.rawBody), so the bytes signed are the bytes checked. Every verified event answers 200
+  // with its receipt (result processed, ignored or duplicate); a bad signature 400 bad_request.
   app.post(
     '/v1/billing/webhook',
     {
       config: { access: access.public(), rateLimited: false, idempotent: false },
       schema: {
         tags,
-        summary: "The payment provider's webhook (signed events); 404 billing_disabled without billing",
-        response: { 200: Type.Object({ received: Type.Boolean() }, { additionalProperties: true }) },
+        summary:
+          "The payment provider's webhook (signed events): 200 with what became of a verified event (processed, ignored, duplicate), 400 on a bad signature; 404 billing_disabled without billing",
+        response: { 200: WebhookReceipt },
       },
     },
     async (req) => {
@@ -158,8 +171,7 @@ export default async function billingRoutes(app: App, deps: Deps) {
       const provider = requireProvider();
       const sig = req.headers['stripe-signature'];
       const body = Buffer.from(req.rawBody ?? '', 'utf8');
-      const out = await provider.handleWebhook(deps, body, typeof sig === 'string' ? sig : undefined);
-      return { ...out, received: true };
+      return provider.handleWebhook(deps, body, typeof sig === 'string' ? sig : undefined);
     },
   );
 }

@@ -85,6 +85,20 @@ export const Billing = Type.Object(
 
 export const Url = Type.Object({ url: Type.String() }, { title: 'BillingUrl' });
 
+/** POST /v1/billing/webhook's answer to a verified event (provider.ts WebhookOutcome). */
+export const WebhookReceipt = Type.Object(
+  {
+    received: Type.Literal(true),
+    id: Type.String({ description: "The provider's event id" }),
+    type: Type.String({ description: "The event's type" }),
+    result: Type.Union([Type.Literal('processed'), Type.Literal('ignored'), Type.Literal('duplicate')], {
+      description:
+        'processed: acted on now; ignored: a type not acted on, or naming no workspace here (nothing changed); duplicate: received before (nothing changed)',
+    }),
+  },
+  { title: 'BillingWebhookReceipt' },
+);
+
 export const CheckoutBody = Body({ interval: Type.Union([Type.Literal('month'), Type.Literal('year')]) });
 export const TopUpBody = Body({ top_ups: Type.Integer({ minimum: 1, maximum: 20 }) });
 export const AutoRechargeBody = Body({

@@ -2,6 +2,12 @@
 // hand; test/platform/db/schema.test.ts compares them with the migrated database column by column).
 
 import type { AiSettingsTable, AiUsageTable } from './tables-ai.js';
+import type {
+  AssistantActionsTable,
+  AssistantSessionsTable,
+  AssistantStepsTable,
+  AssistantTurnsTable,
+} from './tables-assistant.js';
 import type { AiLedgerTable, AiReservationsTable, BillingAccountsTable } from './tables-billing.js';
 import type {
   EmailAutoRepliesTable,
@@ -151,4 +157,8 @@ export interface DB {
   triage_models: TriageModelsTable;
   embeddings: EmbeddingsTable;
   embedding_queue: EmbeddingQueueTable;
+  assistant_sessions: AssistantSessionsTable;
+  assistant_turns: AssistantTurnsTable;
+  assistant_steps: AssistantStepsTable;
+  assistant_actions: AssistantActionsTable;
 }

@@ -30,7 +30,9 @@ export const roleAtLeast = (role: Role, min: Role): boolean => ROLES.indexOf(rol
  * - automation: one of the workspace's automations.
  * - visitor: the chat widget's visitor (their token's row), with their contact once they have one.
  * - customer: a contact writing by email or through the help center's portal.
- * - ai: the AI assistant, with its model and the person it acts for (if any). No producer yet.
+ * - ai: an AI feature acting (triage, summaries, chat answers), with its model and the person it
+ *   acts for (if any). A member's change approved in the assistant stays a member's
+ *   (`viaAssistant`), recorded as `ai` too.
  * On the wire a visitor and a customer are `system` with the contact's id beside it (the
  * contract's actor types; docs/decisions.md "Who a customer's message names as its actor").
  */
@@ -39,6 +41,12 @@ export interface MemberActor {
   kind: 'member';
   userId: string;
   sessionId: string | null;
+  /**
+   * Set when the member acts through the AI assistant (a change they approved): still the
+   * member with their permissions and their name on what they write, recorded with actor type
+   * `ai` and the member as actor.user (interface.md "Assistant"; src/modules/assistant/tools).
+   */
+  viaAssistant?: { model: string };
 }
 export interface ApiKeyActor {
   kind: 'api_key';
@@ -103,6 +111,15 @@ export const SYSTEM: ServiceContext = { actor: SYSTEM_ACTOR };
 export const asAutomation = (automation: { id: string; name: string }): ServiceContext => ({
   actor: { kind: 'automation', automationId: automation.id, name: automation.name },
 });
+/**
+ * A member's request context for a change they approved in the assistant: the same member,
+ * role, private teams and workspace (so every rule of the write applies as to them), recorded as
+ * actor type `ai` with the member as actor.user. An API key's context is returned as it is (the
+ * assistant is for signed-in people only).
+ */
+export const throughAssistant = (ctx: RequestContext, model: string): RequestContext =>
+  ctx.actor.kind === 'member' ? { ...ctx, actor: { ...ctx.actor, viaAssistant: { model } } } : ctx;
+
 /** A chat widget's visitor acting (their message, their handoff). */
 export const asVisitor = (v: { visitorId: string; contactId: string | null }): ServiceContext => ({
   actor: { kind: 'visitor', visitorId: v.visitorId, contactId: v.contactId },
@@ -119,13 +136,13 @@ export function unknownActor(actor: never): never {
 
 /**
  * How records and the API name an actor's kind (`actor_type` of activities): a member is a
- * `user`; a visitor and a customer are `system` (the contract's types), their contact recorded
- * beside it (contactOf).
+ * `user` (`ai` when acting through the assistant); a visitor and a customer are `system` (the
+ * contract's types), their contact recorded beside it (contactOf).
  */
 export function recordedActorType(actor: Actor): 'user' | 'api_key' | 'system' | 'automation' | 'ai' {
   switch (actor.kind) {
     case 'member':
-      return 'user';
+      return actor.viaAssistant ? 'ai' : 'user';
     case 'api_key':
     case 'system':
     case 'automation':

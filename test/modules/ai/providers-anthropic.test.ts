@@ -1,10 +1,19 @@
 // The Anthropic provider (src/modules/ai/providers/anthropic.ts) called directly against the
 // stand-in (test/support/ai-standin): the official SDK's own requests, retries, timeouts and
 // streams, JSON through a forced tool, and every failure as a ProviderError with the right failure.
+// Tool use: tools with input_schema, tool_use blocks read whole and from input_json_delta pieces,
+// the results sent back as one user turn of tool_result blocks.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createProvider } from '../../../src/modules/ai/providers/index.js';
 import { type ChatRequest, ProviderError } from '../../../src/modules/ai/providers/types.js';
-import { type AnthropicStandIn, gate, startAnthropicStandIn } from '../../support/ai-standin/index.js';
+import {
+  type AnthropicStandIn,
+  anthropicError,
+  gate,
+  offeredTools,
+  startAnthropicStandIn,
+  toolResults,
+} from '../../support/ai-standin/index.js';
 
 const KEY = 'sk-ant-standin-0123456789';
 let ai: AnthropicStandIn;
@@ -53,6 +62,7 @@ describe('anthropic provider', () => {
       usage: { input_tokens: 31, output_tokens: 7, estimated: false },
       model: 'claude-haiku-4-5',
       finish: 'stop',
+      toolCalls: [],
     });
     const req = ai.requests[0]!;
     expect(req.path).toBe('/v1/messages');
@@ -211,5 +221,188 @@ describe('anthropic provider', () => {
     expect(await failure(call)).toMatchObject({ failure: 'aborted', partial: null });
     await ai.requests[0]!.done;
     expect(ai.requests[0]!.closedEarly).toBe(true);
+  });
+});
+
+const TOOLS: ChatRequest['tools'] = [
+  {
+    name: 'search_tickets',
+    description: 'Search tickets with the list filters.',
+    parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+  },
+  {
+    name: 'get_ticket',
+    description: 'Read a ticket with its messages.',
+    parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+  },
+];
+
+describe('anthropic provider: tool use', () => {
+  it('offers the tools with input_schema and reads a tool_use alone: finish tool_calls, arguments its JSON', async () => {
+    ai.answer({ toolCalls: [{ name: 'search_tickets', arguments: { q: 'parcel 7731' } }] });
+    const r = await provider().chat(ask({ tools: TOOLS }));
+    expect(r.finish).toBe('tool_calls');
+    expect(r.text).toBe('');
+    expect(r.toolCalls).toEqual([
+      { id: expect.stringMatching(/^toolu_/), name: 'search_tickets', arguments: '{"q":"parcel 7731"}' },
+    ]);
+    const body = ai.requests[0]!.body;
+    expect(body.tools).toEqual(
+      TOOLS!.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })),
+    );
+    expect(body.tool_choice).toBeUndefined();
+    expect(offeredTools(ai.requests[0]!)).toEqual(['search_tickets', 'get_ticket']);
+  });
+
+  it('reads text and several tool_use blocks of one turn, in order', async () => {
+    ai.answer({
+      text: 'Let me look.',
+      toolCalls: [
+        { id: 'toolu_a', name: 'search_tickets', arguments: { q: 'refund' } },
+        { id: 'toolu_b', name: 'get_ticket', arguments: { id: 'T-1' } },
+      ],
+    });
+    const r = await provider().chat(ask({ tools: TOOLS }));
+    expect(r).toMatchObject({ text: 'Let me look.', finish: 'tool_calls' });
+    expect(r.toolCalls).toEqual([
+      { id: 'toolu_a', name: 'search_tickets', arguments: '{"q":"refund"}' },
+      { id: 'toolu_b', name: 'get_ticket', arguments: '{"id":"T-1"}' },
+    ]);
+  });
+
+  it('streams: text_delta pieces reach onDelta, each tool_use is put together from its input_json_delta pieces', async () => {
+    ai.answer({
+      text: 'Checking two things.',
+      chunks: ['Checking ', 'two things.'],
+      toolCalls: [
+        { id: 'toolu_a', name: 'search_tickets', arguments: { q: 'a long query about a refund' } },
+        { id: 'toolu_b', name: 'get_ticket', arguments: { id: 'T-77' } },
+      ],
+      usage: { input_tokens: 40, output_tokens: 30 },
+    });
+    const pieces: string[] = [];
+    const r = await provider().chat(ask({ tools: TOOLS, onDelta: (t) => pieces.push(t) }));
+    expect(pieces).toEqual(['Checking ', 'two things.']);
+    expect(r).toMatchObject({
+      text: 'Checking two things.',
+      finish: 'tool_calls',
+      usage: { input_tokens: 40, output_tokens: 30, estimated: false },
+    });
+    expect(r.toolCalls).toEqual([
+      { id: 'toolu_a', name: 'search_tickets', arguments: '{"q":"a long query about a refund"}' },
+      { id: 'toolu_b', name: 'get_ticket', arguments: '{"id":"T-77"}' },
+    ]);
+  });
+
+  it('streams a tool_use without text: no delta, the call whole', async () => {
+    ai.answer({ toolCalls: [{ name: 'get_ticket', arguments: { id: 'T-9' } }] });
+    const pieces: string[] = [];
+    const r = await provider().chat(ask({ tools: TOOLS, onDelta: (t) => pieces.push(t) }));
+    expect(pieces).toEqual([]);
+    expect(r).toMatchObject({ text: '', finish: 'tool_calls' });
+    expect(r.toolCalls).toEqual([
+      { id: expect.stringMatching(/^toolu_/), name: 'get_ticket', arguments: '{"id":"T-9"}' },
+    ]);
+  });
+
+  it('passes streamed input that is not JSON through as the text the model wrote (the caller validates)', async () => {
+    ai.answer({ toolCalls: [{ id: 'toolu_x', name: 'get_ticket', arguments: '{"id": "T-1", ' }] });
+    const r = await provider().chat(ask({ tools: TOOLS, onDelta: () => {} }));
+    expect(r.toolCalls).toEqual([{ id: 'toolu_x', name: 'get_ticket', arguments: '{"id": "T-1", ' }]);
+    ai.answer({ toolCalls: [{ id: 'toolu_y', name: 'get_ticket', arguments: 'not json' }] });
+    const s = await provider().chat(ask({ tools: TOOLS }));
+    expect(s.toolCalls).toEqual([{ id: 'toolu_y', name: 'get_ticket', arguments: 'not json' }]);
+  });
+
+  it('a tool_use without a name is bad_response, streamed or not', async () => {
+    ai.answer({ toolCalls: [{ name: '', arguments: {} }] });
+    expect((await failure(provider().chat(ask({ tools: TOOLS })))).failure).toBe('bad_response');
+    ai.answer({ toolCalls: [{ name: '', arguments: {} }] });
+    expect((await failure(provider().chat(ask({ tools: TOOLS, onDelta: () => {} })))).failure).toBe('bad_response');
+  });
+
+  it('sends the calls back as tool_use blocks and their results as one user turn of tool_result blocks', async () => {
+    ai.answer({ text: 'The parcel is in transit.' });
+    const r = await provider().chat(
+      ask({
+        tools: TOOLS,
+        messages: [
+          { role: 'user', content: PROMPT },
+          {
+            role: 'assistant',
+            content: 'Looking.',
+            toolCalls: [
+              { id: 'toolu_a', name: 'search_tickets', arguments: '{"q":"7731"}' },
+              { id: 'toolu_b', name: 'get_ticket', arguments: '{"id":"T-1"}' },
+            ],
+          },
+          { role: 'tool', callId: 'toolu_a', name: 'search_tickets', content: '{"tickets":[]}' },
+          { role: 'tool', callId: 'toolu_b', name: 'get_ticket', content: '{"error":"not found"}', isError: true },
+        ],
+      }),
+    );
+    expect(r).toMatchObject({ text: 'The parcel is in transit.', finish: 'stop', toolCalls: [] });
+    const req = ai.requests[0]!;
+    expect(req.body.messages).toEqual([
+      { role: 'user', content: PROMPT },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Looking.' },
+          { type: 'tool_use', id: 'toolu_a', name: 'search_tickets', input: { q: '7731' } },
+          { type: 'tool_use', id: 'toolu_b', name: 'get_ticket', input: { id: 'T-1' } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'toolu_a', content: '{"tickets":[]}' },
+          { type: 'tool_result', tool_use_id: 'toolu_b', content: '{"error":"not found"}', is_error: true },
+        ],
+      },
+    ]);
+    expect(toolResults(req)).toEqual([
+      { callId: 'toolu_a', name: 'search_tickets', content: '{"tickets":[]}', isError: false },
+      { callId: 'toolu_b', name: 'get_ticket', content: '{"error":"not found"}', isError: true },
+    ]);
+  });
+
+  it('a tool_result without its tool_use, or a tool_use without its result, is refused as Anthropic refuses it (400: refused, not unsupported)', async () => {
+    const err = await failure(
+      provider().chat(
+        ask({
+          tools: TOOLS,
+          messages: [
+            { role: 'user', content: PROMPT },
+            { role: 'assistant', content: 'Let me see.' },
+            { role: 'tool', callId: 'toolu_nobody', name: 'get_ticket', content: '{}' },
+          ],
+        }),
+      ),
+    );
+    expect(err.failure).toBe('refused');
+    expect(ai.requests).toHaveLength(1);
+    // And a tool_use left without its tool_result in the next message.
+    const left = await failure(
+      provider().chat(
+        ask({
+          tools: TOOLS,
+          messages: [
+            { role: 'user', content: PROMPT },
+            { role: 'assistant', content: '', toolCalls: [{ id: 'toolu_a', name: 'get_ticket', arguments: '{}' }] },
+            { role: 'user', content: 'And?' },
+          ],
+        }),
+      ),
+    );
+    expect(left.failure).toBe('refused');
+  });
+
+  it('a compatible server that refuses tools (400 naming them) is unsupported; without tools, refused', async () => {
+    const refusal = { status: 400, body: anthropicError(400, 'tools: this model does not support tool use') };
+    ai.answer(refusal);
+    expect((await failure(provider().chat(ask({ tools: TOOLS })))).failure).toBe('unsupported');
+    ai.answer(refusal);
+    expect((await failure(provider().chat(ask()))).failure).toBe('refused');
   });
 });

@@ -1,10 +1,20 @@
 // The OpenAI-compatible provider (src/modules/ai/providers/openai.ts) called directly against the
 // stand-in (test/support/ai-standin): the official SDK's own requests, retries, timeouts and
-// streams, and every failure as a ProviderError with the right failure.
+// streams, and every failure as a ProviderError with the right failure. Tool use: tools offered as
+// functions, tool_calls read whole and from stream pieces, the results sent back as `tool`
+// messages, and a server without tool use (Ollama's 400) as `unsupported`.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createProvider } from '../../../src/modules/ai/providers/index.js';
 import { type ChatRequest, ProviderError } from '../../../src/modules/ai/providers/types.js';
-import { embedText, gate, type OpenAiStandIn, startOpenAiStandIn } from '../../support/ai-standin/index.js';
+import {
+  embedText,
+  gate,
+  type OpenAiStandIn,
+  offeredTools,
+  openAiError,
+  startOpenAiStandIn,
+  toolResults,
+} from '../../support/ai-standin/index.js';
 
 const KEY = 'sk-standin-0123456789';
 let ai: OpenAiStandIn;
@@ -52,6 +62,7 @@ describe('openai provider', () => {
       usage: { input_tokens: 31, output_tokens: 7, estimated: false },
       model: 'gpt-4o-mini',
       finish: 'stop',
+      toolCalls: [],
     });
     const req = ai.requests[0]!;
     expect(req.path).toBe('/v1/chat/completions');
@@ -236,5 +247,215 @@ describe('openai provider', () => {
     expect(err).toMatchObject({ failure: 'aborted', partial: null });
     await ai.requests[0]!.done;
     expect(ai.requests[0]!.closedEarly).toBe(true);
+  });
+});
+
+const TOOLS: ChatRequest['tools'] = [
+  {
+    name: 'search_tickets',
+    description: 'Search tickets with the list filters.',
+    parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+  },
+  {
+    name: 'get_ticket',
+    description: 'Read a ticket with its messages.',
+    parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+  },
+];
+
+describe('openai provider: tool use', () => {
+  it('offers the tools as functions and reads a call without text (content null): finish tool_calls', async () => {
+    ai.answer({ toolCalls: [{ name: 'search_tickets', arguments: { q: 'parcel 7731' } }] });
+    const r = await provider().chat(ask({ tools: TOOLS }));
+    expect(r.finish).toBe('tool_calls');
+    expect(r.text).toBe('');
+    expect(r.toolCalls).toEqual([
+      { id: expect.stringMatching(/^call_/), name: 'search_tickets', arguments: '{"q":"parcel 7731"}' },
+    ]);
+    const body = ai.requests[0]!.body;
+    expect(body.tools).toEqual(
+      TOOLS!.map((t) => ({
+        type: 'function',
+        function: { name: t.name, description: t.description, parameters: t.parameters },
+      })),
+    );
+    expect(offeredTools(ai.requests[0]!)).toEqual(['search_tickets', 'get_ticket']);
+    expect(body.response_format).toBeUndefined();
+  });
+
+  it('reads text and several calls of one turn, in order', async () => {
+    ai.answer({
+      text: 'Let me look.',
+      toolCalls: [
+        { id: 'call_a', name: 'search_tickets', arguments: { q: 'refund' } },
+        { id: 'call_b', name: 'get_ticket', arguments: { id: 'T-1' } },
+      ],
+    });
+    const r = await provider().chat(ask({ tools: TOOLS }));
+    expect(r).toMatchObject({ text: 'Let me look.', finish: 'tool_calls' });
+    expect(r.toolCalls).toEqual([
+      { id: 'call_a', name: 'search_tickets', arguments: '{"q":"refund"}' },
+      { id: 'call_b', name: 'get_ticket', arguments: '{"id":"T-1"}' },
+    ]);
+  });
+
+  it('streams: text pieces reach onDelta, the calls are put together from their pieces by index', async () => {
+    ai.answer({
+      text: 'Checking two things.',
+      chunks: ['Checking ', 'two things.'],
+      toolCalls: [
+        { id: 'call_a', name: 'search_tickets', arguments: { q: 'a long query about a refund' } },
+        { id: 'call_b', name: 'get_ticket', arguments: { id: 'T-77' } },
+      ],
+      usage: { input_tokens: 40, output_tokens: 30 },
+    });
+    const pieces: string[] = [];
+    const r = await provider().chat(ask({ tools: TOOLS, onDelta: (t) => pieces.push(t) }));
+    expect(pieces).toEqual(['Checking ', 'two things.']);
+    expect(r).toMatchObject({
+      text: 'Checking two things.',
+      finish: 'tool_calls',
+      usage: { input_tokens: 40, output_tokens: 30, estimated: false },
+    });
+    expect(r.toolCalls).toEqual([
+      { id: 'call_a', name: 'search_tickets', arguments: '{"q":"a long query about a refund"}' },
+      { id: 'call_b', name: 'get_ticket', arguments: '{"id":"T-77"}' },
+    ]);
+  });
+
+  it('streams a call without text: no delta, the call whole', async () => {
+    ai.answer({ toolCalls: [{ name: 'get_ticket', arguments: { id: 'T-9' } }] });
+    const pieces: string[] = [];
+    const r = await provider().chat(ask({ tools: TOOLS, onDelta: (t) => pieces.push(t) }));
+    expect(pieces).toEqual([]);
+    expect(r).toMatchObject({ text: '', finish: 'tool_calls' });
+    expect(r.toolCalls).toEqual([
+      { id: expect.stringMatching(/^call_/), name: 'get_ticket', arguments: '{"id":"T-9"}' },
+    ]);
+  });
+
+  it('passes malformed arguments through as the text the model wrote (the caller validates), streamed or not', async () => {
+    ai.answer({ toolCalls: [{ id: 'call_x', name: 'get_ticket', arguments: '{"id": "T-1", ' }] });
+    const r = await provider().chat(ask({ tools: TOOLS }));
+    expect(r.toolCalls).toEqual([{ id: 'call_x', name: 'get_ticket', arguments: '{"id": "T-1", ' }]);
+    ai.answer({ toolCalls: [{ id: 'call_y', name: 'get_ticket', arguments: 'not json at all' }] });
+    const s = await provider().chat(ask({ tools: TOOLS, onDelta: () => {} }));
+    expect(s.toolCalls).toEqual([{ id: 'call_y', name: 'get_ticket', arguments: 'not json at all' }]);
+  });
+
+  it('a call without a function name is bad_response, streamed or not', async () => {
+    ai.answer({ toolCalls: [{ name: '', arguments: {} }] });
+    expect((await failure(provider().chat(ask({ tools: TOOLS })))).failure).toBe('bad_response');
+    ai.answer({ toolCalls: [{ name: '', arguments: {} }] });
+    expect((await failure(provider().chat(ask({ tools: TOOLS, onDelta: () => {} })))).failure).toBe('bad_response');
+  });
+
+  it('calls a server reports with finish stop (older Ollama) are still tool_calls', async () => {
+    ai.answer({ toolCalls: [{ name: 'search_tickets', arguments: { q: 'x' } }], finish: 'stop' });
+    expect((await provider().chat(ask({ tools: TOOLS }))).finish).toBe('tool_calls');
+  });
+
+  it('sends the calls and their results back as tool_calls and tool messages the server accepts', async () => {
+    ai.answer({ text: 'The parcel is in transit.' });
+    const r = await provider().chat(
+      ask({
+        tools: TOOLS,
+        messages: [
+          { role: 'user', content: PROMPT },
+          {
+            role: 'assistant',
+            content: '',
+            toolCalls: [
+              { id: 'call_a', name: 'search_tickets', arguments: '{"q":"7731"}' },
+              { id: 'call_b', name: 'get_ticket', arguments: '{"id":"T-1"}' },
+            ],
+          },
+          { role: 'tool', callId: 'call_a', name: 'search_tickets', content: '{"tickets":[]}' },
+          { role: 'tool', callId: 'call_b', name: 'get_ticket', content: '{"error":"not found"}', isError: true },
+        ],
+      }),
+    );
+    expect(r).toMatchObject({ text: 'The parcel is in transit.', finish: 'stop', toolCalls: [] });
+    const req = ai.requests[0]!;
+    expect(req.body.messages.slice(1)).toEqual([
+      { role: 'user', content: PROMPT },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'call_a', type: 'function', function: { name: 'search_tickets', arguments: '{"q":"7731"}' } },
+          { id: 'call_b', type: 'function', function: { name: 'get_ticket', arguments: '{"id":"T-1"}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_a', content: '{"tickets":[]}' },
+      { role: 'tool', tool_call_id: 'call_b', content: '{"error":"not found"}' },
+    ]);
+    expect(toolResults(req)).toEqual([
+      { callId: 'call_a', name: 'search_tickets', content: '{"tickets":[]}', isError: false },
+      { callId: 'call_b', name: 'get_ticket', content: '{"error":"not found"}', isError: false },
+    ]);
+  });
+
+  it('a result answering no call is refused as OpenAI refuses it (400: refused, not unsupported)', async () => {
+    const err = await failure(
+      provider().chat(
+        ask({
+          tools: TOOLS,
+          messages: [
+            { role: 'user', content: PROMPT },
+            { role: 'tool', callId: 'call_nobody', name: 'get_ticket', content: '{}' },
+          ],
+        }),
+      ),
+    );
+    expect(err.failure).toBe('refused');
+    expect(ai.requests).toHaveLength(1);
+    // And a call left without its result.
+    const left = await failure(
+      provider().chat(
+        ask({
+          tools: TOOLS,
+          messages: [
+            { role: 'user', content: PROMPT },
+            { role: 'assistant', content: '', toolCalls: [{ id: 'call_a', name: 'get_ticket', arguments: '{}' }] },
+            { role: 'user', content: 'And?' },
+          ],
+        }),
+      ),
+    );
+    expect(left.failure).toBe('refused');
+  });
+
+  it("a server without tool use (Ollama's 400 'does not support tools') is unsupported; without tools, refused", async () => {
+    const ollama = {
+      status: 400,
+      body: openAiError(400, 'registry.ollama.ai/library/gemma:2b does not support tools'),
+    };
+    ai.answer(ollama);
+    expect((await failure(provider().chat(ask({ tools: TOOLS })))).failure).toBe('unsupported');
+    ai.answer(ollama);
+    expect((await failure(provider().chat(ask({ tools: TOOLS, onDelta: () => {} })))).failure).toBe('unsupported');
+    ai.answer({
+      status: 400,
+      body: openAiError(400, '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'),
+    });
+    expect((await failure(provider().chat(ask({ tools: TOOLS })))).failure).toBe('unsupported');
+    ai.answer(ollama);
+    expect((await failure(provider().chat(ask()))).failure).toBe('refused');
+  });
+
+  it('estimates a usage not reported from the tools offered and the calls made', async () => {
+    ai.answer({ toolCalls: [{ id: 'call_a', name: 'get_ticket', arguments: { id: 'T-1' } }], usage: null });
+    const r = await provider().chat(ask({ tools: TOOLS }));
+    const toolChars = TOOLS!.reduce(
+      (n, t) => n + t.name.length + t.description.length + JSON.stringify(t.parameters).length,
+      0,
+    );
+    const promptChars = 'You help support agents.'.length + PROMPT.length + toolChars;
+    expect(r.usage).toEqual({
+      input_tokens: Math.ceil(promptChars / 4),
+      output_tokens: Math.ceil(('get_ticket'.length + '{"id":"T-1"}'.length) / 4),
+      estimated: true,
+    });
   });
 });

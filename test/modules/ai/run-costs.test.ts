@@ -1,7 +1,8 @@
 // What runAi charges and estimates (metering.ts costOf, spend.ts estimateUsd), case by case: the
 // catalog price to 0.000001, rule 1's typical charge for an unpriced model, 0 on an own key and
 // for a failed call, a cancelled call charged for what was generated; the estimate's minimum of
-// 0.01 and its output counted up to 4,000 tokens. And the catalog's lookups.
+// 0.01 and its output counted up to 4,000 tokens, the tools offered counted as prompt. And the
+// catalog's lookups.
 import { describe, expect, it } from 'vitest';
 import { catalogFor, findModel, TYPICAL_CHARGE_USD, typicalReplyUsd } from '../../../src/modules/ai/catalog.js';
 import { costOf } from '../../../src/modules/ai/metering.js';
@@ -44,6 +45,19 @@ describe('estimateUsd', () => {
     expect(estimateUsd({ ...base, price: GPT_4O, messages: [long], maxTokens: 100_000 })).toBe(0.065);
     expect(estimateUsd({ ...base, price: GPT_4O, messages: [long], maxTokens: 500 })).toBe(0.03);
     expect(estimateUsd({ ...base, price: GPT_4O, system: 'short', maxTokens: 10 })).toBe(0.01);
+  });
+
+  it("counts the tools offered (names, descriptions, schemas) and the calls' arguments as prompt text", () => {
+    // The same 10,000 prompt tokens as above, as a tool's text and a call's arguments.
+    const schema = { type: 'object', properties: {} };
+    const description = 'x'.repeat(20_000 - 'search'.length - JSON.stringify(schema).length);
+    const tools = [{ name: 'search', description, parameters: schema }];
+    const args = 'y'.repeat(20_000 - 'search'.length);
+    const messages = [
+      { role: 'assistant' as const, content: '', toolCalls: [{ id: 'c', name: 'search', arguments: args }] },
+    ];
+    expect(estimateUsd({ ...base, price: GPT_4O, tools, messages, maxTokens: 100_000 })).toBe(0.065);
+    expect(estimateUsd({ ...base, price: GPT_4O, tools, maxTokens: 100_000 })).toBe(0.0525);
   });
 
   it('is the typical charge (at least 0.01) without a price, and 0 on an own key', () => {

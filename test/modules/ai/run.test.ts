@@ -2,11 +2,20 @@
 // the production SDK: the model of each tier, one ai_usage row per call with its cost (catalog
 // price; rule 1's typical charge for an unpriced model; 0 on an own key), streamed deltas, a
 // failed call (0, failed, 502 ai_unavailable), a timeout, an aborted call (cancelled, charged for
-// what was generated), a workspace with AI off (404 ai_disabled), and tenants kept apart.
+// what was generated), a workspace with AI off (404 ai_disabled), and tenants kept apart. Tool
+// use: the tools reach the provider and the calls come back, metered; a model without tool use
+// answers 501 ai_unsupported.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProviderError } from '../../../src/modules/ai/providers/types.js';
 import { runAi } from '../../../src/modules/ai/run.js';
-import { gate, type OpenAiStandIn, startOpenAiStandIn } from '../../support/ai-standin/index.js';
+import {
+  gate,
+  type OpenAiStandIn,
+  offeredTools,
+  openAiError,
+  startOpenAiStandIn,
+  toolResults,
+} from '../../support/ai-standin/index.js';
 import { newTenant, type Service, startService, type Tenant } from '../../support/helpers.js';
 
 let ai: OpenAiStandIn;
@@ -185,5 +194,68 @@ describe('runAi', () => {
     expect(ai.requests[before + 1]!.body.model).toBe('gpt-4o');
     expect((await usageOf(a)).map((r) => r.model)).toEqual(['gpt-4o-mini']);
     expect((await usageOf(b)).map((r) => r.model)).toEqual(['gpt-4o']);
+  });
+
+  const TOOLS = [
+    {
+      name: 'search_tickets',
+      description: 'Search tickets with the list filters.',
+      parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+    },
+  ];
+
+  it('passes the tools, returns the calls, and sends the results back; each turn metered', async () => {
+    const t = await newTenant(svc.api);
+    ai.answer({
+      toolCalls: [{ id: 'call_1', name: 'search_tickets', arguments: { q: 'parcel' } }],
+      usage: { input_tokens: 300, output_tokens: 20 },
+    });
+    const before = ai.requests.length;
+    const first = await runAi(svc.rt.deps, caller(t), call({ feature: 'assistant', tools: TOOLS }));
+    expect(first).toMatchObject({ finish: 'tool_calls', text: '', source: 'instance' });
+    expect(first.toolCalls).toEqual([{ id: 'call_1', name: 'search_tickets', arguments: '{"q":"parcel"}' }]);
+    expect(offeredTools(ai.requests[before]!)).toEqual(['search_tickets']);
+    ai.answer({ text: 'Two tickets mention the parcel.', usage: { input_tokens: 350, output_tokens: 10 } });
+    const second = await runAi(
+      svc.rt.deps,
+      caller(t),
+      call({
+        feature: 'assistant',
+        tools: TOOLS,
+        messages: [
+          ...call().messages,
+          { role: 'assistant', content: first.text, toolCalls: first.toolCalls },
+          { role: 'tool', callId: 'call_1', name: 'search_tickets', content: '{"tickets":["T-1","T-2"]}' },
+        ],
+      }),
+    );
+    expect(second).toMatchObject({ finish: 'stop', text: 'Two tickets mention the parcel.', toolCalls: [] });
+    expect(toolResults(ai.requests[before + 1]!)).toEqual([
+      { callId: 'call_1', name: 'search_tickets', content: '{"tickets":["T-1","T-2"]}', isError: false },
+    ]);
+    const rows = await usageOf(t);
+    expect(rows.map((r) => [r.feature, r.outcome, r.input_tokens, r.output_tokens])).toEqual([
+      ['assistant', 'ok', 300, 20],
+      ['assistant', 'ok', 350, 10],
+    ]);
+  });
+
+  it('a model without tool use answers 501 ai_unsupported; the failed call costs nothing', async () => {
+    const t = await newTenant(svc.api);
+    ai.answer({ status: 400, body: openAiError(400, 'registry.ollama.ai/library/gemma:2b does not support tools') });
+    const err = await runAi(svc.rt.deps, caller(t), call({ feature: 'assistant', tools: TOOLS })).catch((e) => e);
+    expect(err).toMatchObject({ status: 501, code: 'ai_unsupported' });
+    expect(err.detail).not.toContain('gemma');
+    const [row] = await usageOf(t);
+    expect(row).toMatchObject({ feature: 'assistant', outcome: 'failed' });
+    expect(Number(row!.cost_usd)).toBe(0);
+    // Streamed too.
+    ai.answer({ status: 400, body: openAiError(400, 'registry.ollama.ai/library/gemma:2b does not support tools') });
+    const streamed = await runAi(
+      svc.rt.deps,
+      caller(t),
+      call({ feature: 'assistant', tools: TOOLS, onDelta: () => {} }),
+    ).catch((e) => e);
+    expect(streamed).toMatchObject({ status: 501, code: 'ai_unsupported' });
   });
 });

@@ -336,4 +336,46 @@ describe('hosted offering (STRIPE_SECRET_KEY set)', () => {
     expect(b.usage.members).toBe(3);
     expect(b.billed_seats).toBe(3);
   });
+
+  it('at the limit, mailboxes created at once: exactly one is made, the others answer 402 plan_limit', async () => {
+    for (let round = 0; round < 3; round++) {
+      const t = await newTenant(svc.api);
+      // The account exists already (its first insert would make the creates wait on each other).
+      expect((await svc.api.get('/v1/billing', t.as)).status).toBe(200);
+      const at = Date.now();
+      const all = await Promise.all(
+        [1, 2, 3].map((n) =>
+          svc.api.post('/v1/mailboxes', { name: `Box ${n}`, email: `race${round}-${n}-${at}@acme.test` }, t.as),
+        ),
+      );
+      expect(all.map((r) => r.status).sort(), all.map((r) => r.text).join('\n')).toEqual([201, 402, 402]);
+      for (const r of all.filter((x) => x.status === 402)) expect(isErrorBody(r.body, 402, 'plan_limit')).toBe(true);
+      expect((await svc.api.get('/v1/mailboxes', t.as)).body.data).toHaveLength(1);
+    }
+  });
+
+  it('at the limit, invitations accepted at once: exactly one joins, the other answers 402 plan_limit', async () => {
+    for (let round = 0; round < 3; round++) {
+      const t = await newTenant(svc.api);
+      await addMember(svc, t, 'agent');
+      expect((await svc.api.get('/v1/billing', t.as)).status).toBe(200);
+      // Two seats taken, one left; two people accept their agent invitations together.
+      const people = await Promise.all([1, 2].map((n) => signUp(svc.api, `Racer ${round}-${n}`)));
+      const tokens: string[] = [];
+      for (const p of people) {
+        const inv = await svc.api.post('/v1/invitations', { email: p.email, role: 'agent' }, t.as);
+        expect(inv.status, inv.text).toBe(201);
+        tokens.push(inv.body.token);
+      }
+      const all = await Promise.all(
+        people.map((p, i) => svc.api.post('/v1/invitations/accept', { token: tokens[i] }, { token: p.token })),
+      );
+      const joined = all.filter((r) => r.status < 300);
+      const refused = all.filter((r) => r.status >= 300);
+      expect(joined, all.map((r) => r.text).join('\n')).toHaveLength(1);
+      expect(refused).toHaveLength(1);
+      expect(isErrorBody(refused[0]!.body, 402, 'plan_limit'), refused[0]!.text).toBe(true);
+      expect((await svc.api.get('/v1/billing', t.as)).body.usage.members).toBe(3);
+    }
+  });
 });

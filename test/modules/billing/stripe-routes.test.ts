@@ -6,7 +6,16 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { stripeBillingProvider } from '../../../src/modules/billing/stripe/provider.js';
 import { type OpenAiStandIn, startOpenAiStandIn } from '../../support/ai-standin/index.js';
-import { addMember, isErrorBody, newTenant, type Service, startService, type Tenant } from '../../support/helpers.js';
+import {
+  addMember,
+  eventsAfterOf,
+  isErrorBody,
+  latestSeqOf,
+  newTenant,
+  type Service,
+  startService,
+  type Tenant,
+} from '../../support/helpers.js';
 import { until } from '../../support/pictures.js';
 import { type StripeStandIn, startStripeStandIn } from '../../support/stripe-standin/index.js';
 import { addPrices } from './stripe-setup.js';
@@ -58,6 +67,25 @@ async function saveCard(t: Tenant) {
   for (const e of stripe.completeCheckout(sessionOf(r.body.url))) expect((await stripe.send(e)).status).toBe(200);
 }
 
+/** Subscribes through a checkout and its events; the subscription's id at Stripe. */
+async function subscribe(t: Tenant): Promise<string> {
+  const r = await svc.api.post('/v1/billing/checkout', { interval: 'month' }, t.as);
+  expect(r.status, r.text).toBe(200);
+  const session = sessionOf(r.body.url);
+  for (const e of stripe.completeCheckout(session)) expect((await stripe.send(e)).status).toBe(200);
+  return stripe.sessions.get(session)?.subscription as string;
+}
+
+/** The subscription as the customer portal (or Stripe's dunning) changes it, delivered signed. */
+async function change(subId: string, changes: Record<string, unknown>, opts?: { deleted?: boolean }) {
+  const out = await stripe.send(stripe.updateSubscription(subId, changes, opts));
+  expect(out.status, out.body).toBe(200);
+}
+
+let boxes = 0;
+const mailbox = (t: Tenant) =>
+  svc.api.post('/v1/mailboxes', { name: `Box ${++boxes}`, email: `box${boxes}-${Date.now()}@acme.test` }, t.as);
+
 describe('a top-up', () => {
   it('is credited once when Stripe says it is paid, whatever the order, replays included', async () => {
     const t = await newTenant(svc.api);
@@ -74,6 +102,36 @@ describe('a top-up', () => {
     const after = await billing(t);
     expect(after.ai.purchased_usd).toBe(20);
     expect(after.ai.remaining_usd).toBeCloseTo(before.ai.remaining_usd + 20, 6);
+  });
+
+  it('answers each verified event with its receipt; a replay answers 200 duplicate and changes nothing', async () => {
+    const t = await newTenant(svc.api);
+    const r = await svc.api.post('/v1/billing/top-up/checkout', { top_ups: 1 }, t.as);
+    const [succeeded, completed] = stripe.completeCheckout(sessionOf(r.body.url));
+    const first = await stripe.send(completed!);
+    expect(first.status, first.body).toBe(200);
+    expect(JSON.parse(first.body)).toEqual({
+      received: true,
+      id: completed!.id,
+      type: 'checkout.session.completed',
+      result: 'processed',
+    });
+    const before = await billing(t);
+    expect(before.ai.purchased_usd).toBe(10);
+    const since = await latestSeqOf(svc, t);
+    // Stripe delivers it again (a lost answer, a retry), twice at once.
+    const again = await Promise.all([stripe.send(completed!), stripe.send(completed!)]);
+    for (const a of again) {
+      expect(a.status, a.body).toBe(200);
+      expect(JSON.parse(a.body)).toMatchObject({ received: true, id: completed!.id, result: 'duplicate' });
+    }
+    expect(await billing(t)).toEqual(before);
+    expect((await eventsAfterOf(svc, t, since)).filter((e) => e.type === 'billing.updated')).toEqual([]);
+    // A type the service does not act on: 200, ignored.
+    const other = { ...succeeded!, id: `${succeeded!.id}_invoice`, type: 'invoice.paid' };
+    const ignored = await stripe.send(other);
+    expect(ignored.status, ignored.body).toBe(200);
+    expect(JSON.parse(ignored.body)).toMatchObject({ type: 'invoice.paid', result: 'ignored' });
   });
 
   it('answers 400 to a badly signed, unsigned or old event over HTTP, and credits nothing', async () => {
@@ -115,6 +173,68 @@ describe('the plan', () => {
     const subId = [...stripe.subscriptions.keys()][0] as string;
     expect((await stripe.send(stripe.updateSubscription(subId, {}, { deleted: true }))).status).toBe(200);
     expect(await billing(t)).toMatchObject({ plan: 'free', status: 'canceled', interval: null });
+  });
+});
+
+describe('the plan limits follow the subscription', () => {
+  it('past_due keeps pro and its limits while Stripe retries; deleted is limited again, nothing removed', async () => {
+    const t = await newTenant(svc.api);
+    const subId = await subscribe(t);
+    for (const _ of [1, 2]) expect((await mailbox(t)).status).toBe(201);
+    // The renewal's payment failed: Stripe retries (past_due).
+    await change(subId, { status: 'past_due' });
+    expect(await billing(t)).toMatchObject({
+      plan: 'pro',
+      status: 'past_due',
+      limits: { max_mailboxes: 0, max_members: 0 },
+    });
+    expect((await mailbox(t)).status).toBe(201);
+    for (const role of ['admin', 'agent', 'agent'] as const) await addMember(svc, t, role);
+    const v = await addMember(svc, t, 'viewer');
+    const promote = await svc.api.patch(`/v1/members/${v.userId}`, { role: 'agent' }, t.as);
+    expect(promote.status, promote.text).toBe(200);
+
+    // The retries ran out and Stripe canceled it (deleted): free, its limits again.
+    await change(subId, {}, { deleted: true });
+    const b = await billing(t);
+    expect(b).toMatchObject({
+      plan: 'free',
+      status: 'canceled',
+      interval: null,
+      seats: 0,
+      limits: { max_mailboxes: 1, max_members: 3 },
+      usage: { mailboxes: 3, members: 5 },
+    });
+    const more = await mailbox(t);
+    expect(isErrorBody(more.body, 402, 'plan_limit'), more.text).toBe(true);
+    const v2 = await addMember(svc, t, 'viewer');
+    const seat = await svc.api.patch(`/v1/members/${v2.userId}`, { role: 'agent' }, t.as);
+    expect(isErrorBody(seat.body, 402, 'plan_limit'), seat.text).toBe(true);
+    // Nothing existing was removed.
+    expect((await svc.api.get('/v1/mailboxes', t.as)).body.data).toHaveLength(3);
+    expect((await billing(t)).usage).toEqual({ mailboxes: 3, members: 5 });
+  });
+
+  it('unpaid (retries ran out, the subscription kept) gets the free limits until it is paid again', async () => {
+    const t = await newTenant(svc.api);
+    const subId = await subscribe(t);
+    await change(subId, { status: 'unpaid' });
+    expect(await billing(t)).toMatchObject({
+      plan: 'free',
+      status: 'unpaid',
+      interval: 'month',
+      seats: 1,
+      limits: { max_mailboxes: 1, max_members: 3 },
+    });
+    expect((await mailbox(t)).status).toBe(201);
+    expect(isErrorBody((await mailbox(t)).body, 402, 'plan_limit')).toBe(true);
+    // Still one subscription: paying it is the portal's, not a second checkout.
+    const again = await svc.api.post('/v1/billing/checkout', { interval: 'month' }, t.as);
+    expect(isErrorBody(again.body, 409, 'conflict'), again.text).toBe(true);
+    // The open invoice paid in the portal: pro again.
+    await change(subId, { status: 'active' });
+    expect(await billing(t)).toMatchObject({ plan: 'pro', status: 'active', limits: { max_mailboxes: 0 } });
+    expect((await mailbox(t)).status).toBe(201);
   });
 });
 

@@ -33,7 +33,7 @@ describe('signatures', () => {
     expect(suite.core.of(w.id).credits).toEqual([]);
     expect(await suite.rows('stripe_events', w.id)).toEqual([]);
     // The same event, well signed, is then processed.
-    expect((await suite.deliver(completed)).body).toEqual({ received: true, duplicate: false });
+    expect((await suite.deliver(completed)).body).toMatchObject({ received: true, result: 'processed' });
     expect(suite.core.of(w.id).credits).toHaveLength(1);
   });
 
@@ -50,7 +50,7 @@ describe('a paid top-up', () => {
     const w = await suite.workspace();
     const { completed, succeeded } = await topUpCheckout(w.id, w.customer, 3);
     expect((await suite.deliver(completed)).status).toBe(200);
-    expect((await suite.deliver(succeeded)).body).toEqual({ received: true, duplicate: false });
+    expect((await suite.deliver(succeeded)).body).toMatchObject({ received: true, result: 'processed' });
     const l = suite.core.of(w.id);
     expect(l.credits).toEqual([
       {
@@ -70,8 +70,8 @@ describe('a paid top-up', () => {
     const { completed, succeeded } = await topUpCheckout(w.id, w.customer, 2);
     await suite.deliver(succeeded);
     await suite.deliver(completed);
-    expect((await suite.deliver(succeeded)).body).toEqual({ received: true, duplicate: true });
-    expect((await suite.deliver(completed)).body).toEqual({ received: true, duplicate: true });
+    expect((await suite.deliver(succeeded)).body).toMatchObject({ received: true, result: 'duplicate' });
+    expect((await suite.deliver(completed)).body).toMatchObject({ received: true, result: 'duplicate' });
     expect(suite.core.of(w.id).credits.map((c) => c.usd)).toEqual([20]);
     expect(await suite.rows('stripe_events', w.id)).toHaveLength(2);
   });
@@ -83,7 +83,7 @@ describe('a paid top-up', () => {
       [completed, succeeded, completed, succeeded, completed, succeeded].map((e) => suite.deliver(e)),
     );
     expect(all.every((r) => r.status === 200)).toBe(true);
-    expect(all.filter((r) => !r.body.duplicate)).toHaveLength(2);
+    expect(all.filter((r) => r.body.result === 'processed')).toHaveLength(2);
     expect(suite.core.of(w.id).credits).toHaveLength(1);
   });
 
@@ -137,6 +137,26 @@ describe('the subscription', () => {
     expect(last).toMatchObject({ plan: 'pro', seats: 4, cancelAtPeriodEnd: true });
   });
 
+  it('past_due stays pro while Stripe retries; unpaid, incomplete and paused are free with the subscription kept', async () => {
+    const { w, subId } = await subscribe(2);
+    for (const [status, plan] of [
+      ['past_due', 'pro'],
+      ['unpaid', 'free'],
+      ['incomplete', 'free'],
+      ['paused', 'free'],
+      ['active', 'pro'],
+    ] as const) {
+      expect((await suite.deliver(suite.stripe.updateSubscription(subId, { status }))).status).toBe(200);
+      expect(suite.core.of(w.id).subscriptions.at(-1), status).toMatchObject({
+        plan,
+        status,
+        seats: 2,
+        interval: 'month',
+        subscriptionId: subId,
+      });
+    }
+  });
+
   it('deleted returns the workspace to free', async () => {
     const { w, subId } = await subscribe(1);
     const deleted = suite.stripe.updateSubscription(subId, {}, { deleted: true });
@@ -179,8 +199,8 @@ describe('other events', () => {
       },
     };
     for (const e of [other, stranger, gone]) {
-      expect((await suite.deliver(e)).body).toEqual({ received: true, duplicate: false });
-      expect((await suite.deliver(e)).body).toEqual({ received: true, duplicate: true });
+      expect((await suite.deliver(e)).body).toEqual({ received: true, id: e.id, type: e.type, result: 'ignored' });
+      expect((await suite.deliver(e)).body).toMatchObject({ received: true, result: 'duplicate' });
     }
     expect(suite.core.of(w.id).credits).toEqual([]);
   });

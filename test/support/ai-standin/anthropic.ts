@@ -3,7 +3,16 @@
 // content_block_stop, message_delta, message_stop), GET /v1/models, and Anthropic's error bodies
 // `{type:'error', error:{type, message}}`. A JSON answer is the input of the tool the request
 // forces (`tool_choice: {type:'tool', name}`). index.ts documents the API.
-import { type CoreOptions, type Dialect, type Play, type Recorded, type StandInCore, startCore } from './core.js';
+import { randomBytes } from 'node:crypto';
+import {
+  type CoreOptions,
+  type Dialect,
+  type Play,
+  type PlayedCall,
+  type Recorded,
+  type StandInCore,
+  startCore,
+} from './core.js';
 
 export interface AnthropicStandIn extends StandInCore {
   /** The API's origin a client is given as its base URL: `http://127.0.0.1:<port>`. */
@@ -35,7 +44,68 @@ function inputChars(req: Recorded): number {
   const system = req.body?.system;
   const msgs: Array<{ content?: unknown }> = Array.isArray(req.body?.messages) ? req.body.messages : [];
   const text = (c: unknown) => (typeof c === 'string' ? c.length : JSON.stringify(c ?? '').length);
-  return text(system ?? '') + msgs.reduce((n, m) => n + text(m.content), 0);
+  // The tools offered are prompt text too (a forced JSON tool's schema is already the answer's).
+  const tools = Array.isArray(req.body?.tools) && !forcedTool(req) ? JSON.stringify(req.body.tools).length : 0;
+  return text(system ?? '') + msgs.reduce((n, m) => n + text(m.content), tools);
+}
+
+type Block = { type?: string; id?: unknown; tool_use_id?: unknown; name?: unknown };
+const blocksOf = (m: { content?: unknown } | undefined): Block[] => (Array.isArray(m?.content) ? m.content : []);
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/**
+ * What Anthropic refuses about tools (400): a tool without a valid name or an object input_schema,
+ * a tool_result whose tool_use_id is no tool_use of the assistant message just before, and a
+ * tool_use left without its tool_result in the next message.
+ */
+function invalidTools(b: any): string | null {
+  if (b.tools !== undefined) {
+    if (!Array.isArray(b.tools)) return 'tools: Input should be a valid list';
+    for (const [i, t] of b.tools.entries()) {
+      if (typeof t?.name !== 'string' || !TOOL_NAME.test(t.name))
+        return `tools.${i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`;
+      if (t.input_schema?.type !== 'object') return `tools.${i}.custom.input_schema.type: Input should be 'object'`;
+    }
+  }
+  const msgs = b.messages as Array<{ role?: string; content?: unknown }>;
+  for (const [i, m] of msgs.entries()) {
+    const results = blocksOf(m).filter((x) => x?.type === 'tool_result');
+    if (results.length === 0) continue;
+    const prev = msgs[i - 1];
+    const uses = new Set(
+      prev?.role === 'assistant'
+        ? blocksOf(prev)
+            .filter((x) => x?.type === 'tool_use')
+            .map((x) => x.id)
+        : [],
+    );
+    const stray = results.find((r) => m.role !== 'user' || !uses.has(r.tool_use_id));
+    if (stray)
+      return `messages.${i}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(stray.tool_use_id)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+  }
+  for (const [i, m] of msgs.entries()) {
+    if (m?.role !== 'assistant' || i === msgs.length - 1) continue;
+    const answered = new Set(
+      blocksOf(msgs[i + 1])
+        .filter((x) => x?.type === 'tool_result')
+        .map((x) => x.tool_use_id),
+    );
+    const missing = blocksOf(m).filter((x) => x?.type === 'tool_use' && !answered.has(x.id));
+    if (missing.length)
+      return `messages.${i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.map((x) => String(x.id)).join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+  }
+  return null;
+}
+
+/** A scripted call's input as Anthropic sends it: an object; a text that is one, parsed; else the text as is. */
+function inputOf(c: PlayedCall): unknown {
+  if (typeof c.value !== 'string') return c.value ?? {};
+  try {
+    const v = JSON.parse(c.value) as unknown;
+    return v && typeof v === 'object' && !Array.isArray(v) ? v : c.value;
+  } catch {
+    return c.value;
+  }
 }
 
 function invalid(req: Recorded): string | null {
@@ -47,11 +117,11 @@ function invalid(req: Recorded): string | null {
   const tool = forcedTool(req);
   if (tool && !(b.tools ?? []).some((t: { name?: string }) => t.name === tool))
     return `tool_choice: no tool named ${tool}`;
-  return null;
+  return invalidTools(b);
 }
 
 const stopReason = (req: Recorded, p: Play) =>
-  p.finish === 'length' ? 'max_tokens' : forcedTool(req) ? 'tool_use' : 'end_turn';
+  p.finish === 'length' ? 'max_tokens' : forcedTool(req) || p.finish === 'tool_calls' ? 'tool_use' : 'end_turn';
 
 const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
 
@@ -91,6 +161,11 @@ function dialect(s: { models: string[] }): Dialect {
       return req.method === 'POST' && req.path === '/v1/messages' ? 'scripted' : undefined;
     },
     invalid,
+    callId: () =>
+      `toolu_${randomBytes(18)
+        .toString('base64')
+        .replace(/[^A-Za-z0-9]/g, '')
+        .slice(0, 24)}`,
     streams: (req) => req.body?.stream === true,
     inputChars,
     schema: (req) => {
@@ -102,7 +177,10 @@ function dialect(s: { models: string[] }): Dialect {
       const block = tool
         ? { type: 'tool_use', id: `toolu_standin${n}`, name: tool, input: p.json ?? {} }
         : { type: 'text', text: p.text };
-      const m = message(req, [block], p.usage ?? { input_tokens: 0, output_tokens: 0 });
+      // Calls follow the text; calls alone have no text block.
+      const calls = p.calls.map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: inputOf(c) }));
+      const blocks = calls.length && !tool ? [...(p.text === '' ? [] : [block]), ...calls] : [block];
+      const m = message(req, blocks, p.usage ?? { input_tokens: 0, output_tokens: 0 });
       m.stop_reason = stopReason(req, p);
       return m;
     },
@@ -114,15 +192,32 @@ function dialect(s: { models: string[] }): Dialect {
         : { type: 'text', text: '' };
       const delta = (t: string) =>
         tool ? { type: 'input_json_delta', partial_json: t } : { type: 'text_delta', text: t };
+      // Calls (not with a forced tool): a tool_use block each after the text block (if any), its
+      // input's JSON in input_json_delta pieces; a piece frame carries the block's stop and the next start.
+      const calls = tool ? [] : p.calls;
+      const withText = calls.length === 0 || p.text !== '';
+      const first = withText ? 1 : 0;
+      const callPieces = calls.flatMap((c, i) => {
+        const index = first + i;
+        const stopPrev = index > 0 ? event('content_block_stop', { index: index - 1 }) : '';
+        const use = { type: 'tool_use', id: c.id, name: c.name, input: {} };
+        return [
+          stopPrev + event('content_block_start', { index, content_block: use }),
+          ...c.pieces.map((t) =>
+            event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: t } }),
+          ),
+        ];
+      });
+      const last = first + calls.length - 1;
       return {
         head: [
           event('message_start', { message: start }),
-          event('content_block_start', { index: 0, content_block: block }),
+          ...(withText ? [event('content_block_start', { index: 0, content_block: block })] : []),
           event('ping', {}),
         ],
-        pieces: p.pieces.map((t) => event('content_block_delta', { index: 0, delta: delta(t) })),
+        pieces: [...p.pieces.map((t) => event('content_block_delta', { index: 0, delta: delta(t) })), ...callPieces],
         tail: [
-          event('content_block_stop', { index: 0 }),
+          event('content_block_stop', { index: last }),
           event('message_delta', {
             delta: { stop_reason: stopReason(req, p), stop_sequence: null },
             usage: { output_tokens: p.usage?.output_tokens ?? 0 },

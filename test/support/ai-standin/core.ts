@@ -10,18 +10,37 @@ export interface ScriptedUsage {
   output_tokens?: number;
 }
 
+/**
+ * A tool call a scripted answer makes. `arguments`: an object (any non-string) is sent as its JSON
+ * text; a string is sent as is (so a test can send malformed arguments). `id` defaults to a
+ * vendor-like id (OpenAI `call_…`, Anthropic `toolu_…`).
+ */
+export interface SayToolCall {
+  id?: string;
+  name: string;
+  arguments: unknown;
+}
+
 /** What a text (or JSON) answer says, and how it is split on the wire when streamed. */
 export interface Say {
-  /** The whole answer; for `json`, its JSON text is streamed. */
+  /** The whole answer; for `json`, its JSON text is streamed. Default: DEFAULT_TEXT, or none with `toolCalls`. */
   text?: string;
+  /**
+   * Tool calls, after the text (if any), in the vendor's wire format; streamed, each call's
+   * arguments are cut into pieces. The finish is then the vendor's tool-call reason.
+   */
+  toolCalls?: SayToolCall[];
   /** A JSON value: OpenAI answers it as the message's content, Anthropic as the forced tool's input. */
   json?: unknown;
   /** How the streamed answer is cut into pieces (default: about 3 pieces on word boundaries). */
   chunks?: string[];
   /** Counts to report (default: ~4 characters a token). `null`: the server reports none. */
   usage?: ScriptedUsage | null;
-  /** Why the answer ended (default stop; `length` = maxTokens reached). */
-  finish?: 'stop' | 'length';
+  /**
+   * Why the answer ended (default stop, or tool_calls with `toolCalls`; `length` = maxTokens
+   * reached). `stop` with `toolCalls` plays a server that does not say tool_calls (older Ollama).
+   */
+  finish?: 'stop' | 'length' | 'tool_calls';
 }
 
 /** A test holds a gate's answer after its first piece and lets it go with `release()`. */
@@ -79,13 +98,25 @@ export interface Recorded {
   done: Promise<void>;
 }
 
-/** A normalised text answer a vendor writes: the pieces, the counts, the reason it ended. */
+/** A tool call as played: its id, name, the arguments as scripted and as text, and their streamed pieces. */
+export interface PlayedCall {
+  id: string;
+  name: string;
+  /** The scripted value (an object, or the text as given). */
+  value: unknown;
+  /** The arguments' text on the wire. */
+  arguments: string;
+  pieces: string[];
+}
+
+/** A normalised text answer a vendor writes: the pieces, the calls, the counts, the reason it ended. */
 export interface Play {
   text: string;
   json: unknown;
   pieces: string[];
+  calls: PlayedCall[];
   usage: { input_tokens: number; output_tokens: number } | null;
-  finish: 'stop' | 'length';
+  finish: 'stop' | 'length' | 'tool_calls';
 }
 
 export interface Reply {
@@ -116,6 +147,8 @@ export interface Dialect {
   inputChars(req: Recorded): number;
   /** The JSON schema the request asks the answer to match (null: free text). */
   schema(req: Recorded): unknown;
+  /** A new vendor-like tool call id (call_…, toolu_…). */
+  callId(): string;
 }
 
 export interface StandInCore {
@@ -151,20 +184,34 @@ export function splitText(text: string): string[] {
   return out;
 }
 
+/** Cuts a call's arguments into about three pieces anywhere (the vendors cut JSON mid-token). */
+export function splitArguments(text: string): string[] {
+  if (text.length < 3) return text === '' ? [] : [text];
+  const per = Math.ceil(text.length / 3);
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += per) out.push(text.slice(i, i + per));
+  return out;
+}
+
 export const DEFAULT_TEXT = 'This is the stand-in answer.';
 
-function toPlay(say: Say, inputChars: number, schema: unknown): Play {
+function toPlay(say: Say, inputChars: number, schema: unknown, callId: () => string): Play {
+  const calls: PlayedCall[] = (say.toolCalls ?? []).map((c) => {
+    const text = typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments ?? {});
+    return { id: c.id ?? callId(), name: c.name, value: c.arguments, arguments: text, pieces: splitArguments(text) };
+  });
   const json = say.json !== undefined ? say.json : say.text === undefined && schema ? sampleOf(schema) : undefined;
-  const text = json !== undefined ? JSON.stringify(json) : (say.text ?? DEFAULT_TEXT);
-  const pieces = say.chunks ?? splitText(text);
+  const text = json !== undefined ? JSON.stringify(json) : (say.text ?? (calls.length ? '' : DEFAULT_TEXT));
+  const pieces = say.chunks ?? (text === '' && calls.length ? [] : splitText(text));
+  const callChars = calls.reduce((n, c) => n + c.name.length + c.arguments.length, 0);
   const usage =
     say.usage === null
       ? null
       : {
           input_tokens: say.usage?.input_tokens ?? estimateTokens(inputChars),
-          output_tokens: say.usage?.output_tokens ?? estimateTokens(text.length),
+          output_tokens: say.usage?.output_tokens ?? estimateTokens(text.length + callChars),
         };
-  return { text, json, pieces, usage, finish: say.finish ?? 'stop' };
+  return { text, json, pieces, calls, usage, finish: say.finish ?? (calls.length ? 'tool_calls' : 'stop') };
 }
 
 const sse = (res: ServerResponse, frame: string) => res.write(frame);
@@ -323,7 +370,7 @@ export async function startCore<T extends object>(
     const invalid = dialect.invalid(rec);
     if (invalid) return send(res, 400, dialect.errorBody(400, invalid));
     const answer = queue.shift() ?? core.fallback(rec);
-    const play = (say: Say) => toPlay(say, dialect.inputChars(rec), dialect.schema(rec));
+    const play = (say: Say) => toPlay(say, dialect.inputChars(rec), dialect.schema(rec), dialect.callId);
     await playAnswer({ dialect, rec, res, answer, play });
   };
 

@@ -2,7 +2,7 @@
 // `data: {chunk}` lines ending `data: [DONE]`, a last chunk with `usage` when
 // `stream_options.include_usage`), POST /v1/embeddings (float or base64), GET /v1/models, and
 // OpenAI's error bodies. index.ts documents the API.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   type CoreOptions,
   type Dialect,
@@ -82,13 +82,64 @@ function embeddings(req: Recorded): Reply {
   };
 }
 
+/** Characters of the prompt: the messages (the calls' names and arguments included) and the tools offered. */
 function messageChars(req: Recorded): number {
-  const msgs: Array<{ content?: unknown }> = Array.isArray(req.body?.messages) ? req.body.messages : [];
-  return msgs.reduce(
-    (n, m) => n + (typeof m.content === 'string' ? m.content.length : JSON.stringify(m.content).length),
-    0,
-  );
+  const msgs: Array<{ content?: unknown; tool_calls?: unknown }> = Array.isArray(req.body?.messages)
+    ? req.body.messages
+    : [];
+  const text = (c: unknown) => (c == null ? 0 : typeof c === 'string' ? c.length : JSON.stringify(c).length);
+  const calls = (m: { tool_calls?: unknown }) =>
+    Array.isArray(m.tool_calls)
+      ? m.tool_calls.reduce(
+          (n: number, c: { function?: { name?: unknown; arguments?: unknown } }) =>
+            n + text(c.function?.name) + text(c.function?.arguments),
+          0,
+        )
+      : 0;
+  const tools = Array.isArray(req.body?.tools) ? JSON.stringify(req.body.tools).length : 0;
+  return msgs.reduce((n, m) => n + text(m.content) + calls(m), tools);
 }
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/**
+ * What OpenAI refuses about tools (400): tools that are not well-formed functions, a `tool`
+ * message that answers no call of the assistant message before it, and an assistant's call left
+ * without its `tool` message before the next user or assistant message (or the end).
+ */
+function invalidTools(body: any): string | null {
+  if (body.tools !== undefined) {
+    if (!Array.isArray(body.tools) || body.tools.length === 0) return "[] is too short - 'tools'";
+    for (const [i, t] of body.tools.entries()) {
+      if (t?.type !== 'function') return `Invalid value for 'tools[${i}].type': expected 'function'.`;
+      if (typeof t.function?.name !== 'string' || !TOOL_NAME.test(t.function.name))
+        return `Invalid 'tools[${i}].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`;
+    }
+  }
+  let open = new Set<string>();
+  const unanswered = () =>
+    `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${[...open].join(', ')}`;
+  for (const m of body.messages as Array<{ role?: string; tool_call_id?: unknown; tool_calls?: unknown }>) {
+    if (m?.role === 'tool') {
+      if (typeof m.tool_call_id !== 'string' || !open.has(m.tool_call_id))
+        return "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.";
+      open.delete(m.tool_call_id);
+      continue;
+    }
+    if (open.size > 0) return unanswered();
+    if (m?.role === 'assistant' && Array.isArray(m.tool_calls)) {
+      open = new Set(m.tool_calls.map((c: { id?: unknown }) => String(c?.id)));
+    }
+  }
+  return open.size > 0 ? unanswered() : null;
+}
+
+/** A call in the wire format (arguments as text), whole or as a stream's first piece. */
+const wireCall = (c: { id: string; name: string }, args: string) => ({
+  id: c.id,
+  type: 'function',
+  function: { name: c.name, arguments: args },
+});
 
 const usageOf = (p: Play) =>
   p.usage && {
@@ -123,7 +174,12 @@ function dialect(s: { models: string[]; embeddingFailures: Reply[] }): Dialect {
         ? "'model' is a required property"
         : !Array.isArray(req.body?.messages) || req.body.messages.length === 0
           ? "'messages' must be a non-empty array"
-          : null,
+          : invalidTools(req.body),
+    callId: () =>
+      `call_${randomBytes(18)
+        .toString('base64')
+        .replace(/[^A-Za-z0-9]/g, '')
+        .slice(0, 24)}`,
     streams: (req) => req.body?.stream === true,
     inputChars: messageChars,
     schema: (req) =>
@@ -136,7 +192,13 @@ function dialect(s: { models: string[]; embeddingFailures: Reply[] }): Dialect {
       choices: [
         {
           index: 0,
-          message: { role: 'assistant', content: p.text, refusal: null },
+          message: {
+            role: 'assistant',
+            // Calls without text: content null, as the vendor sends it.
+            content: p.text === '' && p.calls.length ? null : p.text,
+            refusal: null,
+            ...(p.calls.length ? { tool_calls: p.calls.map((c) => wireCall(c, c.arguments)) } : {}),
+          },
           logprobs: null,
           finish_reason: p.finish,
         },
@@ -153,9 +215,14 @@ function dialect(s: { models: string[]; embeddingFailures: Reply[] }): Dialect {
       const tail = [delta({}, p.finish)];
       if (withUsage && p.usage) tail.push(chunk([], { usage: usageOf(p) }));
       tail.push('data: [DONE]\n\n');
+      // Each call: its id, type and name with empty arguments, then the arguments in pieces.
+      const callPieces = p.calls.flatMap((c, index) => [
+        delta({ tool_calls: [{ index, ...wireCall(c, '') }] }),
+        ...c.pieces.map((a) => delta({ tool_calls: [{ index, function: { arguments: a } }] })),
+      ]);
       return {
-        head: [delta({ role: 'assistant', content: '', refusal: null })],
-        pieces: p.pieces.map((t) => delta({ content: t })),
+        head: [delta({ role: 'assistant', content: p.calls.length && p.text === '' ? null : '', refusal: null })],
+        pieces: [...p.pieces.map((t) => delta({ content: t })), ...callPieces],
         tail,
       };
     },

@@ -17,7 +17,9 @@
 //
 // Checkout sessions answer `url` = `<stand-in>/checkout/<id>`: a page with Pay and Cancel buttons
 // (what a browser test clicks); Pay completes the session (sending its events to webhookUrl when
-// set) and both redirect to the session's success_url / cancel_url.
+// set; with webhookUrl null they wait in `events` for the test to send) and both redirect to the
+// session's success_url / cancel_url. A customer portal session's url is a page with a Return
+// link to its return_url.
 import { createHmac, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
@@ -147,6 +149,8 @@ export async function startStripeStandIn(
   const paymentIntents = new Map<string, Obj>();
   const paymentMethods = new Map<string, Obj>();
   const setupIntents = new Map<string, Obj>();
+  /** Customer portal sessions by the last part of their url (the page a browser opens). */
+  const portals = new Map<string, Obj>();
   const replays = new Map<string, { status: number; body: unknown }>();
   const sockets = new Set<Socket>();
 
@@ -367,7 +371,16 @@ export async function startStripeStandIn(
 
     reset() {
       for (const m of [requests, events, standIn.paymentOutcomes]) m.length = 0;
-      for (const m of [customers, sessions, subscriptions, paymentIntents, paymentMethods, setupIntents, replays]) {
+      for (const m of [
+        customers,
+        sessions,
+        subscriptions,
+        paymentIntents,
+        paymentMethods,
+        setupIntents,
+        portals,
+        replays,
+      ]) {
         m.clear();
       }
       standIn.unreachable = false;
@@ -474,15 +487,17 @@ export async function startStripeStandIn(
     if (method === 'POST' && path === '/v1/billing_portal/sessions') {
       if (!f.customer) return invalid('Missing required param: customer.', 'customer');
       if (!customers.has(f.customer)) return missing('customer', f.customer, 'customer');
+      const slug = rid('sess');
       const ps = {
         id: rid('bps'),
         object: 'billing_portal.session',
         customer: f.customer,
         return_url: f.return_url ?? null,
-        url: `${standIn.url}/portal/${rid('sess')}`,
+        url: `${standIn.url}/portal/${slug}`,
         created: now(),
         livemode: false,
       };
+      portals.set(slug, ps);
       return { status: 200, body: ps };
     }
     // Subscriptions
@@ -618,8 +633,11 @@ export async function startStripeStandIn(
       return void res.end();
     }
     if (u.pathname.startsWith('/portal/')) {
+      const ps = portals.get(u.pathname.slice('/portal/'.length));
+      if (!ps) return void res.writeHead(404).end('no such portal session');
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-      return void res.end(page('Customer portal (stand-in)', '<h1>Customer portal</h1>'));
+      const back = ps.return_url ? `<p><a href="${String(ps.return_url).replace(/"/g, '&quot;')}">Return</a></p>` : '';
+      return void res.end(page('Customer portal (stand-in)', `<h1>Customer portal</h1><p>${ps.customer}</p>${back}`));
     }
 
     const form = method === 'GET' || method === 'DELETE' ? parseForm(u.search.slice(1)) : parseForm(raw);

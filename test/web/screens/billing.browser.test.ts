@@ -1,14 +1,18 @@
 // Settings → Billing in a real browser (test/support/app-harness.ts) against a service with Stripe
-// configured to the stand-in (test/support/stripe-standin: its checkout page has Pay and Cancel,
-// Pay sends the signed events to the service's webhook, then both go back to the app) and the
-// OpenAI stand-in as its AI provider. A draft that costs more than the free allowance empties the
-// balance; the next one is refused (402 ai_balance_empty) and the composer says what to do: buy
-// more in Settings → Billing (a link, owners) or ask an admin (an agent). The owner sees the free
-// plan, the AI balance and the usage report; buys AI credit through the stand-in's Pay page and
-// comes back to ?top_up=success, where the page says the payment was received and, once the
-// webhook credited it, shows the credit; a canceled checkout says nothing was charged;
-// auto-recharge without a saved card is refused with the API's words (409), a threshold out of
-// range at its field (422), nothing changed. An agent sees the plan only. A self-hosted instance
+// configured to the stand-in (test/support/stripe-standin: its checkout page has Pay (Subscribe,
+// Save card) and Cancel, Pay sends the signed events to the service's webhook unless the test holds
+// them back, then both go back to the app; its portal page links back) and the OpenAI stand-in as
+// its AI provider. A draft that costs more than the free allowance empties the balance; the next
+// one is refused (402 ai_balance_empty) and the composer says what to do: buy more in Settings →
+// Billing (a link, owners) or ask an admin (an agent). The owner sees the free plan, the AI balance
+// and the usage report; buys AI credit through the stand-in's Pay page and comes back to
+// ?top_up=success, where the page says the payment was received and, once the webhook credited it,
+// shows the credit; a canceled checkout says nothing was charged; auto-recharge without a saved
+// card is refused with the API's words (409), a threshold out of range at its field (422), nothing
+// changed. An agent sees the plan only. Save a card and Upgrade (monthly, yearly) and Manage
+// subscription send the browser to exactly the url the API answered; ?payment_method= and
+// ?checkout= returns say what happened; a paid subscription shows Pro only once Stripe's signed
+// events arrive (held back, then sent), past_due keeps Pro with what to do. A self-hosted instance
 // (no Stripe) says so, AI unlimited, with the usage report and nothing to buy. axe-core on each
 // screen; SCREENSHOTS=1 writes docs/screenshots/settings-billing.png.
 import type { Page } from 'playwright-core';
@@ -147,7 +151,7 @@ describe.runIf(browserAvailable())('Settings → Billing', () => {
     await page.waitForURL((u) => u.pathname === '/settings/billing' && u.search === '?top_up=success');
     await page
       .getByRole('status')
-      .filter({ hasText: 'Payment received; it shows here once Stripe confirms it.' })
+      .filter({ hasText: 'Payment received; the AI credit shows here once Stripe confirms it.' })
       .waitFor();
     // The credit shows once the webhook has credited it (the page fetches again until it does).
     await expect.poll(async () => (await billing()).ai.purchased_usd, { timeout: 30_000 }).toBe(20);
@@ -161,7 +165,10 @@ describe.runIf(browserAvailable())('Settings → Billing', () => {
     await page.waitForURL((u) => u.href.startsWith(`${stripe.url}/checkout/`));
     await page.getByRole('button', { name: 'Cancel' }).click();
     await page.waitForURL((u) => u.search === '?top_up=canceled');
-    await page.getByRole('status').filter({ hasText: 'Checkout canceled: nothing was charged' }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: 'Checkout canceled: nothing was charged for the AI credit.' })
+      .waitFor();
     expect((await billing()).ai.purchased_usd).toBe(20);
   });
 
@@ -199,6 +206,161 @@ describe.runIf(browserAvailable())('Settings → Billing', () => {
     expect(await other.page.getByRole('button', { name: /Upgrade|Buy AI credit|Save a card|Manage/ }).count()).toBe(0);
     expect(await region(other.page, 'AI balance').count()).toBe(0);
     expect(await region(other.page, 'AI usage this month').count()).toBe(0);
+    expect(await h.violations(other.page)).toBe('[]');
+    await other.context.close();
+  });
+
+  /**
+   * Clicks a button that asks the API for one of Stripe's pages: the browser goes to exactly the
+   * url the API answered (the answer read on its way to the page, passed on unchanged).
+   */
+  const follow = async (p: Page, button: ReturnType<Page['getByRole']>, path: string): Promise<string> => {
+    let answered: string | null = null;
+    const pattern = `${h.svc.url}${path}`;
+    await p.route(pattern, async (route) => {
+      const r = await route.fetch();
+      const text = await r.text();
+      if (r.status() === 200) answered = (JSON.parse(text) as { url: string }).url;
+      await route.fulfill({ response: r, body: text });
+    });
+    try {
+      await button.click();
+      await p.waitForURL((u) => answered !== null && u.href === answered);
+    } finally {
+      await p.unroute(pattern);
+    }
+    return answered as unknown as string;
+  };
+
+  it('Save a card: the setup checkout at Stripe; canceled says no card was saved; saved, auto-recharge can use it', async () => {
+    await openBilling(page);
+    const save = page.getByRole('button', { name: 'Save a card' });
+    const url = await follow(page, save, '/v1/billing/payment-method');
+    expect(url.startsWith(`${stripe.url}/checkout/`)).toBe(true);
+    expect(stripe.sessions.get(url.split('/').pop() as string)?.mode).toBe('setup');
+    await page.getByRole('heading', { name: 'Save card' }).waitFor();
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.waitForURL((u) => u.pathname === '/settings/billing' && u.search === '?payment_method=canceled');
+    await page.getByRole('status').filter({ hasText: 'Checkout canceled: no card was saved.' }).waitFor();
+    expect(await h.violations(page)).toBe('[]');
+
+    await follow(page, page.getByRole('button', { name: 'Save a card' }), '/v1/billing/payment-method');
+    await page.getByRole('button', { name: 'Save card' }).click();
+    await page.waitForURL((u) => u.pathname === '/settings/billing' && u.search === '?payment_method=success');
+    await page
+      .getByRole('status')
+      .filter({ hasText: 'Card received; auto-recharge can use it once Stripe confirms it.' })
+      .waitFor();
+    // Stripe confirmed the card (its events came with Pay): auto-recharge now turns on.
+    const form = page.getByRole('form', { name: 'Auto-recharge' });
+    await form.getByLabel('Recharge automatically').check();
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    expect((await billing()).auto_recharge).toMatchObject({ enabled: true, failure: null });
+    // Off again: nothing below charges the card.
+    await form.getByLabel('Recharge automatically').uncheck();
+    await form.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(async () => (await billing()).auto_recharge.enabled).toBe(false);
+  });
+
+  it('Upgrade monthly and yearly go to Stripe; canceled says so; paid, the plan turns Pro only when Stripe’s signed event arrives', async () => {
+    await openBilling(page);
+    const plan = region(page, 'Plan');
+    // Monthly: Stripe's checkout for the monthly price, canceled there.
+    const monthly = await follow(
+      page,
+      plan.getByRole('button', { name: /^Upgrade to Pro monthly \(\$15\.00 a seat a month\)/ }),
+      '/v1/billing/checkout',
+    );
+    expect(stripe.sessions.get(monthly.split('/').pop() as string)).toMatchObject({
+      mode: 'subscription',
+      line_items: [{ price: 'price_pro_month' }],
+    });
+    await page.getByRole('heading', { name: 'Subscribe' }).waitFor();
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.waitForURL((u) => u.pathname === '/settings/billing' && u.search === '?checkout=canceled');
+    await page
+      .getByRole('status')
+      .filter({ hasText: 'Checkout canceled: nothing was charged for the subscription.' })
+      .waitFor();
+    expect(await region(page, 'Plan').textContent()).toMatch(/PlanFree/);
+
+    // Yearly, paid; Stripe's events held back: the return alone changes nothing.
+    const hook = stripe.webhookUrl;
+    stripe.webhookUrl = null;
+    const yearly = await follow(
+      page,
+      region(page, 'Plan').getByRole('button', { name: /^Upgrade to Pro yearly \(\$150\.00 a seat a year\)/ }),
+      '/v1/billing/checkout',
+    );
+    const session = yearly.split('/').pop() as string;
+    expect(stripe.sessions.get(session)).toMatchObject({ line_items: [{ price: 'price_pro_year' }] });
+    const mark = stripe.events.length;
+    await page.getByRole('button', { name: 'Subscribe' }).click();
+    await page.waitForURL((u) => u.pathname === '/settings/billing' && u.search === '?checkout=success');
+    await page
+      .getByRole('status')
+      .filter({ hasText: 'Subscription paid; the plan changes to Pro here once Stripe confirms it.' })
+      .waitFor();
+    await region(page, 'Plan').waitFor();
+    expect(await region(page, 'Plan').textContent()).toMatch(/PlanFree/);
+    expect((await billing()).plan).toBe('free');
+    expect(await h.violations(page)).toBe('[]');
+
+    // Stripe's signed events arrive: the page (fetching again) turns Pro.
+    stripe.webhookUrl = hook;
+    const held = stripe.events.slice(mark);
+    expect(held.map((e) => e.type)).toEqual(['customer.subscription.created', 'checkout.session.completed']);
+    for (const e of held) expect((await stripe.send(e)).status).toBe(200);
+    await page
+      .getByRole('status')
+      .filter({ hasText: 'Stripe confirmed the subscription: the workspace is on Pro.' })
+      .waitFor({ timeout: 30_000 });
+    const pro = await region(page, 'Plan').textContent();
+    expect(pro).toMatch(/PlanPro/);
+    expect(pro).toMatch(/StatusActive/);
+    expect(pro).toMatch(/BilledYearly/);
+    expect(pro).toMatch(/Members unlimited · Mailboxes unlimited/);
+    expect(
+      await region(page, 'Plan')
+        .getByRole('button', { name: /^Upgrade/ })
+        .count(),
+    ).toBe(0);
+    expect(await h.violations(page)).toBe('[]');
+  });
+
+  it('Pro: Manage subscription opens Stripe’s portal and comes back; past_due keeps Pro and says what to do; an agent sees Pro only', async () => {
+    await openBilling(page);
+    expect(await region(page, 'Plan').textContent()).toMatch(/PlanPro/);
+    // Manage subscription: Stripe's customer portal, which returns to the page.
+    const portal = await follow(
+      page,
+      region(page, 'Plan').getByRole('button', { name: 'Manage subscription' }),
+      '/v1/billing/portal',
+    );
+    expect(portal.startsWith(`${stripe.url}/portal/`)).toBe(true);
+    await page.getByRole('heading', { name: 'Customer portal' }).waitFor();
+    await page.getByRole('link', { name: 'Return' }).click();
+    await page.waitForURL((u) => u.pathname === '/settings/billing' && u.search === '');
+    await region(page, 'Plan').waitFor();
+    expect(await region(page, 'Plan').textContent()).toMatch(/PlanPro/);
+
+    // A renewal's payment failed and Stripe retries it (past_due): still Pro, and the page says what to do.
+    const subId = [...stripe.subscriptions.keys()].at(-1) as string;
+    expect((await stripe.send(stripe.updateSubscription(subId, { status: 'past_due' }))).status).toBe(200);
+    await page.reload();
+    await page.getByText('The last payment failed and Stripe is retrying it: the workspace stays on Pro').waitFor();
+    expect(await region(page, 'Plan').textContent()).toMatch(/PlanPro.*StatusPayment past due/);
+    expect(await h.violations(page)).toBe('[]');
+
+    // An agent sees the plan, Pro, and nothing to manage.
+    const other = await h.newPage();
+    await h.signIn(other.page, agent);
+    await other.page.goto(`${h.svc.url}/settings/billing`);
+    await region(other.page, 'Plan').waitFor();
+    expect(await region(other.page, 'Plan').textContent()).toMatch(/PlanPro/);
+    expect(await other.page.getByRole('button', { name: /Upgrade|Buy AI credit|Save a card|Manage/ }).count()).toBe(0);
+    expect(await region(other.page, 'AI balance').count()).toBe(0);
     expect(await h.violations(other.page)).toBe('[]');
     await other.context.close();
   });

@@ -16,7 +16,10 @@ export type AutoRecharge = NonNullable<Billing['auto_recharge']>;
 export type AutoRechargePatch = Body<'/v1/billing/auto-recharge', 'patch'>;
 
 /** GET /v1/billing; `poll` (ms) while a return from checkout waits for the provider's confirmation. */
-export const useBilling = (ws: string, poll: number | false | (() => number | false) = false) =>
+export const useBilling = (
+  ws: string,
+  poll: number | false | ((q: { state: { data?: Billing } }) => number | false) = false,
+) =>
   useQuery({
     queryKey: keys.billing(ws),
     queryFn: () => ok(api.GET('/v1/billing')),

@@ -1,7 +1,16 @@
 // What both providers share: turning an SDK's failure into a ProviderError (never the key, never
 // the prompt, never the vendor's message text, which may quote either), estimating usage the
 // provider did not report, and the stream's watch (the caller's abort and an idle timeout).
-import { type ChatRequest, ProviderError, type ProviderFailure, type ProviderKind, type Usage } from './types.js';
+import {
+  type ChatRequest,
+  type ChatTurn,
+  ProviderError,
+  type ProviderFailure,
+  type ProviderKind,
+  type ToolCall,
+  type ToolSpec,
+  type Usage,
+} from './types.js';
 
 export const DEFAULT_TIMEOUT_MS = 60_000;
 export const DEFAULT_MAX_RETRIES = 2;
@@ -9,18 +18,40 @@ export const DEFAULT_MAX_RETRIES = 2;
 /** About 4 characters a token. */
 export const tokensOf = (chars: number) => Math.ceil(chars / 4);
 
-export const promptChars = (req: ChatRequest) => req.messages.reduce((n, m) => n + m.content.length, req.system.length);
+/**
+ * Characters of the prompt the model reads: the instructions, every turn (a call's arguments
+ * included: the model reads its own calls back) and the tools' names, descriptions and schemas.
+ */
+export function chatChars(system: string, messages: readonly ChatTurn[], tools?: readonly ToolSpec[]): number {
+  let n = system.length;
+  for (const m of messages) {
+    n += m.content.length;
+    if (m.role === 'assistant') n += callsChars(m.toolCalls ?? []);
+  }
+  for (const t of tools ?? []) n += t.name.length + t.description.length + JSON.stringify(t.parameters).length;
+  return n;
+}
 
-/** The usage of an answer, from what the provider reported where it did, else estimated. */
+/** Characters of the calls a model wrote (their names and arguments). */
+export const callsChars = (calls: readonly ToolCall[]) =>
+  calls.reduce((n, c) => n + c.name.length + c.arguments.length, 0);
+
+export const promptChars = (req: ChatRequest) => chatChars(req.system, req.messages, req.tools);
+
+/**
+ * The usage of an answer, from what the provider reported where it did, else estimated (the
+ * output: its text and the calls it made).
+ */
 export function usageOf(
   req: ChatRequest,
   text: string,
   reported: { input?: number | null; output?: number | null },
+  calls: readonly ToolCall[] = [],
 ): Usage {
   const estimated = reported.input == null || reported.output == null;
   return {
     input_tokens: reported.input ?? tokensOf(promptChars(req)),
-    output_tokens: reported.output ?? tokensOf(text.length),
+    output_tokens: reported.output ?? tokensOf(text.length + callsChars(calls)),
     estimated,
   };
 }
@@ -67,6 +98,26 @@ export interface FailureContext {
   stalled?: boolean;
   /** What was generated before the failure (null when no answer had begun). */
   partial?: { text: string; usage: Usage } | null;
+  /** The request offered tools (a 4xx naming tools is then `unsupported`). */
+  tools?: boolean;
+}
+
+/**
+ * A server that cannot use tools refuses a request offering them with a 4xx naming them: Ollama
+ * 400 "<model> does not support tools", vLLM 400 "\"auto\" tool choice requires
+ * --enable-auto-tool-choice …", llama.cpp "tools param requires --jinja flag", LM Studio similar,
+ * OpenAI 400 "tools is not supported with this model". A 400 about the conversation's tool turns
+ * (a result without its call) says no such thing and stays `refused`. Read only to classify: the
+ * message is never passed on.
+ */
+const TOOLS = /\btool|function[_ ]call/i;
+/** Saying it cannot, not that the conversation is malformed ("tool_use ids were found without …"). */
+const CANNOT = /not support|n't support|unsupported|requires|not available|not enabled/i;
+
+function namesTools(err: Error & { error?: unknown }): boolean {
+  const body = err.error as { message?: unknown; error?: { message?: unknown } } | undefined;
+  const texts = [err.message, body?.message, body?.error?.message].filter((t) => typeof t === 'string');
+  return texts.some((t) => TOOLS.test(t as string) && CANNOT.test(t as string));
 }
 
 /** Any error of a provider call as a ProviderError with the right failure. */
@@ -84,7 +135,11 @@ export function toProviderError(err: unknown, ctx: FailureContext): ProviderErro
     const code = codeOf(err);
     const suffix = code ? ` (${code})` : '';
     if (err.status === undefined) return fail(failureOfStreamError(code), `the stream reported an error${suffix}`);
-    return fail(failureOfStatus(err.status), `the provider answered ${err.status}${suffix}`);
+    const failure = failureOfStatus(err.status);
+    if (failure === 'refused' && ctx.tools && namesTools(err)) {
+      return fail('unsupported', `the provider answered ${err.status}: the model or server cannot use tools`);
+    }
+    return fail(failure, `the provider answered ${err.status}${suffix}`);
   }
   return fail('bad_response', 'the answer was malformed or broke off');
 }

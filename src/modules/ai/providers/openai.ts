@@ -1,9 +1,16 @@
 // Any OpenAI-compatible server through the official SDK: `{baseUrl}/chat/completions` (streamed
 // with `stream_options.include_usage` when the caller wants the pieces) and `{baseUrl}/embeddings`
-// (docs/ai.md; never the Responses API, which compatible servers do not speak). Retries (408,
-// 409, 429 honouring retry-after, 5xx) and the per-attempt timeout are the SDK's.
+// (docs/ai.md; never the Responses API, which compatible servers do not speak). Tools go as
+// `function` tools; the calls come back as `tool_calls` (streamed: `delta.tool_calls` pieces by
+// index) and go back as `tool` messages. Retries (408, 409, 429 honouring retry-after, 5xx) and
+// the per-attempt timeout are the SDK's.
 import OpenAI from 'openai';
-import type { ChatCompletionCreateParamsBase, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsBase,
+  ChatCompletionMessage,
+  ChatCompletionMessageParam,
+} from 'openai/resources/chat/completions';
 import {
   brokeOff,
   checkJson,
@@ -22,12 +29,16 @@ import {
   type EmbeddingResult,
   ProviderError,
   type ProviderOptions,
+  type ToolCall,
 } from './types.js';
 
 const ERRORS: SdkErrors = OpenAI;
 const VENDOR_URL = 'https://api.openai.com/v1';
 
 type Params = Omit<ChatCompletionCreateParamsBase, 'stream'>;
+
+/** The request offers tools (never with `json`: params sends them only without). */
+const offersTools = (req: ChatRequest) => !req.json && Boolean(req.tools?.length);
 
 /**
  * OpenAI's own API takes `max_completion_tokens` (its reasoning models refuse `max_tokens`);
@@ -46,7 +57,14 @@ function params(req: ChatRequest, ownApi: boolean): Params {
             json_schema: { name: req.json.name, schema: req.json.schema, strict: true },
           },
         }
-      : {}),
+      : offersTools(req)
+        ? {
+            tools: req.tools!.map((t) => ({
+              type: 'function' as const,
+              function: { name: t.name, description: t.description, parameters: t.parameters },
+            })),
+          }
+        : {}),
   };
 }
 
@@ -56,7 +74,8 @@ function toMessage(m: ChatRequest['messages'][number]): ChatCompletionMessagePar
   if (m.role === 'user') return { role: 'user', content: m.content };
   return {
     role: 'assistant',
-    content: m.content,
+    // A turn of calls alone has no content (null, as the vendor sends it).
+    content: m.content === '' && m.toolCalls?.length ? null : m.content,
     ...(m.toolCalls?.length
       ? {
           tool_calls: m.toolCalls.map((c) => ({
@@ -69,21 +88,82 @@ function toMessage(m: ChatRequest['messages'][number]): ChatCompletionMessagePar
   };
 }
 
-const finishOf = (reason: string | null | undefined): ChatResult['finish'] => (reason === 'length' ? 'length' : 'stop');
+/**
+ * Why the answer ended: tool_calls when the model made calls (some compatible servers say `stop`
+ * then), length when maxTokens cut it.
+ */
+const finishOf = (reason: string | null | undefined, calls: readonly ToolCall[]): ChatResult['finish'] =>
+  reason === 'length' ? 'length' : calls.length > 0 ? 'tool_calls' : 'stop';
+
+const malformedCall = () => new ProviderError('bad_response', 'openai: a tool call has no function name');
+
+/** A call's arguments as text: what the model wrote, as is (the caller parses and validates them). */
+const argumentsText = (args: unknown): string =>
+  typeof args === 'string' ? args : args == null ? '{}' : JSON.stringify(args);
+
+/** The calls of a non-streamed answer (a call without a name is a malformed answer). */
+function callsOf(message: ChatCompletionMessage): ToolCall[] {
+  const calls: ToolCall[] = [];
+  for (const [i, c] of (message.tool_calls ?? []).entries()) {
+    const fn = c.type === 'function' || c.type === undefined ? c.function : undefined;
+    if (typeof fn?.name !== 'string' || fn.name === '') throw malformedCall();
+    calls.push({ id: c.id || `call_${i}`, name: fn.name, arguments: argumentsText(fn.arguments) });
+  }
+  return calls;
+}
+
+/** The calls of a stream as their pieces arrive: by index, the id and name once, the arguments in pieces. */
+class StreamedCalls {
+  private readonly byIndex = new Map<number, { id: string; name: string; arguments: string }>();
+
+  add(pieces: ChatCompletionChunk.Choice.Delta.ToolCall[]): void {
+    for (const [pos, p] of pieces.entries()) {
+      const index = typeof p.index === 'number' ? p.index : pos;
+      let c = this.byIndex.get(index);
+      if (!c) {
+        c = { id: '', name: '', arguments: '' };
+        this.byIndex.set(index, c);
+      }
+      if (p.id && !c.id) c.id = p.id;
+      if (p.function?.name && !c.name) c.name = p.function.name;
+      if (p.function?.arguments != null) c.arguments += argumentsText(p.function.arguments);
+    }
+  }
+
+  /** The calls in index order (a call that never got a name is a malformed answer). */
+  done(): ToolCall[] {
+    return [...this.byIndex.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([index, c]) => {
+        if (!c.name) throw malformedCall();
+        return { id: c.id || `call_${index}`, name: c.name, arguments: c.arguments || '{}' };
+      });
+  }
+}
 
 async function complete(client: OpenAI, req: ChatRequest, ownApi: boolean): Promise<ChatResult> {
   try {
     const r = await client.chat.completions.create({ ...params(req, ownApi), stream: false }, { signal: req.signal });
     const choice = r.choices?.[0];
-    if (!choice || typeof choice.message?.content !== 'string') {
+    const message = choice?.message;
+    // With tool calls the content may be null; without, an answer with no text is malformed.
+    const toolCalls = message ? callsOf(message) : [];
+    const content = message?.content;
+    if (!choice || !(typeof content === 'string' || (content == null && toolCalls.length > 0))) {
       throw new ProviderError('bad_response', 'openai: the answer has no message');
     }
-    const text = choice.message.content;
-    const usage = usageOf(req, text, { input: r.usage?.prompt_tokens, output: r.usage?.completion_tokens });
+    const text = content ?? '';
+    const reported = { input: r.usage?.prompt_tokens, output: r.usage?.completion_tokens };
+    const usage = usageOf(req, text, reported, toolCalls);
     checkJson('openai', req, text, usage);
-    return { text, usage, model: r.model ?? req.model, finish: finishOf(choice.finish_reason), toolCalls: [] };
+    return { text, usage, model: r.model ?? req.model, finish: finishOf(choice.finish_reason, toolCalls), toolCalls };
   } catch (err) {
-    throw toProviderError(err, { kind: 'openai', errors: ERRORS, signal: req.signal });
+    throw toProviderError(err, {
+      kind: 'openai',
+      errors: ERRORS,
+      signal: req.signal,
+      tools: offersTools(req),
+    });
   }
 }
 
@@ -94,6 +174,7 @@ async function stream(client: OpenAI, req: ChatRequest, timeoutMs: number, ownAp
   let finish: string | null = null;
   let model = req.model;
   let reported: { input?: number; output?: number } = {};
+  const calls = new StreamedCalls();
   const partial = () => (began ? { text, usage: usageOf(req, text, reported) } : null);
   try {
     const chunks = await client.chat.completions.create(
@@ -112,13 +193,16 @@ async function stream(client: OpenAI, req: ChatRequest, timeoutMs: number, ownAp
         text += piece;
         req.onDelta?.(piece);
       }
+      if (choice?.delta?.tool_calls) calls.add(choice.delta.tool_calls);
       if (choice?.finish_reason) finish = choice.finish_reason;
     }
     if (watch.stopped) throw new Error('stopped');
     const done = partial()!;
     if (finish === null) throw brokeOff('openai', done);
-    checkJson('openai', req, text, done.usage);
-    return { text, usage: done.usage, model, finish: finishOf(finish), toolCalls: [] };
+    const toolCalls = calls.done();
+    const usage = usageOf(req, text, reported, toolCalls);
+    checkJson('openai', req, text, usage);
+    return { text, usage, model, finish: finishOf(finish, toolCalls), toolCalls };
   } catch (err) {
     throw toProviderError(err, {
       kind: 'openai',
@@ -126,6 +210,7 @@ async function stream(client: OpenAI, req: ChatRequest, timeoutMs: number, ownAp
       signal: req.signal,
       stalled: watch.stalled,
       partial: partial(),
+      tools: offersTools(req),
     });
   } finally {
     watch.dispose();

@@ -66,4 +66,6 @@ export interface WriteTool<S extends TSchema = TSchema, P = unknown> extends Too
   execute(env: ToolEnv, plan: P): Promise<ToolOutput>;
 }
 
+/** Any tool of the registry: each has its own arguments and plan, checked where it is defined. */
+// biome-ignore lint/suspicious/noExplicitAny: a list of tools whose argument types differ (functions' parameters are contravariant)
 export type AssistantTool = ReadTool<any> | WriteTool<any, any>;

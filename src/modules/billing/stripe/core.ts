@@ -126,15 +126,18 @@ export function accountCore(deps: Deps): BillingCore {
 
     async applySubscription(unit, s) {
       await lockAccount(unit.trx, unit.workspaceId);
+      const ended = s.subscriptionId === null;
       await unit.trx
         .updateTable('billing_accounts')
         .set({
           plan: s.plan,
           status: s.status as never,
-          interval: s.plan === 'free' ? null : s.interval,
-          seats: s.plan === 'free' ? 0 : s.seats,
-          current_period_end: s.plan === 'free' ? null : s.currentPeriodEnd,
-          cancel_at_period_end: s.plan === 'free' ? false : s.cancelAtPeriodEnd,
+          // A subscription that still exists (unpaid, incomplete, paused: plan free) keeps what it
+          // bills, so the page says what the customer portal would bring back.
+          interval: ended ? null : s.interval,
+          seats: ended ? 0 : s.seats,
+          current_period_end: ended ? null : s.currentPeriodEnd,
+          cancel_at_period_end: ended ? false : s.cancelAtPeriodEnd,
           stripe_subscription_id: s.subscriptionId,
           ...(s.customerId ? { stripe_customer_id: s.customerId } : {}),
           updated_at: new Date(),

@@ -9,7 +9,10 @@ import type { RechargeFailureCode } from './client.js';
 
 /** A subscription's state as Billing shows it (gaps.md: the events customer.subscription.*). */
 export interface SubscriptionState {
-  /** pro while the subscription exists; free once it is deleted. */
+  /**
+   * pro while the subscription is active, trialing or past_due (webhook.ts PRO_STATUSES); free
+   * when unpaid, incomplete or paused (it still exists: subscriptionId kept) and once it ended.
+   */
   plan: 'free' | 'pro';
   /** Stripe's status (active, trialing, past_due, unpaid, canceled, incomplete, incomplete_expired, paused). */
   status: string;
@@ -19,7 +22,7 @@ export interface SubscriptionState {
   currentPeriodEnd: Date | null;
   cancelAtPeriodEnd: boolean;
   customerId: string;
-  /** null once deleted. */
+  /** null once it ended (deleted, canceled, incomplete_expired). */
   subscriptionId: string | null;
 }
 

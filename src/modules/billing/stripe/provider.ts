@@ -17,7 +17,7 @@ import {
 import { accountCore } from './core.js';
 import type { BillingCore } from './ports.js';
 import { afterCharge, type RechargeOutcome } from './recharge.js';
-import { receiveWebhook } from './webhook.js';
+import { receiveWebhook, type WebhookReceipt } from './webhook.js';
 
 export interface StripeProvider {
   readonly client: StripeClient;
@@ -25,11 +25,8 @@ export interface StripeProvider {
   portal(deps: Deps, ctx: { workspaceId: string }): Promise<{ url: string }>;
   topUpCheckout(deps: Deps, ctx: { workspaceId: string }, input: { top_ups: number }): Promise<{ url: string }>;
   setupCheckout(deps: Deps, ctx: { workspaceId: string }): Promise<{ url: string }>;
-  handleWebhook(
-    deps: Deps,
-    rawBody: Buffer | string,
-    signature: string | undefined,
-  ): Promise<{ status: number; body?: Record<string, unknown> }>;
+  /** A verified event's receipt; throws ApiError bad_request (400) on a missing or bad signature. */
+  handleWebhook(deps: Deps, rawBody: Buffer | string, signature: string | undefined): Promise<WebhookReceipt>;
   prices(deps: Deps): Promise<BillingPrices>;
   /** Resolves once the recharge (if one was due) is done; never throws. */
   afterCharge(deps: Deps, workspaceId: string): Promise<RechargeOutcome | null>;
@@ -95,16 +92,8 @@ export function createStripeProvider(settings: StripeSettings, core: BillingCore
     },
 
     async handleWebhook(deps, rawBody, signature) {
-      if (!webhookSecret) {
-        return { status: 400, body: { status: 400, code: 'bad_request', detail: 'STRIPE_WEBHOOK_SECRET is not set.' } };
-      }
-      try {
-        const receipt = await receiveWebhook({ deps, core, client, webhookSecret }, rawBody, signature);
-        return { status: 200, body: { ...receipt } };
-      } catch (err) {
-        if (err instanceof ApiError && err.status === 400) return { status: 400, body: { ...err.toBody() } };
-        throw err;
-      }
+      if (!webhookSecret) throw new ApiError('bad_request', 'STRIPE_WEBHOOK_SECRET is not set.');
+      return receiveWebhook({ deps, core, client, webhookSecret }, rawBody, signature);
     },
 
     prices: () => client.prices(),
@@ -162,12 +151,7 @@ export const stripeBillingProvider: BillingProvider = {
   portal: (deps, ctx) => forDeps(deps).portal(deps, ctx),
   topUpCheckout: (deps, ctx, input) => forDeps(deps).topUpCheckout(deps, ctx, input),
   setupCheckout: (deps, ctx) => forDeps(deps).setupCheckout(deps, ctx),
-  async handleWebhook(deps, rawBody, signature) {
-    const out = await forDeps(deps).handleWebhook(deps, rawBody, signature);
-    // A refusal is thrown, so the route answers its status and error body.
-    if (out.status === 400) throw new ApiError('bad_request', String(out.body?.detail ?? 'Bad signature.'));
-    return out;
-  },
+  handleWebhook: (deps, rawBody, signature) => forDeps(deps).handleWebhook(deps, rawBody, signature),
   prices: (deps) => forDeps(deps).prices(deps),
   // Not paid inline (the AI call that crossed the threshold is not held up): one waiting job per
   // workspace (a `short` queue keyed by it), which claims the recharge exactly once.

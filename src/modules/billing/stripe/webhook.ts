@@ -21,6 +21,7 @@ import type Stripe from 'stripe';
 import type { Deps } from '../../../deps.js';
 import type { Unit } from '../../../platform/db/tx.js';
 import { ApiError } from '../../../platform/http/errors.js';
+import type { WebhookOutcome } from '../provider.js';
 import { failureCode, type RechargeFailureCode, type StripeClient } from './client.js';
 import type { BillingCore, SubscriptionState } from './ports.js';
 import { creditOnce, lockWorkspace, rechargeFailed, rechargeSucceeded } from './recharge.js';
@@ -35,11 +36,8 @@ export interface WebhookContext {
   webhookSecret: string;
 }
 
-export interface WebhookReceipt {
-  received: true;
-  /** The event id had been processed before: nothing changed. */
-  duplicate: boolean;
-}
+/** What a verified delivery answers (200; provider.ts WebhookOutcome). */
+export type WebhookReceipt = WebhookOutcome;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const idOf = (v: string | { id: string } | null | undefined): string | null =>
@@ -65,6 +63,14 @@ export function verifyEvent(
   }
 }
 
+/**
+ * The subscription states in which the workspace gets pro (docs/billing.md "Plan limits"): paid
+ * for (active), in its trial, or past_due while Stripe retries the renewal's payment. Unpaid (the
+ * retries ran out), incomplete (the first payment not made), paused (a trial ended without a
+ * card) and ended subscriptions get free, as a deleted one does.
+ */
+export const PRO_STATUSES: ReadonlySet<string> = new Set(['active', 'trialing', 'past_due']);
+
 /** A subscription's state as Billing shows it (deleted, or ended: back to free). */
 export function subscriptionState(sub: Stripe.Subscription, deleted: boolean): SubscriptionState {
   const item = sub.items?.data?.[0];
@@ -73,7 +79,7 @@ export function subscriptionState(sub: Stripe.Subscription, deleted: boolean): S
     item?.current_period_end ?? (sub as unknown as { current_period_end?: number }).current_period_end ?? null;
   const ended = deleted || sub.status === 'canceled' || sub.status === 'incomplete_expired';
   return {
-    plan: ended ? 'free' : 'pro',
+    plan: !ended && PRO_STATUSES.has(sub.status) ? 'pro' : 'free',
     status: sub.status,
     interval: interval === 'month' ? 'month' : interval === 'year' ? 'year' : null,
     seats: item?.quantity ?? 0,
@@ -190,8 +196,14 @@ export async function receiveWebhook(
 ): Promise<WebhookReceipt> {
   const event = verifyEvent(ctx.client, ctx.webhookSecret, raw, signature);
   const db = ctx.deps.database.db;
+  const receipt = (result: WebhookReceipt['result']): WebhookReceipt => ({
+    received: true,
+    id: event.id,
+    type: event.type,
+    result,
+  });
   const seen = await db.selectFrom('stripe_events').select('id').where('id', '=', event.id).executeTakeFirst();
-  if (seen) return { received: true, duplicate: true };
+  if (seen) return receipt('duplicate');
 
   const { workspaceId, act } = await prepare(ctx, event);
   const known =
@@ -209,12 +221,12 @@ export async function receiveWebhook(
 
   if (!known || !act) {
     const first = await db.transaction().execute((trx) => record(trx, known ? known.id : null));
-    return { received: true, duplicate: !first };
+    return receipt(first ? 'ignored' : 'duplicate');
   }
   return ctx.deps.writer.run(known.id, async (unit) => {
     // The event's row first: a concurrent delivery of the same id waits here, then finds it.
-    if (!(await record(unit.trx, known.id))) return { received: true as const, duplicate: true };
+    if (!(await record(unit.trx, known.id))) return receipt('duplicate');
     await act(unit);
-    return { received: true as const, duplicate: false };
+    return receipt('processed');
   });
 }

@@ -58,42 +58,65 @@ const FEATURE: Record<string, string> = {
 const plural = (n: number, one: string) => `${n.toLocaleString('en')} ${one}${n === 1 ? '' : 's'}`;
 const featureName = (f: string) => FEATURE[f] ?? f.replace(/_/g, ' ');
 
-/** What the return from the provider's page says (?checkout=, ?top_up=, ?payment_method=). */
-function returnNotice(search: string): { text: string; waiting: boolean } | null {
+type Return = { param: 'checkout' | 'top_up' | 'payment_method'; value: string };
+
+/** The return from the provider's page (?checkout=, ?top_up=, ?payment_method=), if this is one. */
+function returnOf(search: string): Return | null {
   const q = new URLSearchParams(search);
-  const what: Array<[string, string]> = [
-    ['checkout', 'the subscription'],
-    ['top_up', 'the AI credit'],
-    ['payment_method', 'the card'],
-  ];
-  for (const [param, thing] of what) {
-    const v = q.get(param);
-    if (!v) continue;
-    if (v === 'success') {
-      return param === 'payment_method'
-        ? { text: 'Card received; it shows here once Stripe confirms it.', waiting: true }
-        : { text: 'Payment received; it shows here once Stripe confirms it.', waiting: true };
-    }
-    if (v === 'canceled') return { text: `Checkout canceled: nothing was charged for ${thing}.`, waiting: false };
-    return { text: `Back from checkout for ${thing} (${v}).`, waiting: false };
+  for (const param of ['checkout', 'top_up', 'payment_method'] as const) {
+    const value = q.get(param);
+    if (value) return { param, value };
   }
   return null;
 }
+
+const THING: Record<Return['param'], string> = {
+  checkout: 'the subscription',
+  top_up: 'the AI credit',
+  payment_method: 'the card',
+};
+
+/**
+ * What the return says. A success is not the payment's confirmation (the provider's webhook is):
+ * it says what will change once the provider confirms it, and, for the subscription, that it did
+ * once the plan is pro.
+ */
+function returnNotice(r: Return, b: Billing | undefined): string {
+  if (r.value === 'canceled') {
+    return r.param === 'payment_method'
+      ? 'Checkout canceled: no card was saved.'
+      : `Checkout canceled: nothing was charged for ${THING[r.param]}.`;
+  }
+  if (r.value !== 'success') return `Back from checkout for ${THING[r.param]} (${r.value}).`;
+  if (r.param === 'checkout') {
+    return b?.plan === 'pro'
+      ? 'Stripe confirmed the subscription: the workspace is on Pro.'
+      : 'Subscription paid; the plan changes to Pro here once Stripe confirms it.';
+  }
+  if (r.param === 'top_up') return 'Payment received; the AI credit shows here once Stripe confirms it.';
+  return 'Card received; auto-recharge can use it once Stripe confirms it.';
+}
+
+/** A subscription exists at the provider (a new checkout would be a second: 409). */
+const hasSubscription = (b: Billing) => !['none', 'canceled', 'incomplete_expired'].includes(b.status);
 
 export default function BillingSection(_: SectionProps) {
   const ws = useWorkspace();
   const role = useRole();
   const admin = isAdmin(role);
-  const [notice] = useState(() => returnNotice(globalThis.location?.search ?? ''));
-  // After a paid return, fetch again every few seconds for two minutes: the webhook may come later.
-  const [pollUntil] = useState(() => (notice?.waiting ? Date.now() + 120_000 : 0));
-  const billing = useBilling(ws, notice?.waiting ? () => (Date.now() < pollUntil ? 3000 : false) : false);
+  const [back] = useState(() => returnOf(globalThis.location?.search ?? ''));
+  // After a paid return, fetch again every few seconds for two minutes (the webhook may come
+  // later), until the subscription shows as confirmed.
+  const [pollUntil] = useState(() => (back?.value === 'success' ? Date.now() + 120_000 : 0));
+  const billing = useBilling(ws, (q) =>
+    Date.now() < pollUntil && !(back?.param === 'checkout' && q.state.data?.plan === 'pro') ? 3000 : false,
+  );
   const b = billing.data;
   return (
     <>
       <PageTitle>Billing</PageTitle>
       <p className="billing-return" role="status">
-        {notice?.text}
+        {back ? returnNotice(back, b) : null}
       </p>
       {billing.error ? <ErrorNote error={billing.error} what="Could not load billing" /> : null}
       {!b ? (
@@ -140,7 +163,7 @@ function Plan({ b, admin }: { b: Billing; admin: boolean }) {
   const { busy, error, go } = useGo();
   const month = b.prices.pro_month;
   const year = b.prices.pro_year;
-  const subscribed = b.plan === 'pro' || (b.status !== 'none' && b.status !== 'canceled');
+  const subscribed = hasSubscription(b);
   return (
     <section className="ai-box" aria-labelledby="billing-plan-title">
       <h2 id="billing-plan-title">Plan</h2>
@@ -190,9 +213,21 @@ function Plan({ b, admin }: { b: Billing; admin: boolean }) {
           </>
         )}
       </dl>
+      {b.billing_enabled && b.status === 'past_due' && (
+        <p className="hint">
+          The last payment failed and Stripe is retrying it: the workspace stays on Pro meanwhile. Update the card in
+          Manage subscription to keep it.
+        </p>
+      )}
+      {b.billing_enabled && b.plan === 'free' && subscribed && (
+        <p className="hint">
+          The subscription is {(STATUS[b.status] ?? b.status).toLowerCase()}: the workspace has the free plan's limits
+          until it is paid in Manage subscription.
+        </p>
+      )}
       {admin && b.billing_enabled && (
         <div className="billing-actions">
-          {b.plan !== 'pro' && month && (
+          {!subscribed && month && (
             <button
               type="button"
               className="primary"
@@ -203,7 +238,7 @@ function Plan({ b, admin }: { b: Billing; admin: boolean }) {
               {money(month.unit_amount, month.currency)} a seat a month)
             </button>
           )}
-          {b.plan !== 'pro' && year && (
+          {!subscribed && year && (
             <button
               type="button"
               disabled={busy !== null}
@@ -213,7 +248,7 @@ function Plan({ b, admin }: { b: Billing; admin: boolean }) {
               {money(year.unit_amount, year.currency)} a seat a year)
             </button>
           )}
-          {subscribed && (
+          {(subscribed || b.plan === 'pro') && (
             <button type="button" disabled={busy !== null} onClick={() => void go('portal', { kind: 'portal' })}>
               {busy === 'portal' ? 'Opening…' : 'Manage subscription'}
             </button>
