@@ -40,11 +40,11 @@ describe.runIf(browserAvailable())('the assistant panel', () => {
   };
   /** Nothing has the focus: the app's single keys work. */
   const blur = () => page.evaluate('document.activeElement && document.activeElement.blur()');
+  /** The focused element: its tag and its words (or aria-label). */
   const focused = () =>
-    page.evaluate(() => {
-      const el = document.activeElement as HTMLElement | null;
-      return el ? `${el.tagName.toLowerCase()}:${el.getAttribute('aria-label') ?? el.textContent?.trim() ?? ''}` : '';
-    });
+    page.evaluate(
+      `(() => { const el = document.activeElement; return el ? el.tagName.toLowerCase() + ':' + (el.getAttribute('aria-label') ?? el.textContent.trim()) : ''; })()`,
+    );
   /** Types a message in the panel's box and sends it with Enter. */
   const ask = async (text: string) => {
     await box().focus();
@@ -119,7 +119,7 @@ describe.runIf(browserAvailable())('the assistant panel', () => {
     await blur();
     await page.keyboard.press('Shift+A');
     await panel().waitFor();
-    await expect.poll(() => box().evaluate((el) => el === document.activeElement)).toBe(true);
+    await expect.poll(() => box().evaluate((el) => el === el.ownerDocument.activeElement)).toBe(true);
     const tips = panel().getByRole('list', { name: 'Suggestions' });
     await tips.getByRole('button', { name: '1 of your tickets is waiting for your reply.' }).waitFor();
     expect(await h.violations(page)).toBe('[]');
@@ -133,11 +133,11 @@ describe.runIf(browserAvailable())('the assistant panel', () => {
     await button.focus();
     await page.keyboard.press('Enter');
     await panel().waitFor();
-    await expect.poll(() => box().evaluate((el) => el === document.activeElement)).toBe(true);
+    await expect.poll(() => box().evaluate((el) => el === el.ownerDocument.activeElement)).toBe(true);
     expect(await button.getAttribute('aria-expanded')).toBe('true');
     await page.keyboard.press('Escape');
     await panel().waitFor({ state: 'hidden' });
-    await expect.poll(() => button.evaluate((el) => el === document.activeElement)).toBe(true);
+    await expect.poll(() => button.evaluate((el) => el === el.ownerDocument.activeElement)).toBe(true);
     // The ? list names the key.
     await blur();
     await page.keyboard.press('?');
@@ -189,7 +189,7 @@ describe.runIf(browserAvailable())('the assistant panel', () => {
     await blur();
     await page.keyboard.press('Shift+A');
     await panel().waitFor();
-    await expect.poll(() => box().evaluate((el) => el === document.activeElement)).toBe(true);
+    await expect.poll(() => box().evaluate((el) => el === el.ownerDocument.activeElement)).toBe(true);
     ai.answer({ toolCalls: [{ name: 'update_ticket', arguments: { ticket: refund.id, status: 'solved' } }] });
     const n = chats().length;
     await ask('Solve this ticket');
@@ -255,7 +255,7 @@ describe.runIf(browserAvailable())('the assistant panel', () => {
     await panel().getByRole('button', { name: 'Rename' }).focus();
     await page.keyboard.press('Enter');
     const field = panel().getByRole('textbox', { name: 'Conversation title' });
-    await expect.poll(() => field.evaluate((el) => el === document.activeElement)).toBe(true);
+    await expect.poll(() => field.evaluate((el) => el === el.ownerDocument.activeElement)).toBe(true);
     await page.keyboard.press('Control+A');
     await page.keyboard.type('Refund follow-ups');
     await page.keyboard.press('Enter');
