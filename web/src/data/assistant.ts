@@ -4,143 +4,59 @@
 // (`Accept: text/event-stream`: `session`, `text`, `tool`, `approval`, `done`, `error`), a decision
 // on an approval with its token (POST /v1/assistant/actions/{id}/decision, streamed the same way),
 // and the tips (GET /v1/assistant/tips). The wire shapes are those of
-// src/modules/assistant/schemas.ts, written out here by hand.
+// src/modules/assistant/schemas.ts, through the generated types.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import type { paths } from '../api.gen';
 import { ApiError, api, errorText, ok } from '../lib/api';
 import { AI_BALANCE_EMPTY, readEvents } from './ai';
+import type { Body } from './change';
 import { keys } from './keys';
 
-// The wire shapes (src/modules/assistant/schemas.ts)
+// The wire shapes (src/modules/assistant/schemas.ts), from the generated types.
 
-export type RefKind = 'ticket' | 'contact' | 'article' | 'view' | 'automation';
-
-/** A record a step or a preview names: tickets carry their number. */
-export interface Ref {
-  kind: RefKind;
-  id: string;
-  label: string;
-  number?: number;
+type Json<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends {
+  responses: { 200: { content: { 'application/json': infer R } } };
 }
+  ? R
+  : never;
 
-export type StepStatus = 'running' | 'done' | 'error' | 'awaiting_approval' | 'approved' | 'denied' | 'expired';
-
+/** One conversation's transcript and its pending approval. */
+export type SessionDetail = Json<'/v1/assistant/sessions/{id}', 'get'>;
+export type Session = SessionDetail['session'];
+/** One turn: the person's text, or the assistant's text with its steps. */
+export type TranscriptMessage = SessionDetail['messages'][number];
 /** One tool step (the stream's `tool` event; the JSON answer's and the transcript's `steps`). */
-export interface Step {
-  id: string;
-  tool: string;
-  label: string;
-  status: StepStatus;
-  summary?: string;
-  refs: Ref[];
-  action_id: string | null;
-}
-
-export interface Change {
-  field: string;
-  from: unknown;
-  to: unknown;
-}
-
-export interface Preview {
-  title: string;
-  summary: string;
-  changes: Change[];
-  targets: Ref[];
-  external: boolean;
-  body?: string;
-  total?: number;
-}
-
+export type Step = TranscriptMessage['steps'][number];
+export type StepStatus = Step['status'];
+/** A record a step or a preview names: tickets carry their number. */
+export type Ref = Step['refs'][number];
 /** A write the assistant asks to make: what it would do, and the token the decision sends back. */
-export interface Approval {
-  action_id: string;
-  call_id: string;
-  tool: string;
-  preview: Preview;
-  token: string;
-  expires_at: string;
-}
-
-export interface Session {
-  id: string;
-  title: string;
-  created_at: string;
-  updated_at: string;
-  running: boolean;
-}
-
-export interface TranscriptMessage {
-  id: string;
-  role: 'user' | 'assistant';
-  text: string;
-  steps: Step[];
-  created_at: string;
-}
-
-export interface SessionDetail {
-  session: Session;
-  messages: TranscriptMessage[];
-  approval: Approval | null;
-}
-
+export type Approval = NonNullable<SessionDetail['approval']>;
+export type Preview = Approval['preview'];
+export type Change = Preview['changes'][number];
+/** A send's or a decision's answer without the event stream. */
+export type RunResult = Json<'/v1/assistant/sessions/{id}/messages', 'post'>;
+export type RunStatus = RunResult['status'];
 /** The person's current screen, handed to the model as context. */
-export interface Context {
-  path?: string;
-  page?: string;
-  folder?: string;
-  view_id?: string;
-  ticket_id?: string;
-  filters?: Record<string, unknown>;
-}
+export type Context = NonNullable<Body<'/v1/assistant/sessions/{id}/messages', 'post'>['context']>;
+export type Tip = Json<'/v1/assistant/tips', 'get'>['tips'][number];
 
-export type RunStatus = 'complete' | 'awaiting_approval';
+const byId = (id: string) => ({ params: { path: { id } } });
 
-export interface RunResult {
-  session: Session;
-  text: string;
-  steps: Step[];
-  approval: Approval | null;
-  status: RunStatus;
-}
+export const listSessions = async (): Promise<Session[]> => (await ok(api.GET('/v1/assistant/sessions'))).data;
 
-export type TipKey = 'sla_breached' | 'sla_due_soon' | 'sla_at_risk' | 'unassigned_old' | 'mine_waiting';
+export const getSession = (id: string): Promise<SessionDetail> => ok(api.GET('/v1/assistant/sessions/{id}', byId(id)));
 
-export interface Tip {
-  key: TipKey;
-  text: string;
-  prompt: string;
-  severity: 'info' | 'warning' | 'critical';
-  count: number;
-}
+export const createSession = (): Promise<Session> => ok(api.POST('/v1/assistant/sessions', { body: {} }));
 
-// The calls. The routes are not in the generated types yet (web/src/api.gen.d.ts follows the API
-// document): the same client, with the paths written out.
-
-type Call = (
-  path: string,
-  init?: Record<string, unknown>,
-) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
-const raw = api as unknown as { GET: Call; POST: Call; PATCH: Call; DELETE: Call };
-
-const sessionPath = (id: string) => `/v1/assistant/sessions/${encodeURIComponent(id)}`;
-
-export const listSessions = async (): Promise<Session[]> =>
-  ((await ok(raw.GET('/v1/assistant/sessions'))) as { data: Session[] }).data;
-
-export const getSession = async (id: string): Promise<SessionDetail> =>
-  (await ok(raw.GET(sessionPath(id)))) as SessionDetail;
-
-export const createSession = async (): Promise<Session> =>
-  (await ok(raw.POST('/v1/assistant/sessions', { body: {} }))) as Session;
-
-export const renameSession = async (id: string, title: string): Promise<Session> =>
-  (await ok(raw.PATCH(sessionPath(id), { body: { title } }))) as Session;
+export const renameSession = (id: string, title: string): Promise<Session> =>
+  ok(api.PATCH('/v1/assistant/sessions/{id}', { ...byId(id), body: { title } }));
 
 export const deleteSession = async (id: string): Promise<void> => {
-  await ok(raw.DELETE(sessionPath(id)));
+  await ok(api.DELETE('/v1/assistant/sessions/{id}', byId(id)));
 };
 
-export const listTips = async (): Promise<Tip[]> => ((await ok(raw.GET('/v1/assistant/tips'))) as { tips: Tip[] }).tips;
+export const listTips = async (): Promise<Tip[]> => (await ok(api.GET('/v1/assistant/tips'))).tips;
 
 /** What a run tells the panel as it goes. */
 export interface RunHandlers {
@@ -163,15 +79,18 @@ const parse = (data: string): unknown => {
  * `done` event's status. An `error` event, or an answer that is not a stream, becomes an ApiError
  * (a JSON answer is played through `on` as if streamed). `signal` stops reading.
  */
-async function run(path: string, body: object, on: RunHandlers, signal: AbortSignal): Promise<RunStatus> {
-  const { data, error, response } = await raw.POST(path, {
-    body,
-    headers: { accept: 'text/event-stream' },
-    parseAs: 'stream',
-    signal,
-  });
+async function run(
+  send: (init: { headers: Record<string, string>; parseAs: 'stream'; signal: AbortSignal }) => Promise<{
+    data?: ReadableStream<Uint8Array> | null;
+    error?: unknown;
+    response: Response;
+  }>,
+  on: RunHandlers,
+  signal: AbortSignal,
+): Promise<RunStatus> {
+  const { data, error, response } = await send({ headers: { accept: 'text/event-stream' }, parseAs: 'stream', signal });
   if (!response.ok) throw await ApiError.from(response, error);
-  const stream = data as ReadableStream<Uint8Array> | null;
+  const stream = data ?? null;
   if (!(response.headers.get('content-type') ?? '').includes('text/event-stream') || !stream) {
     const whole = (await new Response(stream).json()) as RunResult;
     on.session(whole.session);
@@ -201,7 +120,11 @@ async function run(path: string, body: object, on: RunHandlers, signal: AbortSig
 
 /** POST /v1/assistant/sessions/{id}/messages, streamed. */
 export const sendMessage = (id: string, text: string, context: Context, on: RunHandlers, signal: AbortSignal) =>
-  run(`${sessionPath(id)}/messages`, { text, context }, on, signal);
+  run(
+    (init) => api.POST('/v1/assistant/sessions/{id}/messages', { ...byId(id), body: { text, context }, ...init }),
+    on,
+    signal,
+  );
 
 /** POST /v1/assistant/actions/{id}/decision, streamed: the run continues in the same answer. */
 export const decide = (
@@ -210,7 +133,13 @@ export const decide = (
   token: string,
   on: RunHandlers,
   signal: AbortSignal,
-) => run(`/v1/assistant/actions/${encodeURIComponent(actionId)}/decision`, { decision, token }, on, signal);
+) =>
+  run(
+    (init) =>
+      api.POST('/v1/assistant/actions/{id}/decision', { ...byId(actionId), body: { decision, token }, ...init }),
+    on,
+    signal,
+  );
 
 // Queries
 
