@@ -28,6 +28,8 @@ describe.runIf(browserAvailable())('the assistant panel', () => {
 
   const api = () => h.svc.api;
   const panel = (): Locator => page.getByRole('complementary', { name: 'Ollie' });
+  /** The conversation's turns (the panel's header also shows its title). */
+  const log = (): Locator => panel().getByRole('region', { name: 'Conversation' });
   const box = () => panel().getByRole('textbox', { name: 'Message Ollie' });
   const chats = () => ai.requests.filter((r) => r.path.endsWith('/chat/completions'));
   /** The user messages of the n-th chat request the stand-in received (0-based). */
@@ -162,7 +164,7 @@ describe.runIf(browserAvailable())('the assistant panel', () => {
     await tip.focus();
     await page.keyboard.press('Enter');
     // The person's words, then the step: its label, Done, the tickets it found as links.
-    await panel().getByText('Which of my tickets are waiting for my reply?').waitFor();
+    await log().getByText('Which of my tickets are waiting for my reply?').waitFor();
     const steps = panel().getByRole('list', { name: 'Steps' });
     const found = steps.getByRole('link', { name: `#${refund.number} ${refund.subject}` });
     await found.waitFor();
@@ -170,10 +172,10 @@ describe.runIf(browserAvailable())('the assistant panel', () => {
     await steps.getByText('Done', { exact: true }).first().waitFor();
     // The text streams: its first words while the stand-in holds the rest.
     await held.reached;
-    await panel().getByText('Two tickets', { exact: true }).waitFor();
+    await log().getByText('Two tickets', { exact: true }).waitFor();
     expect(await h.violations(page)).toBe('[]');
     held.release();
-    await panel().getByText('Two tickets mention a refund.', { exact: true }).waitFor();
+    await log().getByText('Two tickets mention a refund.', { exact: true }).waitFor();
     // The model read the tip's prompt and the person's screen (the inbox).
     const prompt = await promptOf(n);
     expect(prompt).toContain('Which of my tickets are waiting for my reply?');
@@ -208,14 +210,16 @@ describe.runIf(browserAvailable())('the assistant panel', () => {
     expect(await h.violations(page)).toBe('[]');
     await docsScreenshot(page, 'assistant-approval');
 
-    // Approve with the keyboard alone: back from the message box to the card's buttons.
+    // Approve with the keyboard alone: back from the message box to the card's buttons (enabled
+    // once the run has ended and the stored approval is shown).
+    await expect.poll(() => card.getByRole('button', { name: 'Approve' }).isEnabled()).toBe(true);
     ai.answer({ text: `Done: #${refund.number} is solved.` });
     await box().focus();
     await page.keyboard.press('Shift+Tab'); // Deny
     await page.keyboard.press('Shift+Tab'); // Approve
     expect(await focused()).toBe('button:Approve');
     await page.keyboard.press('Enter');
-    await panel().getByText(`Done: #${refund.number} is solved.`).waitFor();
+    await log().getByText(`Done: #${refund.number} is solved.`).waitFor();
     await expect.poll(async () => (await ticketNow(refund.id)).status).toBe('solved');
     await panel().getByRole('button', { name: 'Approve' }).waitFor({ state: 'detached' });
     await panel().getByRole('list', { name: 'Steps' }).getByText('Approved', { exact: true }).first().waitFor();
@@ -243,7 +247,7 @@ describe.runIf(browserAvailable())('the assistant panel', () => {
     expect(await h.violations(page)).toBe('[]');
     ai.answer({ text: 'All right, I did not send it.' });
     await card.getByRole('button', { name: 'Deny' }).click();
-    await panel().getByText('All right, I did not send it.').waitFor();
+    await log().getByText('All right, I did not send it.').waitFor();
     await panel().getByRole('list', { name: 'Steps' }).getByText('Denied', { exact: true }).first().waitFor();
     const after = (await api().get(`/v1/tickets/${refund.id}/messages`, as)).body.data.length as number;
     expect(after).toBe(before);
