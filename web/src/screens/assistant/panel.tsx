@@ -38,7 +38,7 @@ import { Icon } from '../../ui/icons';
 import { Markdown } from './markdown';
 import { ApprovalCard, Steps } from './parts';
 import { useScreenContext } from './screen-context';
-import { ASSISTANT_KEY, closeAssistant } from './store';
+import { ASSISTANT_KEY, closeAssistant, onFocusAssistant } from './store';
 import './assistant.css';
 
 /** A run under way: what was asked (or decided), and what has come back so far. */
@@ -89,6 +89,11 @@ export function AssistantPanel({ open }: { open: boolean }) {
     (box.current ?? region.current)?.focus();
     void qc.invalidateQueries({ queryKey: keys.assistantTips(ws) });
   }, [open, qc, ws]);
+  // The frame gives the focus back to the panel after a drawer that held it (shell.tsx).
+  useEffect(() => {
+    onFocusAssistant(() => (box.current ?? region.current)?.focus());
+    return () => onFocusAssistant(null);
+  }, []);
   // Leaving the frame stops reading a run.
   useEffect(() => () => running.current?.abort(), []);
 

@@ -36,6 +36,19 @@ export function closeAssistant(): void {
   back?.focus();
 }
 
+/** The panel's way to take the focus (its message box), once it is mounted. */
+let focuser: (() => void) | null = null;
+export function onFocusAssistant(f: (() => void) | null): void {
+  focuser = f;
+}
+/** Puts the focus in the open panel (after a drawer that held it closed). */
+export function focusAssistant(): void {
+  if (state.open) focuser?.();
+}
+
+/** Whether the panel is open now (outside React). */
+export const assistantOpen = (): boolean => state.open;
+
 export const toggleAssistant = (): void => (state.open ? closeAssistant() : openAssistant());
 
 /** The frame is gone (another workspace or account): the next one starts closed. */
