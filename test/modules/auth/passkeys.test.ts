@@ -258,6 +258,13 @@ describe('signing in with a passkey', () => {
       .execute();
     expect(audit.map((a) => a.action)).toContain('passkey.counter_mismatch');
     expect(audit.map((a) => a.action)).toContain('passkey.signed_in');
+    // The person is told by mail (kept in the outbox: no SMTP_URL here).
+    const mail = await svc.rt.deps.database.db
+      .selectFrom('mail_outbox')
+      .select(['subject', 'to_addresses'])
+      .where('workspace_id', '=', ws.body.id)
+      .execute();
+    expect(mail).toContainEqual({ subject: 'A sign-in with your passkey was refused', to_addresses: [p.email] });
   });
 
   it('refuses a passkey of another person on the email-first path, a bad signature and a wrong origin', async () => {

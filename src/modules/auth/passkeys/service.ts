@@ -17,6 +17,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Deps } from '../../../deps.js';
 import { newId } from '../../../platform/crypto/random.js';
 import { invalid, notFound, unauthorized } from '../../../platform/http/errors.js';
+import { systemMailer } from '../../../platform/mail/index.js';
 import { recordAudit } from '../../audit/service.js';
 import { verifyChallenge } from '../protection.js';
 import { assertRoomForAccount, deviceOf, type IssuedSession, startSession } from '../sessions.js';
@@ -63,6 +64,36 @@ export async function auditPerson(
       );
     }
   });
+}
+
+/**
+ * Tells the person by mail that a sign-in with their passkey was refused because its counter did
+ * not grow (the system mailer; without SMTP_URL it is kept in the outbox of their first workspace).
+ */
+async function notifyCounterMismatch(deps: Deps, user: { id: string; email: string }, name: string): Promise<void> {
+  try {
+    const first = await deps.database.db
+      .selectFrom('members')
+      .select('workspace_id')
+      .where('user_id', '=', user.id)
+      .orderBy('created_at', 'asc')
+      .executeTakeFirst();
+    const mailer = systemMailer(deps);
+    if (!first && mailer.kind === 'outbox') return;
+    await mailer.send(
+      {
+        to: user.email,
+        subject: 'A sign-in with your passkey was refused',
+        text:
+          `Someone tried to sign in with your passkey "${name}", and its signature counter did not grow. ` +
+          'This can mean the passkey was copied. The sign-in was refused. If it was not you, delete this ' +
+          'passkey in your profile and add a new one.',
+      },
+      { workspaceId: first?.workspace_id ?? '', kind: 'notice' },
+    );
+  } catch (err) {
+    deps.log.error({ err: (err as Error).message }, 'could not notify a passkey counter mismatch');
+  }
 }
 
 export interface PasskeyView {
@@ -275,6 +306,7 @@ export async function signInWithPasskey(
     if (/counter/i.test(message)) {
       deps.log.warn({ userId: user.id, passkeyId: key.id }, 'passkey signature counter did not grow: possibly cloned');
       await auditPerson(deps, user.id, req.ip, 'passkey.counter_mismatch', key.id, { name: key.name });
+      await notifyCounterMismatch(deps, user, key.name);
     }
     throw refused();
   }
