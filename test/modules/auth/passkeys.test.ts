@@ -318,3 +318,27 @@ describe('signing in with a passkey', () => {
     expect(isErrorBody(bad.body, 422, 'validation_failed'), bad.text).toBe(true);
   });
 });
+
+describe('sign-in limits', () => {
+  it('counts refused passkey sign-ins against the account: 429 rate_limited past the limit, even with a good signature', async () => {
+    const p = await person();
+    const auth = new SoftAuthenticator(origin);
+    await addPasskey(p, auth);
+    const limit = svc.rt.deps.config.signin.maxFailuresPerAccount;
+    for (let i = 0; i < limit; i++) {
+      const o = await signInOptions();
+      const r = await svc.api.post('/v1/auth/passkey', {
+        challenge_id: o.body.challenge_id,
+        response: auth.get(o.body.options, { origin: 'https://evil.example.test' }),
+      });
+      expect(r.status).toBe(401);
+    }
+    const o = await signInOptions();
+    const r = await svc.api.post('/v1/auth/passkey', {
+      challenge_id: o.body.challenge_id,
+      response: auth.get(o.body.options),
+    });
+    expect(isErrorBody(r.body, 429, 'rate_limited'), r.text).toBe(true);
+    expect(r.headers.get('retry-after')).toMatch(/^\d+$/);
+  });
+});
