@@ -14,6 +14,7 @@ import assignmentRoutes from './modules/assignment/routes.js';
 import assistantRoutes, { type AssistantRouteOptions } from './modules/assistant/routes.js';
 import attachmentRoutes from './modules/attachments/routes.js';
 import auditRoutes from './modules/audit/routes.js';
+import passkeyRoutes from './modules/auth/passkeys/routes.js';
 import { userResolver } from './modules/auth/resolver.js';
 import authRoutes from './modules/auth/routes.js';
 import automationRoutes from './modules/automations/routes.js';
@@ -86,6 +87,7 @@ export type { App, RouteEntry };
 const MODULES: Array<(app: App, deps: Deps) => Promise<void>> = [
   systemRoutes,
   authRoutes,
+  passkeyRoutes,
   meRoutes,
   workspaceRoutes,
   memberRoutes,
