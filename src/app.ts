@@ -16,6 +16,7 @@ import attachmentRoutes from './modules/attachments/routes.js';
 import auditRoutes from './modules/audit/routes.js';
 import authMethodRoutes from './modules/auth/methods.js';
 import oauthSignInRoutes from './modules/auth/oauth/routes.js';
+import passkeyRoutes from './modules/auth/passkeys/routes.js';
 import { userResolver } from './modules/auth/resolver.js';
 import authRoutes from './modules/auth/routes.js';
 import automationRoutes from './modules/automations/routes.js';
@@ -90,6 +91,7 @@ const MODULES: Array<(app: App, deps: Deps) => Promise<void>> = [
   authRoutes,
   authMethodRoutes,
   oauthSignInRoutes,
+  passkeyRoutes,
   meRoutes,
   workspaceRoutes,
   memberRoutes,

@@ -51,7 +51,9 @@ export async function startAppHarness(
       const page = await context.newPage();
       page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
       page.on('console', (m) => {
-        if (m.type() === 'error') errors.push(`console: ${m.text()}`);
+        // A failed load names its address (the console's text alone does not say which request it was).
+        const at = m.text().startsWith('Failed to load resource') && m.location().url ? ` (${m.location().url})` : '';
+        if (m.type() === 'error') errors.push(`console: ${m.text()}${at}`);
       });
       return { context, page };
     },

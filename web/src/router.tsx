@@ -8,6 +8,7 @@ import { lazyScreen } from './lib/lazy';
 import { Redirect } from './lib/redirect';
 import { useSession } from './lib/session';
 import { type InboxSearch, parseInboxSearch } from './lib/views';
+import { AssistantRoute } from './screens/assistant/launcher';
 import { Login, NewWorkspace, Signup } from './screens/auth';
 import { Inbox } from './screens/inbox/index';
 import { Shell } from './screens/shell';
@@ -106,6 +107,8 @@ const reportsRoute = createRoute({
   path: '/reports',
   component: lazyScreen(() => import('./screens/reports/index'), 'Reports'),
 });
+// The assistant's address (onboarding's "Ask the assistant"): the inbox with the panel open.
+const assistantRoute = createRoute({ getParentRoute: () => shellRoute, path: '/assistant', component: AssistantRoute });
 // An invitation's link (the invitation mail's, and the one an admin copies): signed in or not.
 const inviteRoute = createRoute({
   getParentRoute: () => rootRoute,
@@ -129,6 +132,7 @@ const routeTree = rootRoute.addChildren([
     chatsRoute,
     chatsIndexRoute,
     reportsRoute,
+    assistantRoute,
   ]),
 ]);
 

@@ -45,6 +45,7 @@ export const APP_PATHS = [
   '/chats',
   '/chats/*',
   '/reports',
+  '/assistant',
   '/invite/*',
 ];
 

@@ -39,6 +39,7 @@ import type {
 } from './tables-identity.js';
 import type { ImagesTable } from './tables-images.js';
 import type { KbArticleSlugsTable, KbArticlesTable, KbArticleViewsTable, KbCollectionsTable } from './tables-kb.js';
+import type { PasskeyChallengesTable, PasskeysTable } from './tables-passkeys.js';
 import type { PortalLimitMarksTable, PortalSessionsTable, PortalSignInLinksTable } from './tables-portal.js';
 import type {
   AttachmentsTable,
@@ -100,6 +101,8 @@ export interface DB {
   session_retired_tokens: SessionRetiredTokensTable;
   mfa_recovery_codes: MfaRecoveryCodesTable;
   app_attest_challenges: AppAttestChallengesTable;
+  passkeys: PasskeysTable;
+  passkey_challenges: PasskeyChallengesTable;
   app_attest_keys: AppAttestKeysTable;
   api_keys: ApiKeysTable;
   workspace_counters: WorkspaceCountersTable;

@@ -142,13 +142,13 @@ export function useRemoveAiKey(ws: string) {
 // Streaming (rule 7)
 
 /** One server-sent event. */
-interface SseEvent {
+export interface SseEvent {
   event: string;
   data: string;
 }
 
 /** The events of an event stream as they arrive (`event:` and `data:` lines, a blank line ends one). */
-async function readEvents(body: ReadableStream<Uint8Array>, on: (e: SseEvent) => void): Promise<void> {
+export async function readEvents(body: ReadableStream<Uint8Array>, on: (e: SseEvent) => void): Promise<void> {
   const reader = body.pipeThrough(new TextDecoderStream() as ReadableWritablePair<string, Uint8Array>).getReader();
   let buffer = '';
   const dispatch = (block: string) => {

@@ -93,4 +93,9 @@ export const keys = {
   aiArticleDraft: (ws: string, ticketId: string) => ['ai', ws, 'article-draft', ticketId] as const,
   /** GET /v1/ai/search of q (the inbox's semantic matches, a ticket's similar tickets). */
   aiSearch: (ws: string, q: string) => ['ai', ws, 'search', q] as const,
+  /** The assistant's panel (data/assistant.ts): everything of it starts with assistant(ws). */
+  assistant: (ws: string) => ['assistant', ws] as const,
+  assistantSessions: (ws: string) => ['assistant', ws, 'sessions'] as const,
+  assistantSession: (ws: string, id: string) => ['assistant', ws, 'session', id] as const,
+  assistantTips: (ws: string) => ['assistant', ws, 'tips'] as const,
 };

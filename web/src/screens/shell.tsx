@@ -22,6 +22,8 @@ import { DEFAULT_VIEW, VIEWS } from '../lib/views';
 import { TicketCount } from '../ui/count';
 import { Icon, type IconName } from '../ui/icons';
 import { LiveState } from '../ui/live-state';
+import { AssistantButton, AssistantSlot } from './assistant/launcher';
+import { assistantOpen, focusAssistant, useAssistantState } from './assistant/store';
 import { MailNotice } from './mail-notice';
 import { NotificationsBell } from './notifications-bell';
 import { OnboardingSlot } from './onboarding-slot';
@@ -59,6 +61,7 @@ function WorkspaceShell({ session, ws }: { session: SignedIn; ws: string }) {
               <MailNotice />
               <Outlet />
             </main>
+            <AssistantSlot />
             <ShortcutsDialog ws={ws} open={shortcuts} onOpenChange={setShortcuts} />
           </div>
         </ShortcutsContext.Provider>
@@ -98,6 +101,11 @@ function Navigation({ session, ws, live }: { session: SignedIn; ws: string; live
   const href = useLocation({ select: (l) => l.href });
   // biome-ignore lint/correctness/useExhaustiveDependencies: a new address (a link followed) is the trigger
   useEffect(() => setOpen(false), [href]);
+  // The assistant opened from the drawer: the drawer closes, the panel keeps the focus.
+  const assistant = useAssistantState().open;
+  useEffect(() => {
+    if (assistant) setOpen(false);
+  }, [assistant]);
   if (!narrow) return <Sidebar session={session} ws={ws} live={live} />;
   const name = session.me?.workspaces.find((w) => w.id === ws)?.name ?? 'Workspace';
   return (
@@ -108,7 +116,15 @@ function Navigation({ session, ws, live }: { session: SignedIn; ws: string; live
         </Dialog.Trigger>
         <Dialog.Portal>
           <Dialog.Overlay className="overlay drawer-overlay" />
-          <Dialog.Content className="drawer" aria-describedby={undefined}>
+          <Dialog.Content
+            className="drawer"
+            aria-describedby={undefined}
+            onCloseAutoFocus={(e) => {
+              if (!assistantOpen()) return;
+              e.preventDefault();
+              focusAssistant();
+            }}
+          >
             <Dialog.Title className="visually-hidden">Menu</Dialog.Title>
             <Dialog.Close className="icon-button drawer-close" aria-label="Close the menu">
               <Icon name="close" />
@@ -205,6 +221,7 @@ function Sidebar({
             </li>
           ))}
         </ul>
+        <AssistantButton />
         <NotificationsBell />
         <OnboardingSlot />
         {!inDrawer && <LiveState status={live} />}
@@ -300,6 +317,7 @@ const AI_SHORTCUTS: Array<[string, string]> = [
   ['Shift+K', 'Draft an article from a solved ticket'],
   ['Shift+T', 'Triage the ticket; then y accepts, x dismisses a suggestion'],
   ['Escape', 'Stop what AI is writing'],
+  ['Shift+A', 'Open or close the assistant (Escape closes it too)'],
 ];
 
 function ShortcutsDialog({ ws, open, onOpenChange }: { ws: string; open: boolean; onOpenChange(o: boolean): void }) {
