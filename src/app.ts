@@ -14,6 +14,8 @@ import assignmentRoutes from './modules/assignment/routes.js';
 import assistantRoutes, { type AssistantRouteOptions } from './modules/assistant/routes.js';
 import attachmentRoutes from './modules/attachments/routes.js';
 import auditRoutes from './modules/audit/routes.js';
+import authMethodRoutes from './modules/auth/methods.js';
+import oauthSignInRoutes from './modules/auth/oauth/routes.js';
 import passkeyRoutes from './modules/auth/passkeys/routes.js';
 import { userResolver } from './modules/auth/resolver.js';
 import authRoutes from './modules/auth/routes.js';
@@ -87,6 +89,8 @@ export type { App, RouteEntry };
 const MODULES: Array<(app: App, deps: Deps) => Promise<void>> = [
   systemRoutes,
   authRoutes,
+  authMethodRoutes,
+  oauthSignInRoutes,
   passkeyRoutes,
   meRoutes,
   workspaceRoutes,

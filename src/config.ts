@@ -72,6 +72,8 @@ export interface Config {
   mailAllowPrivate: boolean;
   /** APP_URL: the web app, where the browser returns after connecting a mailbox (default PUBLIC_URL). */
   appUrl: string;
+  /** APP_SCHEME: the native app's URL scheme (OAuth sign-in returns to `{scheme}://auth/callback`). */
+  appScheme: string;
   /** Google and Microsoft mailboxes (OAuth); null when the provider's client id is not set. */
   oauth: { google: OAuthProviderConfig | null; microsoft: OAuthProviderConfig | null };
   /** IMAP_POLL_INTERVAL: how often IMAP mailboxes without IDLE are checked for new mail. */
@@ -115,6 +117,9 @@ export interface OAuthProviderConfig {
   /** Microsoft: the keys that sign id_tokens (the account's address is in the id_token). */
   jwksUrl: string | null;
   scopes: string[];
+  /** Sign-in (src/modules/auth/oauth): the ID token's issuer (`{tenantid}` = its tid claim) and keys. */
+  idIssuer: string;
+  idJwksUrl: string;
   imap: MailEndpoint;
   smtp: MailEndpoint;
 }
@@ -297,6 +302,8 @@ function oauthConfig(env: Env): Config['oauth'] {
       userinfoUrl: web('GOOGLE_USERINFO_URL', 'https://openidconnect.googleapis.com/v1/userinfo'),
       jwksUrl: null,
       scopes: ['openid', 'email', 'https://mail.google.com/'],
+      idIssuer: web('GOOGLE_ISSUER', 'https://accounts.google.com'),
+      idJwksUrl: web('GOOGLE_JWKS_URL', 'https://www.googleapis.com/oauth2/v3/certs'),
       imap: mailEndpoint(env, 'GOOGLE_IMAP_URL', 'imaps://imap.gmail.com:993', 'imap'),
       smtp: mailEndpoint(env, 'GOOGLE_SMTP_URL', 'smtps://smtp.gmail.com:465', 'smtp'),
     },
@@ -306,6 +313,8 @@ function oauthConfig(env: Env): Config['oauth'] {
       tokenUrl: web('MICROSOFT_TOKEN_URL', `${ms}/oauth2/v2.0/token`),
       userinfoUrl: null,
       jwksUrl: web('MICROSOFT_JWKS_URL', `${ms}/discovery/v2.0/keys`),
+      idIssuer: str(env, 'MICROSOFT_ISSUER') ?? 'https://login.microsoftonline.com/{tenantid}/v2.0',
+      idJwksUrl: web('MICROSOFT_JWKS_URL', `${ms}/discovery/v2.0/keys`),
       scopes: [
         'openid',
         'email',
@@ -489,6 +498,7 @@ export function loadConfig(env: Env = process.env): Config {
     inboundDomain: inboundDomain(env, publicUrl),
     mailAllowPrivate: bool(env, 'MAIL_ALLOW_PRIVATE', false),
     appUrl,
+    appScheme: str(env, 'APP_SCHEME') ?? 'helpdesk',
     oauth,
     imapPollIntervalMs,
     inboundAuthservIds: hostList(env, 'INBOUND_AUTHSERV_IDS'),

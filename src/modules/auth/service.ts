@@ -40,7 +40,7 @@ async function verifyProof(deps: Deps, input: ProofInput, ip: string): Promise<v
 }
 
 /** Ties an mfa_token to the password it followed: a password change voids it. */
-const passwordVersion = (passwordHash: string) => hashSecret(`pw:${passwordHash}`).slice(0, 22);
+export const passwordVersion = (passwordHash: string) => hashSecret(`pw:${passwordHash}`).slice(0, 22);
 
 /**
  * `user.sign_in_failed` in every workspace of the person. Not awaited by the sign-in, so a

@@ -89,6 +89,9 @@ export type * from './tables-workflow.js';
 
 export interface DB {
   users: UsersTable;
+  oauth_identities: import('./tables-identity.js').OAuthIdentitiesTable;
+  oauth_sign_in_flows: import('./tables-identity.js').OAuthSignInFlowsTable;
+  oauth_exchange_codes: import('./tables-identity.js').OAuthExchangeCodesTable;
   workspaces: WorkspacesTable;
   members: MembersTable;
   teams: TeamsTable;

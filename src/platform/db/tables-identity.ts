@@ -15,6 +15,36 @@ export interface UsersTable {
   mfa_enabled_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   created_at: DefaultTimestamp;
   updated_at: DefaultTimestamp;
+  /** 0053: false for a person registered through OAuth who never chose a password. */
+  has_password: Generated<boolean>;
+}
+
+export interface OAuthIdentitiesTable {
+  id: string;
+  user_id: string;
+  provider: string;
+  subject: string;
+  email: string;
+  created_at: DefaultTimestamp;
+}
+
+export interface OAuthSignInFlowsTable {
+  state_hash: string;
+  browser_hash: string | null;
+  provider: string;
+  nonce: string;
+  code_verifier: string;
+  native: boolean;
+  app_challenge: string | null;
+  link_user_id: string | null;
+  expires_at: Date;
+}
+
+export interface OAuthExchangeCodesTable {
+  code_hash: string;
+  user_id: string;
+  app_challenge: string;
+  expires_at: Date;
 }
 
 export interface WorkspacesTable {

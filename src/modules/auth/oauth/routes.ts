@@ -1,0 +1,215 @@
+// /v1/auth/oauth/*: OAuth sign-in (start, callback, exchange) and /v1/me/identities (linked
+// accounts). docs/auth.md "OAuth sign-in".
+import { Type } from '@sinclair/typebox';
+import type { Deps } from '../../../deps.js';
+import type { App } from '../../../platform/http/app-type.js';
+import { access } from '../../../platform/http/context.js';
+import { unauthorized } from '../../../platform/http/errors.js';
+import { sendSession } from '../routes.js';
+import { LoginResult } from '../schemas.js';
+import { passwordVersion } from '../service.js';
+import { deviceOf, presentedCookies, replacePreviousSession, signedInAccounts, startSession } from '../sessions.js';
+import {
+  FLOW_COOKIE,
+  FLOW_COOKIE_PATH,
+  finishSignIn,
+  identitiesOf,
+  startSignIn,
+  takeExchangeCode,
+  unlinkIdentity,
+} from './service.js';
+
+const PUBLIC = { access: access.public(), idempotent: false } as const;
+
+export default async function oauthSignInRoutes(app: App, deps: Deps) {
+  app.get(
+    '/v1/auth/oauth/:provider/start',
+    {
+      config: PUBLIC,
+      schema: {
+        tags: ['auth'],
+        summary: 'Start signing in with Google or Microsoft',
+        description:
+          'Redirects to the provider. client=native with code_challenge (S256) for the app; link=1 while signed ' +
+          'in (the refresh cookie) links the account to the person instead. 404 when the provider is not configured.',
+        params: Type.Object({ provider: Type.String({ maxLength: 20 }) }),
+        querystring: Type.Object(
+          {
+            client: Type.Optional(Type.Literal('native')),
+            code_challenge: Type.Optional(Type.String({ maxLength: 100 })),
+            link: Type.Optional(Type.Literal('1')),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 302: Type.Null() },
+      },
+    },
+    async (req, reply) => {
+      const native = req.query.client === 'native';
+      let linkUserId: string | null = null;
+      if (req.query.link === '1') {
+        const live = await signedInAccounts(deps, presentedCookies(req));
+        if (live.length === 0) throw unauthorized('Sign in first to link an account.');
+        linkUserId = live[0]!.user_id;
+      }
+      const { url, browser } = await startSignIn(deps, {
+        provider: req.params.provider,
+        native,
+        codeChallenge: req.query.code_challenge,
+        linkUserId,
+      });
+      if (!native) {
+        reply.setCookie(FLOW_COOKIE, browser, {
+          path: FLOW_COOKIE_PATH,
+          httpOnly: true,
+          sameSite: 'lax',
+          secure: deps.config.publicUrl.startsWith('https:'),
+          maxAge: 600,
+        });
+      }
+      reply.header('cache-control', 'no-store');
+      return reply.redirect(url, 302);
+    },
+  );
+
+  app.get(
+    '/v1/auth/oauth/:provider/callback',
+    {
+      config: PUBLIC,
+      schema: {
+        tags: ['auth'],
+        summary: 'The provider returns here',
+        description:
+          'Signs the browser in (refresh cookie) and redirects to the app, or for client=native redirects to ' +
+          '{APP_SCHEME}://auth/callback?code=... (one-time, 60 s). 401 for a wrong or reused state, a refused code or ' +
+          'an ID token that does not verify; 422 for an unverified email.',
+        params: Type.Object({ provider: Type.String({ maxLength: 20 }) }),
+        querystring: Type.Object(
+          {
+            state: Type.String({ minLength: 1, maxLength: 200 }),
+            code: Type.String({ minLength: 1, maxLength: 4000 }),
+          },
+          { additionalProperties: true },
+        ), // providers add scope, iss, session_state
+        response: { 302: Type.Null() },
+      },
+    },
+    async (req, reply) => {
+      const out = await finishSignIn(deps, {
+        provider: req.params.provider,
+        state: req.query.state,
+        code: req.query.code,
+        browser: req.cookies[FLOW_COOKIE],
+      });
+      reply.clearCookie(FLOW_COOKIE, { path: FLOW_COOKIE_PATH });
+      reply.header('cache-control', 'no-store');
+      if (out.kind === 'native') {
+        return reply.redirect(`${deps.config.appScheme}://auth/callback?code=${encodeURIComponent(out.code)}`, 302);
+      }
+      if (out.linked) return reply.redirect(`${deps.config.appUrl}/profile?linked=1`, 302);
+      const user = await deps.database.db
+        .selectFrom('users')
+        .selectAll()
+        .where('id', '=', out.userId)
+        .executeTakeFirstOrThrow();
+      if (user.mfa_enabled) {
+        // Two-factor after OAuth as after a password: the app completes it at POST /v1/auth/mfa.
+        const { token } = await deps.tokens.sign({
+          sub: user.id,
+          purpose: 'mfa',
+          pwv: passwordVersion(user.password_hash),
+        });
+        return reply.redirect(`${deps.config.appUrl}/sign-in#mfa_token=${encodeURIComponent(token)}`, 302);
+      }
+      const s = await startSession(deps, user, false, deviceOf(req));
+      await replacePreviousSession(deps, req, reply, user.id, s.sessionId);
+      sendSession(reply, s, false);
+      return reply.redirect(`${deps.config.appUrl}/`, 302);
+    },
+  );
+
+  app.post(
+    '/v1/auth/oauth/exchange',
+    {
+      config: PUBLIC,
+      schema: {
+        tags: ['auth'],
+        summary: 'The native app exchanges its one-time code for a session',
+        description: '401 for a wrong, used or expired code or a code_verifier that does not match.',
+        body: Type.Object(
+          {
+            code: Type.String({ minLength: 1, maxLength: 200 }),
+            code_verifier: Type.String({ minLength: 43, maxLength: 128 }),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: LoginResult },
+      },
+    },
+    async (req, reply) => {
+      const userId = await takeExchangeCode(deps, req.body.code, req.body.code_verifier);
+      const user = await deps.database.db
+        .selectFrom('users')
+        .selectAll()
+        .where('id', '=', userId)
+        .executeTakeFirstOrThrow();
+      const native = true; // the exchange is the native path: the refresh token is in the body
+      if (user.mfa_enabled) {
+        const { token } = await deps.tokens.sign({
+          sub: user.id,
+          purpose: 'mfa',
+          pwv: passwordVersion(user.password_hash),
+        });
+        reply.header('cache-control', 'no-store');
+        return { mfa_required: true as const, mfa_token: token };
+      }
+      const s = await startSession(deps, user, native, deviceOf(req));
+      return sendSession(reply, s, native);
+    },
+  );
+
+  app.get(
+    '/v1/me/identities',
+    {
+      config: { access: access.user() },
+      schema: {
+        tags: ['me'],
+        summary: 'Your linked Google and Microsoft accounts',
+        response: {
+          200: Type.Object({
+            data: Type.Array(
+              Type.Object({
+                id: Type.String(),
+                provider: Type.String(),
+                email: Type.String(),
+                created_at: Type.String({ format: 'date-time' }),
+              }),
+            ),
+          }),
+        },
+      },
+    },
+    async (req) => ({
+      data: (await identitiesOf(deps, req.user.userId)).map((r) => ({ ...r, created_at: r.created_at.toISOString() })),
+    }),
+  );
+
+  app.delete(
+    '/v1/me/identities/:id',
+    {
+      config: { access: access.user(), idempotent: false },
+      schema: {
+        tags: ['me'],
+        summary: 'Unlink an account',
+        description:
+          '409 conflict when it would leave you no way to sign in (no password, no passkey, no other account).',
+        params: Type.Object({ id: Type.String({ format: 'uuid' }) }),
+        response: { 204: Type.Null() },
+      },
+    },
+    async (req, reply) => {
+      await unlinkIdentity(deps, req.user.userId, req.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+}
