@@ -56,7 +56,7 @@ describe.runIf(run)('sign-in with passkeys (issue 38)', () => {
     await section.getByLabel('Passkey name').fill('Work laptop');
     await section.getByRole('button', { name: 'Add a passkey' }).click();
     await section.getByText('Passkey added.').waitFor();
-    await section.getByRole('list', { name: 'Your passkeys' }).getByText('Work laptop').waitFor();
+    await section.getByRole('list', { name: 'Your passkeys' }).getByText('Work laptop', { exact: true }).waitFor();
     expect((await passkeys()).map((k) => k.name)).toEqual(['Work laptop']);
     expect(await h.violations(page)).toBe('[]');
     await docsScreenshot(page, 'profile-passkeys');
