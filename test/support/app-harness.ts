@@ -33,7 +33,8 @@ export async function startAppHarness(
   const [port] = await Promise.all([freePort(), ensureWebApp()]);
   const own: OwnDatabase = await ownDatabase(tag);
   const svc = await startService(
-    { ...own.env, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, ...env },
+    // PUBLIC_URL_HOST=localhost: WebAuthn refuses an IP address as relying party (passkey tests).
+    { ...own.env, PORT: String(port), PUBLIC_URL: `http://${env.PUBLIC_URL_HOST ?? '127.0.0.1'}:${port}`, ...env },
     opts,
   );
   const browser = await launchBrowser();
@@ -61,7 +62,7 @@ export async function startAppHarness(
       await page.goto(`${svc.url}/login`);
       await page.getByLabel('Email').fill(who.email);
       await page.getByLabel('Password').fill(who.password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.waitForURL((u) => u.pathname === '/inbox');
     },
     async violations(page) {

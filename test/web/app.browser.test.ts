@@ -275,7 +275,7 @@ describe.runIf(run)('the agent web app in a browser', () => {
       await page2.getByRole('heading', { name: 'Sign in' }).waitFor();
       await page2.getByLabel('Email').fill(bob.email);
       await page2.getByLabel('Password').fill(bob.password);
-      await page2.getByRole('button', { name: 'Sign in' }).click();
+      await page2.getByRole('button', { name: 'Sign in', exact: true }).click();
       // Back where the link pointed, after signing in.
       await page2.getByRole('heading', { name: `#${printer} Printer on fire` }).waitFor();
       await page.getByText('Also here: Bob Agent').waitFor({ timeout: 5000 });
@@ -360,11 +360,11 @@ describe.runIf(run)('the agent web app in a browser', () => {
 
     await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill('not the password');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('alert').filter({ hasText: /./ }).waitFor();
 
     await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('heading', { name: 'Two-factor code' }).waitFor();
     await page.getByLabel('Code').fill(recovery);
     await page.getByRole('button', { name: 'Verify' }).click();
@@ -382,7 +382,7 @@ describe.runIf(run)('the agent web app in a browser', () => {
     await page.getByRole('heading', { name: 'Add an account' }).waitFor();
     await page.getByLabel('Email').fill(bob.email);
     await page.getByLabel('Password').fill(bob.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('heading', { name: 'Open', level: 1 }).waitFor();
     await menu().filter({ hasText: 'Bob Agent' }).waitFor();
 
@@ -438,7 +438,7 @@ describe.runIf(run)('the agent web app in a browser', () => {
     const sixth = people[4]!;
     await page.getByLabel('Email').fill(sixth.email);
     await page.getByLabel('Password').fill(sixth.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('heading', { name: 'Sign out of an account to add this one' }).waitFor();
     await page.getByRole('alert').filter({ hasText: '5 accounts' }).waitFor();
     expect(await page.locator('.account-list li').count()).toBe(5);

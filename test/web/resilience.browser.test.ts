@@ -40,7 +40,7 @@ describe.runIf(run)('the agent web app through outages', { timeout: SLOW }, () =
     await p.goto(`${at(host)}/login`);
     await p.getByLabel('Email').fill(tenant.owner.email);
     await p.getByLabel('Password').fill(tenant.owner.password);
-    await p.getByRole('button', { name: 'Sign in' }).click();
+    await p.getByRole('button', { name: 'Sign in', exact: true }).click();
     await p.waitForURL((u) => u.pathname === '/inbox');
     return p;
   }

@@ -35,7 +35,7 @@ async function signInAt(page: Page, url: string, who: { email: string; password:
   await page.goto(`${url}/login`);
   await page.getByLabel('Email').fill(who.email);
   await page.getByLabel('Password').fill(who.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.waitForURL((u) => u.pathname === '/inbox');
 }
 

@@ -76,6 +76,9 @@ export const keys = {
   auditLogs: (ws: string, filters: object) => ['audit-logs', ws, filters] as const,
   invitations: (ws: string) => ['invitations', ws] as const,
   /** Where the person is signed in (any workspace: the key names the user). */
+  authMethods: () => ['auth-methods'] as const,
+  mePasskeys: (userId: string) => ['me-passkeys', userId] as const,
+  meIdentities: (userId: string) => ['me-identities', userId] as const,
   meSessions: (userId?: string) => (userId ? (['me-sessions', userId] as const) : (['me-sessions'] as const)),
   notificationsAll: (ws: string, unreadOnly: boolean) => ['notifications', ws, 'all', unreadOnly] as const,
   notificationSettings: (ws: string) => ['notification-settings', ws] as const,

@@ -244,3 +244,48 @@ export async function reloadProfile(): Promise<void> {
   const user = { ...state.user, name: me.name, email: me.email ?? state.user.email, mfa_enabled: me.mfa_enabled };
   set({ ...state, user, me });
 }
+
+/**
+ * Sign-in with a passkey (docs/api.md "Passkeys"): the server's challenge (optionally for one
+ * email), the browser's WebAuthn prompt (@simplewebauthn/browser), then the signed answer, which
+ * signs in as a password would (no two-factor step: a passkey is two factors). A prompt the person
+ * closes is said in words, not as the browser's NotAllowedError.
+ */
+export async function loginWithPasskey(email?: string): Promise<void> {
+  const { startAuthentication } = await import('@simplewebauthn/browser');
+  const res = await post('/v1/auth/passkey/options', email ? { email } : {});
+  if (!res.ok) return fail(res);
+  const { options, challenge_id } = (await res.json()) as {
+    options: Parameters<typeof startAuthentication>[0]['optionsJSON'];
+    challenge_id: string;
+  };
+  let response: Awaited<ReturnType<typeof startAuthentication>>;
+  try {
+    response = await startAuthentication({ optionsJSON: options });
+  } catch (err) {
+    throw new Error(passkeyPromptText(err));
+  }
+  const signed = await post('/v1/auth/passkey', { challenge_id, response });
+  if (!signed.ok) return fail(signed);
+  await begin((await signed.json()) as TokenAnswer);
+}
+
+/** The browser's refusal of a WebAuthn prompt, in words. */
+export function passkeyPromptText(err: unknown): string {
+  const name = err instanceof Error ? err.name : '';
+  if (name === 'NotAllowedError') return 'The passkey prompt was closed or timed out. Try again.';
+  if (name === 'InvalidStateError') return 'This device already holds a passkey for your account.';
+  if (name === 'NotSupportedError' || name === 'SecurityError')
+    return 'This browser cannot use passkeys here. Sign in with your password instead.';
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * OAuth sign-in leaves the app for the provider and comes back to `/` signed in (the refresh
+ * cookie): the account to restore is then the browser's most recent one, not the remembered one.
+ */
+export function startOAuth(provider: 'google' | 'microsoft', link?: boolean): void {
+  if (!link) localStorage.removeItem(ACCOUNT_KEY);
+  const q = link ? '?link=1' : '';
+  window.location.assign(`/v1/auth/oauth/${provider}/start${q}`);
+}

@@ -3,6 +3,7 @@
 import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { type FormEvent, type ReactNode, useEffect, useRef, useState } from 'react';
 import { useCreateWorkspace } from '../data/auth';
+import { useAuthMethods } from '../data/signin';
 import { ApiError, errorText } from '../lib/api';
 import { Redirect } from '../lib/redirect';
 import {
@@ -10,8 +11,10 @@ import {
   completeMfa,
   listAccounts,
   login,
+  loginWithPasskey,
   register,
   signOutAccount,
+  startOAuth,
   useSession,
 } from '../lib/session';
 
@@ -169,6 +172,7 @@ export function Login() {
           {signIn.busy ? 'Signing in…' : 'Sign in'}
         </button>
       </form>
+      <OtherWays email={email.trim()} onSignedIn={() => setAdding(false)} />
       {full && full.length > 0 && (
         <section className="stack" aria-labelledby="room-title">
           <h2 id="room-title">Sign out of an account to add this one</h2>
@@ -198,6 +202,52 @@ export function Login() {
         </p>
       )}
     </AuthPage>
+  );
+}
+
+/**
+ * The other ways in, as GET /v1/auth/methods says: a passkey (for the typed email when there is
+ * one, else any passkey of this device), Google, Microsoft. Nothing shows until it answers.
+ */
+function OtherWays({ email, onSignedIn }: { email: string; onSignedIn: () => void }) {
+  const methods = useAuthMethods().data;
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  if (!methods) return null;
+  const { passkeys, oauth } = methods;
+  if (!passkeys && !oauth.google && !oauth.microsoft) return null;
+  const withPasskey = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await loginWithPasskey(email || undefined);
+      onSignedIn();
+    } catch (err) {
+      setError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section className="stack other-ways" aria-label="Other ways to sign in">
+      <p className="divider">or</p>
+      {passkeys && (
+        <button type="button" disabled={busy} onClick={() => void withPasskey()}>
+          {busy ? 'Waiting for your passkey…' : 'Sign in with a passkey'}
+        </button>
+      )}
+      {oauth.google && (
+        <button type="button" onClick={() => startOAuth('google')}>
+          Continue with Google
+        </button>
+      )}
+      {oauth.microsoft && (
+        <button type="button" onClick={() => startOAuth('microsoft')}>
+          Continue with Microsoft
+        </button>
+      )}
+      <ErrorNote error={error} />
+    </section>
   );
 }
 

@@ -18,8 +18,17 @@ import {
   useTurnOffMfa,
   useUploadAvatar,
 } from '../../data/profile';
+import {
+  type Identity,
+  useAddPasskey,
+  useAuthMethods,
+  useDeletePasskey,
+  useIdentities,
+  usePasskeys,
+  useUnlinkIdentity,
+} from '../../data/signin';
 import { ago, when } from '../../lib/format';
-import { logout, reloadProfile, useSession } from '../../lib/session';
+import { logout, reloadProfile, startOAuth, useSession } from '../../lib/session';
 import { Avatar } from '../../ui/avatar';
 import { ConfirmButton, fieldError, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
@@ -40,6 +49,8 @@ export default function Profile(_: SectionProps) {
       <Picture url={me?.avatar_url ?? null} name={me?.name ?? s.user.name} />
       <PasswordForm />
       <TwoFactor enabled={me?.mfa_enabled ?? s.user.mfa_enabled} />
+      <Passkeys userId={s.user.id} />
+      <LinkedAccounts userId={s.user.id} />
       <Sessions userId={s.user.id} />
     </div>
   );
@@ -451,6 +462,155 @@ function Sessions({ userId }: { userId: string }) {
       >
         Sign out of every account on this browser
       </ConfirmButton>
+    </section>
+  );
+}
+
+/** The person's passkeys: add one (a name, then the browser's prompt), the list, remove one. */
+function Passkeys({ userId }: { userId: string }) {
+  const list = usePasskeys(userId);
+  const add = useAddPasskey(userId);
+  const remove = useDeletePasskey(userId);
+  const action = useAction();
+  const [name, setName] = useState('');
+  const keys = list.data?.data ?? [];
+  return (
+    <section className="card" aria-labelledby="profile-passkeys">
+      <h2 id="profile-passkeys">Passkeys</h2>
+      <p className="hint">
+        A passkey signs you in with this device’s screen lock or a security key, without a password or a two-factor
+        code.
+      </p>
+      {list.isPending ? (
+        <Loading label="Loading your passkeys…" />
+      ) : list.error ? (
+        <ErrorNote error={list.error} what="Could not load your passkeys" />
+      ) : keys.length === 0 ? (
+        <p>No passkeys yet.</p>
+      ) : (
+        <ul className="sessions" aria-label="Your passkeys">
+          {keys.map((k) => (
+            <li key={k.id}>
+              <div className="session-about">
+                <p className="session-device">
+                  <span className="device">{k.name}</span>
+                </p>
+                <p className="hint">
+                  Added {when(k.created_at)}.{' '}
+                  {k.last_used_at ? (
+                    <>
+                      Last used <time dateTime={k.last_used_at}>{ago(k.last_used_at)}</time>.
+                    </>
+                  ) : (
+                    'Never used.'
+                  )}
+                </p>
+              </div>
+              <ConfirmButton
+                className="button"
+                title={`Remove the passkey “${k.name}”?`}
+                description="It no longer signs you in. The device may still list it; remove it there too."
+                confirm="Remove passkey"
+                onConfirm={() => remove.mutateAsync(k.id)}
+              >
+                Remove<span className="visually-hidden"> the passkey {k.name}</span>
+              </ConfirmButton>
+            </li>
+          ))}
+        </ul>
+      )}
+      <form
+        onSubmit={(e) =>
+          void action.run(async () => {
+            await add.mutateAsync(name.trim());
+            setName('');
+            return 'Passkey added.';
+          }, e)
+        }
+      >
+        <TextField
+          label="Passkey name"
+          hint="To tell your passkeys apart, e.g. “Work laptop”."
+          required
+          maxLength={100}
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          error={fieldError(action.error, 'name')}
+        />
+        <ErrorNote error={fieldError(action.error, 'name') ? null : action.error} what="Could not add the passkey" />
+        <div className="row">
+          <button type="submit" className="primary" disabled={action.busy || !name.trim()}>
+            {action.busy ? 'Waiting for your device…' : 'Add a passkey'}
+          </button>
+          <Done text={action.done} />
+        </div>
+      </form>
+    </section>
+  );
+}
+
+const providerName = (p: Identity['provider']) => (p === 'google' ? 'Google' : 'Microsoft');
+
+/**
+ * Google and Microsoft accounts that sign the person in: link one (the provider's page, back to the
+ * app), unlink one (the server refuses, 409, the last way to sign in: said in the dialog).
+ */
+function LinkedAccounts({ userId }: { userId: string }) {
+  const list = useIdentities(userId);
+  const unlink = useUnlinkIdentity(userId);
+  const oauth = useAuthMethods().data?.oauth;
+  const linked = list.data?.data ?? [];
+  return (
+    <section className="card" aria-labelledby="profile-identities">
+      <h2 id="profile-identities">Linked accounts</h2>
+      <p className="hint">Accounts you can sign in with instead of your password.</p>
+      {list.isPending ? (
+        <Loading label="Loading your linked accounts…" />
+      ) : list.error ? (
+        <ErrorNote error={list.error} what="Could not load your linked accounts" />
+      ) : linked.length === 0 ? (
+        <p>No linked accounts.</p>
+      ) : (
+        <ul className="sessions" aria-label="Your linked accounts">
+          {linked.map((x) => (
+            <li key={x.id}>
+              <div className="session-about">
+                <p className="session-device">
+                  <span className="device">
+                    {providerName(x.provider)}: {x.email}
+                  </span>
+                </p>
+                <p className="hint">Linked {when(x.created_at)}.</p>
+              </div>
+              <ConfirmButton
+                className="button"
+                title={`Unlink ${providerName(x.provider)} (${x.email})?`}
+                description="It no longer signs you in."
+                confirm="Unlink"
+                onConfirm={() => unlink.mutateAsync(x.id)}
+              >
+                Unlink
+                <span className="visually-hidden">
+                  {' '}
+                  {providerName(x.provider)} {x.email}
+                </span>
+              </ConfirmButton>
+            </li>
+          ))}
+        </ul>
+      )}
+      <div className="row">
+        {oauth?.google && (
+          <button type="button" onClick={() => startOAuth('google', true)}>
+            Link a Google account
+          </button>
+        )}
+        {oauth?.microsoft && (
+          <button type="button" onClick={() => startOAuth('microsoft', true)}>
+            Link a Microsoft account
+          </button>
+        )}
+      </div>
     </section>
   );
 }
