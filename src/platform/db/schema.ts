@@ -29,6 +29,9 @@ import type {
   InvitationsTable,
   MembersTable,
   MfaRecoveryCodesTable,
+  OAuthExchangeCodesTable,
+  OAuthIdentitiesTable,
+  OAuthSignInFlowsTable,
   SessionRetiredTokensTable,
   SessionsTable,
   TeamMembersTable,
@@ -89,9 +92,9 @@ export type * from './tables-workflow.js';
 
 export interface DB {
   users: UsersTable;
-  oauth_identities: import('./tables-identity.js').OAuthIdentitiesTable;
-  oauth_sign_in_flows: import('./tables-identity.js').OAuthSignInFlowsTable;
-  oauth_exchange_codes: import('./tables-identity.js').OAuthExchangeCodesTable;
+  oauth_identities: OAuthIdentitiesTable;
+  oauth_sign_in_flows: OAuthSignInFlowsTable;
+  oauth_exchange_codes: OAuthExchangeCodesTable;
   workspaces: WorkspacesTable;
   members: MembersTable;
   teams: TeamsTable;

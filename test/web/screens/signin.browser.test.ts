@@ -95,6 +95,8 @@ describe.runIf(run)('sign-in with passkeys (issue 38)', () => {
     await page.getByRole('alertdialog').getByRole('button', { name: 'Remove passkey' }).click();
     await section.getByText('No passkeys yet.').waitFor();
     expect(await passkeys()).toEqual([]);
-    expect(h.errors).toEqual([]);
+    // Signed out, the sign-in page asks /v1/auth/refresh whether an account is still signed in:
+    // 401 is its answer, not a failure. Nothing else may have failed.
+    expect(h.errors.filter((e) => !/401 \(Unauthorized\) \(.*\/v1\/auth\/refresh\)/.test(e))).toEqual([]);
   });
 });
