@@ -14,6 +14,7 @@ import {
   FLOW_COOKIE_PATH,
   finishSignIn,
   identitiesOf,
+  signInConfig,
   startSignIn,
   takeExchangeCode,
   unlinkIdentity,
@@ -46,6 +47,8 @@ export default async function oauthSignInRoutes(app: App, deps: Deps) {
     },
     async (req, reply) => {
       const native = req.query.client === 'native';
+      // An unknown or unconfigured provider answers 404 before anything else is asked.
+      signInConfig(deps, req.params.provider);
       let linkUserId: string | null = null;
       if (req.query.link === '1') {
         const live = await signedInAccounts(deps, presentedCookies(req));
