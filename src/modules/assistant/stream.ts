@@ -6,18 +6,15 @@
 // error before it (402, 501, 502 of the first model turn) is the normal JSON error response.
 // A client that goes away aborts the run through its signal: the provider call stops, the run
 // ends and releases its conversation. The service shutting down ends streams with a 503.
-import type { OutgoingHttpHeaders } from 'node:http';
 import type { Static } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, type ErrorBody } from '../../platform/http/errors.js';
-import { frame, type InFlight, wantsStream } from '../ai/features/sse.js';
+import { ApiError } from '../../platform/http/errors.js';
+import { closeQuietly, EventStream, errorBody, type InFlight, isShutdown, wantsStream } from '../ai/features/sse.js';
 import { ProviderError } from '../ai/providers/types.js';
 import type { ApprovalView, RunEvent, RunIo } from './run.js';
 import type { RunResult } from './schemas.js';
 import type { RunOutcome } from './service.js';
 import type { StepView } from './store.js';
-
-const SHUTDOWN = 'shutdown';
 
 /** The run's events gathered into the JSON answer. */
 class Collector {
@@ -31,61 +28,29 @@ class Collector {
   }
 }
 
-/** The event stream, opened at its first event after `session`. */
-class EventStream {
-  started = false;
+/** The event stream (ai/features/sse.ts), opened at its first event after `session`. */
+class RunStream {
   private held: string[] = [];
-  constructor(
-    private readonly req: FastifyRequest,
-    private readonly reply: FastifyReply,
-  ) {}
+  constructor(private readonly stream: EventStream) {}
 
-  private start(): void {
-    if (this.started) return;
-    this.started = true;
-    const reply = this.reply;
-    reply.hijack();
-    reply.raw.socket?.setNoDelay(true);
-    const kept: OutgoingHttpHeaders = {};
-    for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) kept[k] = v;
-    reply.raw.writeHead(200, {
-      ...kept,
-      'content-type': 'text/event-stream',
-      'cache-control': 'no-cache',
-      'x-accel-buffering': 'no',
-      'x-request-id': this.req.id,
-    });
-  }
-
-  private write(text: string): void {
-    if (!this.reply.raw.writableEnded && !this.reply.raw.destroyed) this.reply.raw.write(text);
+  get started(): boolean {
+    return this.stream.started;
   }
 
   emit(event: string, data: unknown): void {
-    const text = frame(event, JSON.stringify(data));
-    if (!this.started && event === 'session') {
+    const text = JSON.stringify(data);
+    if (!this.stream.started && event === 'session') {
       this.held.push(text);
       return;
     }
-    this.start();
-    for (const h of this.held) this.write(h);
+    for (const h of this.held) this.stream.write('session', h);
     this.held = [];
-    this.write(text);
+    this.stream.write(event, text);
   }
 
   end(): void {
-    if (!this.reply.raw.writableEnded) this.reply.raw.end();
+    this.stream.end();
   }
-}
-
-function errorBody(req: FastifyRequest, err: unknown): ErrorBody {
-  if (err instanceof ApiError) return err.toBody();
-  const e = err instanceof Error ? err : new Error(String(err));
-  req.log.error(
-    { reqId: req.id, error: { type: e.constructor?.name ?? 'Error', message: e.message.slice(0, 200) } },
-    'request failed',
-  );
-  return new ApiError('internal_error', `Something went wrong on our side (request ${req.id}).`).toBody();
 }
 
 /** Runs `work` (a send or a decision) and answers as a stream or as one RunResult. */
@@ -102,7 +67,7 @@ export async function respondRun(
   };
   reply.raw.on('close', onClose);
   inFlight.add(control);
-  const stream = wantsStream(req) ? new EventStream(req, reply) : null;
+  const stream = wantsStream(req) ? new RunStream(new EventStream(req, reply)) : null;
   const collector = new Collector();
   const io: RunIo = {
     emit: (e) => (stream ? stream.emit(e.event, e.data) : collector.emit(e)),
@@ -125,16 +90,14 @@ export async function respondRun(
     return reply;
   } catch (err) {
     finished = true;
-    const shutdown = control.signal.aborted && control.signal.reason === SHUTDOWN;
+    const shutdown = isShutdown(control.signal);
     const aborted = err instanceof ProviderError && err.failure === 'aborted';
     if ((aborted || control.signal.aborted) && !shutdown) {
       if (stream?.started) {
         stream.end();
         return reply;
       }
-      reply.hijack();
-      if (!reply.raw.writableEnded) reply.raw.end();
-      return reply;
+      return closeQuietly(reply);
     }
     const failure = shutdown ? new ApiError('unavailable', 'The service is restarting; try again.') : err;
     if (!stream?.started) throw failure;

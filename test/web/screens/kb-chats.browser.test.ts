@@ -116,11 +116,10 @@ describe.runIf(run)('the knowledge base, help center, widget settings and chats 
     await expect
       .poll(() =>
         body.evaluate((el) => {
-          const pm = (el.closest('.ProseMirror') ?? el.querySelector('.ProseMirror')) as
-            | (Element & {
-                editor?: { state: { selection: { empty: boolean; to: number }; doc: { content: { size: number } } } };
-              })
-            | null;
+          // TipTap keeps its editor on the editable element.
+          const pm = (el.closest('.ProseMirror') ?? el.querySelector('.ProseMirror')) as unknown as {
+            editor?: { state: { selection: { empty: boolean; to: number }; doc: { content: { size: number } } } };
+          } | null;
           const st = pm?.editor?.state;
           return st ? st.selection.empty && st.selection.to === st.doc.content.size - 1 : null;
         }),

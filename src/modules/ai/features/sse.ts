@@ -37,6 +37,11 @@ export class InFlight {
 }
 const SHUTDOWN = 'shutdown';
 
+/** Was the call stopped because the service is shutting down (not because its client left)? */
+export function isShutdown(signal: AbortSignal): boolean {
+  return signal.aborted && signal.reason === SHUTDOWN;
+}
+
 /** Does the request ask for an event stream? */
 export function wantsStream(req: FastifyRequest): boolean {
   const accept = req.headers.accept;
@@ -54,7 +59,7 @@ export function frame(event: string, text: string): string {
 const isAbort = (err: unknown) => err instanceof ProviderError && err.failure === 'aborted';
 
 /** The error body of anything thrown, logged like the app's error handler logs a 5xx. */
-function errorBody(req: FastifyRequest, err: unknown): ErrorBody {
+export function errorBody(req: FastifyRequest, err: unknown): ErrorBody {
   if (err instanceof ApiError) return err.toBody();
   const e = err instanceof Error ? err : new Error(String(err));
   req.log.error(
@@ -64,8 +69,8 @@ function errorBody(req: FastifyRequest, err: unknown): ErrorBody {
   return new ApiError('internal_error', `Something went wrong on our side (request ${req.id}).`).toBody();
 }
 
-/** A stream that starts on its first write. */
-class EventStream {
+/** A stream that starts on its first write (the assistant's stream.ts holds its first event back). */
+export class EventStream {
   started = false;
   constructor(
     private readonly req: FastifyRequest,
@@ -100,7 +105,7 @@ class EventStream {
 }
 
 /** The client went away before an answer began: nothing to send, the reply is settled. */
-function closeQuietly(reply: FastifyReply): FastifyReply {
+export function closeQuietly(reply: FastifyReply): FastifyReply {
   reply.hijack();
   if (!reply.raw.writableEnded) reply.raw.end();
   return reply;
@@ -139,7 +144,7 @@ export async function respond<T>(
     return reply;
   } catch (err) {
     finished = true;
-    const shutdown = control.signal.aborted && control.signal.reason === SHUTDOWN;
+    const shutdown = isShutdown(control.signal);
     if (isAbort(err) && !shutdown) {
       if (!stream?.started) return closeQuietly(reply);
       stream.end();
