@@ -66,7 +66,7 @@ export interface Service {
   restart(env?: Record<string, string>, opts?: RuntimeOptions): Promise<void>;
 }
 
-type RuntimeOptions = Omit<NonNullable<Parameters<typeof createRuntime>[1]>, 'logger'>;
+export type RuntimeOptions = Omit<NonNullable<Parameters<typeof createRuntime>[1]>, 'logger'>;
 
 export async function startService(
   env: Record<string, string> = {},

@@ -11,14 +11,17 @@ import {
   startOpenAiStandIn,
 } from '../../support/ai-standin/index.js';
 import { uniqueEmail } from '../../support/builders.js';
-import { type ReqOpts, type Service, startService, type Tenant } from '../../support/helpers.js';
+import { type ReqOpts, type RuntimeOptions, type Service, startService, type Tenant } from '../../support/helpers.js';
 
 export type Vendor = 'openai' | 'anthropic';
 export const VENDORS: Vendor[] = ['openai', 'anthropic'];
 const KEY = 'sk-standin-features-0000';
 
-/** One file's service on a stand-in of `vendor`; every answer a test queues must be used. */
-export function featuresSuite(vendor: Vendor) {
+/**
+ * One file's service on a stand-in of `vendor`; every answer a test queues must be used. `env` and
+ * `opts` add to the service's settings (the assistant's tests give their own tools).
+ */
+export function featuresSuite(vendor: Vendor, env: Record<string, string> = {}, opts: RuntimeOptions = {}) {
   let ai: OpenAiStandIn | AnthropicStandIn;
   let svc: Service;
   beforeAll(async () => {
@@ -29,8 +32,9 @@ export function featuresSuite(vendor: Vendor) {
         AI_BASE_URL: ai.url,
         AI_API_KEY: KEY,
         ...(vendor === 'openai' ? { AI_MODEL: 'gpt-4.1', AI_FAST_MODEL: 'gpt-4.1-mini' } : {}),
+        ...env,
       },
-      { jobs: false, ai: { timeoutMs: 5000, maxRetries: 0 } },
+      { jobs: false, ai: { timeoutMs: 5000, maxRetries: 0 }, ...opts },
     );
   });
   afterAll(async () => {

@@ -3,7 +3,7 @@
 // of the tests' own (a read and a write on tickets, through the tickets service with the person's
 // permissions), the workspace with the assistant on, and helpers to send and stream.
 import { Type } from '@sinclair/typebox';
-import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
+import { expect } from 'vitest';
 import {
   type AssistantTool,
   type ReadTool,
@@ -11,19 +11,11 @@ import {
   type WriteTool,
 } from '../../../src/modules/assistant/tools/types.js';
 import { findVisibleTicket, updateTicket } from '../../../src/modules/tickets/service.js';
-import {
-  type AnthropicStandIn,
-  type OpenAiStandIn,
-  startAnthropicStandIn,
-  startOpenAiStandIn,
-} from '../../support/ai-standin/index.js';
 import { makeTicket } from '../../support/builders.js';
-import { newTenant, type ReqOpts, type Service, startService, type Tenant } from '../../support/helpers.js';
-import { openStream } from '../ai/features-setup.js';
+import { newTenant, type ReqOpts, type Service, type Tenant } from '../../support/helpers.js';
+import { featuresSuite, openStream, type Vendor } from '../ai/features-setup.js';
 
-export type Vendor = 'openai' | 'anthropic';
-export const VENDORS: Vendor[] = ['openai', 'anthropic'];
-const KEY = 'sk-standin-assistant-0000';
+export { VENDORS, type Vendor } from '../ai/features-setup.js';
 
 /** How many times the test write tool ran (per ticket id). */
 export const executions = new Map<string, number>();
@@ -97,43 +89,14 @@ export const setStatus: WriteTool<typeof StatusArgs, { id: string; status: strin
 
 export const TEST_TOOLS = [lookupTicket, setStatus];
 
-/** One file's service on a stand-in of `vendor`; every answer a test queues must be used. */
+/** One file's service on a stand-in of `vendor` (ai/features-setup.ts); every answer a test queues must be used. */
 export function assistantSuite(
   vendor: Vendor,
   env: Record<string, string> = {},
   /** The tools offered: the tests' own (default), or null for the assistant's real TOOLS. */
   tools: readonly AssistantTool[] | null = TEST_TOOLS,
 ) {
-  let ai: OpenAiStandIn | AnthropicStandIn;
-  let svc: Service;
-  beforeAll(async () => {
-    ai = vendor === 'openai' ? await startOpenAiStandIn({ keys: [KEY] }) : await startAnthropicStandIn({ keys: [KEY] });
-    svc = await startService(
-      {
-        AI_PROVIDER: vendor,
-        AI_BASE_URL: ai.url,
-        AI_API_KEY: KEY,
-        ...(vendor === 'openai' ? { AI_MODEL: 'gpt-4.1', AI_FAST_MODEL: 'gpt-4.1-mini' } : {}),
-        ...env,
-      },
-      { jobs: false, ai: { timeoutMs: 5000, maxRetries: 0 }, ...(tools ? { assistant: { tools } } : {}) },
-    );
-  });
-  afterAll(async () => {
-    await svc?.stop();
-    await ai?.stop();
-  });
-  beforeEach(() => ai.reset());
-  afterEach(() => expect(ai.pending()).toBe(0));
-  return {
-    get svc() {
-      return svc;
-    },
-    get ai() {
-      return ai;
-    },
-    vendor,
-  };
+  return featuresSuite(vendor, env, tools ? { assistant: { tools } } : {});
 }
 
 export type Suite = ReturnType<typeof assistantSuite>;
