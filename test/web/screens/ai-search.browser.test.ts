@@ -8,13 +8,12 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { article, customerTicket } from '../../modules/ai/features-setup.js';
-import { type OpenAiStandIn, startOpenAiStandIn } from '../../support/ai-standin/index.js';
-import { type AppHarness, startAppHarness } from '../../support/app-harness.js';
+import { dismissMailNotice, startAiApp } from '../../support/ai-app.js';
+import type { OpenAiStandIn } from '../../support/ai-standin/index.js';
+import type { AppHarness } from '../../support/app-harness.js';
 import { browserAvailable, docsScreenshot } from '../../support/browser.js';
 import { makeTicket } from '../../support/builders.js';
 import type { ReqOpts } from '../../support/helpers.js';
-
-const KEY = 'sk-standin-search-app-0000';
 
 describe.runIf(browserAvailable())('Similar tickets and semantic matches in the search', () => {
   let ai: OpenAiStandIn;
@@ -66,12 +65,7 @@ describe.runIf(browserAvailable())('Similar tickets and semantic matches in the 
   };
 
   beforeAll(async () => {
-    ai = await startOpenAiStandIn({ keys: [KEY] });
-    h = await startAppHarness(
-      'app_ai_search',
-      { AI_PROVIDER: 'openai', AI_BASE_URL: ai.url, AI_API_KEY: KEY, AI_MODEL: 'gpt-4.1' },
-      { ai: { timeoutMs: 20_000, maxRetries: 0 } },
-    );
+    ({ ai, h } = await startAiApp('app_ai_search'));
     as = h.tenant.as;
     invoice = await makeTicket(api(), h.tenant, { subject: 'My invoice was charged twice this month' });
     password = await makeTicket(api(), h.tenant, { subject: 'The password reset email never arrives' });
@@ -89,11 +83,7 @@ describe.runIf(browserAvailable())('Similar tickets and semantic matches in the 
     );
     ({ page } = await h.newPage());
     await h.signIn(page, h.tenant.owner);
-    // The owners' notice that mail is not set up stays out of the screenshot.
-    await page
-      .getByRole('region', { name: 'Outgoing mail is not set up' })
-      .getByRole('button', { name: 'Dismiss' })
-      .click();
+    await dismissMailNotice(page);
   }, 180_000);
 
   afterAll(async () => {

@@ -8,13 +8,12 @@
 // axe-core on each screen; SCREENSHOTS=1 writes docs/screenshots/ai-settings.png.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type OpenAiStandIn, startOpenAiStandIn } from '../../support/ai-standin/index.js';
-import { type AppHarness, startAppHarness } from '../../support/app-harness.js';
+import { AI_APP_KEY, dismissMailNotice, startAiApp } from '../../support/ai-app.js';
+import type { OpenAiStandIn } from '../../support/ai-standin/index.js';
+import type { AppHarness } from '../../support/app-harness.js';
 import { browserAvailable, docsScreenshot } from '../../support/browser.js';
 import { uniqueEmail } from '../../support/builders.js';
 import { addMember, type Member, newTenant, type ReqOpts, type Service, startService } from '../../support/helpers.js';
-
-const KEY = 'sk-standin-settings-0000';
 
 /** A customer's chat: a ticket whose first message is theirs. */
 async function customerTicket(svc: Service, as: ReqOpts, text: string): Promise<{ id: string; number: number }> {
@@ -51,29 +50,13 @@ describe.runIf(browserAvailable())('Settings → AI, and no AI anywhere without 
   const field = (label: string) => page.getByLabel(label, { exact: true });
 
   beforeAll(async () => {
-    ai = await startOpenAiStandIn({ keys: [KEY] });
-    h = await startAppHarness(
-      'app_ai_settings',
-      // The own key's address is the stand-in on loopback.
-      {
-        AI_PROVIDER: 'openai',
-        AI_BASE_URL: ai.url,
-        AI_API_KEY: KEY,
-        AI_MODEL: 'gpt-4.1',
-        AI_FAST_MODEL: 'gpt-4.1-mini',
-        WEBHOOK_ALLOW_PRIVATE: 'true',
-      },
-      { ai: { timeoutMs: 20_000, maxRetries: 0 } },
-    );
+    // The own key's address is the stand-in on loopback.
+    ({ ai, h } = await startAiApp('app_ai_settings', { WEBHOOK_ALLOW_PRIVATE: 'true' }));
     as = h.tenant.as;
     agent = await addMember(h.svc, h.tenant, 'agent', 'Alex Agent');
     ({ page } = await h.newPage());
     await h.signIn(page, h.tenant.owner);
-    // The owners' notice that mail is not set up stays out of the screenshots.
-    await page
-      .getByRole('region', { name: 'Outgoing mail is not set up' })
-      .getByRole('button', { name: 'Dismiss' })
-      .click();
+    await dismissMailNotice(page);
   }, 120_000);
 
   afterAll(async () => {
@@ -149,7 +132,7 @@ describe.runIf(browserAvailable())('Settings → AI, and no AI anywhere without 
     await key.getByText(/Turned off: the provider refused it/).waitFor();
     expect(await h.violations(page)).toBe('[]');
 
-    await key.getByLabel('API key').fill(KEY);
+    await key.getByLabel('API key').fill(AI_APP_KEY);
     await key.getByRole('button', { name: 'Replace the key' }).click();
     await key.getByRole('status').filter({ hasText: 'Key ending in 0000 saved' }).waitFor();
     await key.getByText('In use', { exact: true }).waitFor();

@@ -10,13 +10,12 @@
 // saved. axe-core on each screen; SCREENSHOTS=1 writes docs/screenshots/ai-*.png.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { gate, type OpenAiStandIn, startOpenAiStandIn } from '../../support/ai-standin/index.js';
-import { type AppHarness, startAppHarness } from '../../support/app-harness.js';
+import { dismissMailNotice, startAiApp } from '../../support/ai-app.js';
+import { gate, type OpenAiStandIn } from '../../support/ai-standin/index.js';
+import type { AppHarness } from '../../support/app-harness.js';
 import { browserAvailable, docsScreenshot } from '../../support/browser.js';
 import { uniqueEmail } from '../../support/builders.js';
 import type { ReqOpts } from '../../support/helpers.js';
-
-const KEY = 'sk-standin-app-0000';
 
 describe.runIf(browserAvailable())('AI on the ticket page and in the knowledge base', () => {
   let ai: OpenAiStandIn;
@@ -54,18 +53,7 @@ describe.runIf(browserAvailable())('AI on the ticket page and in the knowledge b
   };
 
   beforeAll(async () => {
-    ai = await startOpenAiStandIn({ keys: [KEY] });
-    h = await startAppHarness(
-      'app_ai',
-      {
-        AI_PROVIDER: 'openai',
-        AI_BASE_URL: ai.url,
-        AI_API_KEY: KEY,
-        AI_MODEL: 'gpt-4.1',
-        AI_FAST_MODEL: 'gpt-4.1-mini',
-      },
-      { ai: { timeoutMs: 20_000, maxRetries: 0 } },
-    );
+    ({ ai, h } = await startAiApp('app_ai'));
     as = h.tenant.as;
     const ws = await api().patch('/v1/workspace', { settings: { help_center_enabled: true } }, as);
     expect(ws.status, ws.text).toBe(200);
@@ -97,11 +85,7 @@ describe.runIf(browserAvailable())('AI on the ticket page and in the knowledge b
     ticket = { id: t.body.id, number: t.body.number };
     ({ page } = await h.newPage());
     await h.signIn(page, h.tenant.owner);
-    // The owners' notice that mail is not set up stays out of the screenshots.
-    await page
-      .getByRole('region', { name: 'Outgoing mail is not set up' })
-      .getByRole('button', { name: 'Dismiss' })
-      .click();
+    await dismissMailNotice(page);
   }, 120_000);
 
   afterAll(async () => {

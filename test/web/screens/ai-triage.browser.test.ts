@@ -14,13 +14,12 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { article, customerTicket } from '../../modules/ai/features-setup.js';
 import { triageAnswer, workspaceData } from '../../modules/triage/triage-setup.js';
-import { type OpenAiStandIn, startOpenAiStandIn } from '../../support/ai-standin/index.js';
-import { type AppHarness, startAppHarness } from '../../support/app-harness.js';
+import { dismissMailNotice, startAiApp } from '../../support/ai-app.js';
+import type { OpenAiStandIn } from '../../support/ai-standin/index.js';
+import type { AppHarness } from '../../support/app-harness.js';
 import { browserAvailable, docsScreenshot } from '../../support/browser.js';
 import { uniqueEmail } from '../../support/builders.js';
 import { addMember, type Member, newTenant, type ReqOpts } from '../../support/helpers.js';
-
-const KEY = 'sk-standin-triage-app-0000';
 
 describe.runIf(browserAvailable())('AI triage on the ticket page and in Settings → Triage', () => {
   let ai: OpenAiStandIn;
@@ -54,28 +53,13 @@ describe.runIf(browserAvailable())('AI triage on the ticket page and in Settings
   };
 
   beforeAll(async () => {
-    ai = await startOpenAiStandIn({ keys: [KEY] });
-    h = await startAppHarness(
-      'app_ai_triage',
-      {
-        AI_PROVIDER: 'openai',
-        AI_BASE_URL: ai.url,
-        AI_API_KEY: KEY,
-        AI_MODEL: 'gpt-4.1',
-        AI_FAST_MODEL: 'gpt-4.1-mini',
-      },
-      { ai: { timeoutMs: 20_000, maxRetries: 0 } },
-    );
+    ({ ai, h } = await startAiApp('app_ai_triage'));
     as = h.tenant.as;
     ({ teamId } = await workspaceData(h.svc, h.tenant));
     agent = await addMember(h.svc, h.tenant, 'agent', 'Alex Agent');
     ({ page } = await h.newPage());
     await h.signIn(page, h.tenant.owner);
-    // The owners' notice that mail is not set up stays out of the screenshots.
-    await page
-      .getByRole('region', { name: 'Outgoing mail is not set up' })
-      .getByRole('button', { name: 'Dismiss' })
-      .click();
+    await dismissMailNotice(page);
   }, 120_000);
 
   afterAll(async () => {

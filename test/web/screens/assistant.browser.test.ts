@@ -11,13 +11,12 @@
 // docs/screenshots/assistant-approval.png.
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { gate, type OpenAiStandIn, startOpenAiStandIn } from '../../support/ai-standin/index.js';
-import { type AppHarness, startAppHarness } from '../../support/app-harness.js';
+import { dismissMailNotice, startAiApp } from '../../support/ai-app.js';
+import { gate, type OpenAiStandIn } from '../../support/ai-standin/index.js';
+import type { AppHarness } from '../../support/app-harness.js';
 import { browserAvailable, docsScreenshot } from '../../support/browser.js';
 import { uniqueEmail } from '../../support/builders.js';
 import type { ReqOpts } from '../../support/helpers.js';
-
-const KEY = 'sk-standin-assistant-0000';
 
 describe.runIf(browserAvailable())('the assistant panel', () => {
   let ai: OpenAiStandIn;
@@ -61,18 +60,7 @@ describe.runIf(browserAvailable())('the assistant panel', () => {
   };
 
   beforeAll(async () => {
-    ai = await startOpenAiStandIn({ keys: [KEY] });
-    h = await startAppHarness(
-      'app_assistant',
-      {
-        AI_PROVIDER: 'openai',
-        AI_BASE_URL: ai.url,
-        AI_API_KEY: KEY,
-        AI_MODEL: 'gpt-4.1',
-        AI_FAST_MODEL: 'gpt-4.1-mini',
-      },
-      { ai: { timeoutMs: 20_000, maxRetries: 0 } },
-    );
+    ({ ai, h } = await startAiApp('app_assistant'));
     as = h.tenant.as;
     const on = await api().patch('/v1/ai/settings', { assistant: true }, as);
     expect(on.status, on.text).toBe(200);
@@ -101,11 +89,7 @@ describe.runIf(browserAvailable())('the assistant panel', () => {
     refund = { id: t.body.id, number: t.body.number, subject: t.body.subject };
     ({ page } = await h.newPage());
     await h.signIn(page, h.tenant.owner);
-    // The owners' notice that mail is not set up stays out of the screenshots.
-    await page
-      .getByRole('region', { name: 'Outgoing mail is not set up' })
-      .getByRole('button', { name: 'Dismiss' })
-      .click();
+    await dismissMailNotice(page);
   }, 120_000);
 
   afterAll(async () => {

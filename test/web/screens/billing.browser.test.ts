@@ -19,6 +19,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { customerTicket } from '../../modules/ai/features-setup.js';
 import { addPrices } from '../../modules/billing/stripe-setup.js';
+import { dismissMailNotice } from '../../support/ai-app.js';
 import { type OpenAiStandIn, startOpenAiStandIn } from '../../support/ai-standin/index.js';
 import { type AppHarness, startAppHarness } from '../../support/app-harness.js';
 import { browserAvailable, docsScreenshot } from '../../support/browser.js';
@@ -74,11 +75,7 @@ describe.runIf(browserAvailable())('Settings → Billing', () => {
     ticketNumber = (await h.svc.api.get(`/v1/tickets/${id}`, as)).body.number;
     ({ page } = await h.newPage());
     await h.signIn(page, h.tenant.owner);
-    // The owners' notice that mail is not set up stays out of the screenshot.
-    await page
-      .getByRole('region', { name: 'Outgoing mail is not set up' })
-      .getByRole('button', { name: 'Dismiss' })
-      .click();
+    await dismissMailNotice(page);
   }, 120_000);
 
   afterAll(async () => {
