@@ -57,7 +57,7 @@ import { pruneIdleVisitors } from './modules/widget/visitors.js';
 import { openBus } from './platform/bus/index.js';
 import { SecretBox } from './platform/crypto/secrets.js';
 import { TokenSigner } from './platform/crypto/tokens.js';
-import { openDatabase } from './platform/db/index.js';
+import { openDatabase, raiseWall } from './platform/db/index.js';
 import { migrateToLatest } from './platform/db/migrate.js';
 import { Writer } from './platform/db/tx.js';
 import { EventPublisher } from './platform/events/publisher.js';
@@ -171,6 +171,7 @@ export async function createRuntime(
   const closers: Array<() => Promise<unknown>> = [() => database.close()];
   try {
     await migrateToLatest(database.db as never);
+    if (!(await raiseWall(database))) log.warn('row-level security is off: the database user may not create roles');
     phase('migrations');
     const bus = await openBus(config.natsUrl);
     closers.unshift(() => bus.close());

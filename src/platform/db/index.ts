@@ -4,8 +4,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { Mutex, PgliteDialect, pgliteExecute } from './pglite-dialect.js';
+import { Mutex, PgliteDialect, PgliteSession } from './pglite-dialect.js';
 import type { DB } from './schema.js';
+import { currentWorkspace, SWITCH_SQL, switchValues, TENANT_ROLE, unscoped, type Wall } from './scope.js';
 
 export type { DB } from './schema.js';
 
@@ -31,6 +32,8 @@ export interface Database {
   close(): Promise<void>;
   /** Embedded only (null on PostgreSQL): the data directory as a tarball, for `template` (tests). */
   dump: (() => Promise<Blob>) | null;
+  /** Row-level security between workspaces (scope.ts): down until `raiseWall` found the role. */
+  wall: Wall;
 }
 
 export interface DatabaseOptions {
@@ -84,16 +87,68 @@ export class StatementNames {
   }
 }
 
-/** Runs a connection's parameterised statements under their names once they have one. */
-function autoPrepare(client: pg.PoolClient, statements: StatementNames): void {
-  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-  (client as { query: unknown }).query = (text: unknown, values?: unknown, callback?: unknown) => {
-    if (typeof text === 'string' && Array.isArray(values) && values.length > 0) {
+type Query = (...args: unknown[]) => Promise<unknown>;
+
+/**
+ * Wraps a connection's `query`: parameterised statements run under their names once they have
+ * one (StatementNames), and before a statement whose workspace scope (scope.ts) differs from
+ * the connection's, the connection is switched to it (while the wall is up).
+ */
+function wrapClient(client: pg.PoolClient, statements: StatementNames | null, wall: Wall): void {
+  const query = client.query.bind(client) as Query;
+  // The connection's scope: null = the database's own user, undefined = not known (after a
+  // rollback, which undoes a switch made inside the transaction).
+  let at: string | null | undefined = null;
+  const run = (text: unknown, values: unknown): Promise<unknown> => {
+    if (typeof text === 'string' && statements && Array.isArray(values) && values.length > 0) {
       const name = statements.nameOf(text);
-      if (name !== undefined) return query({ name, text, values }, callback);
+      if (name !== undefined) return query({ name, text, values });
     }
-    return callback === undefined ? query(text, values) : query(text, values, callback);
+    return values === undefined ? query(text) : query(text, values);
   };
+  (client as { query: unknown }).query = (text: unknown, values?: unknown, callback?: unknown) => {
+    if (typeof values === 'function') {
+      callback = values;
+      values = undefined;
+    }
+    const wanted = wall.up ? currentWorkspace() : null;
+    let p: Promise<unknown>;
+    if (wanted === at) p = run(text, values);
+    else {
+      p = query(SWITCH_SQL, switchValues(wanted)).then(() => {
+        at = wanted;
+        return run(text, values);
+      });
+    }
+    if (typeof text === 'string' && /^\s*rollback/i.test(text)) {
+      p = p.finally(() => {
+        at = undefined;
+      });
+    }
+    if (typeof callback === 'function') {
+      const cb = callback as (err: unknown, res?: unknown) => void;
+      p.then(
+        (r) => cb(null, r),
+        (e) => cb(e),
+      );
+      return undefined;
+    }
+    return p;
+  };
+}
+
+/**
+ * Puts the wall up (scope.ts) once the migrations ran, when the role exists and the service's
+ * user is a member of it; answers whether it is up.
+ */
+export async function raiseWall(database: Database): Promise<boolean> {
+  const r = await unscoped(() =>
+    database.executeSql("select pg_has_role(current_user, $1, 'USAGE') as ok from pg_roles where rolname = $1", [
+      TENANT_ROLE,
+    ]),
+  );
+  database.wall.up = (r.rows[0] as { ok?: boolean } | undefined)?.ok === true;
+  return database.wall.up;
 }
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
@@ -117,7 +172,8 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     // An idle client losing its server must not crash the process; the next query reconnects.
     pool.on('error', () => {});
     side.on('error', () => {});
-    pool.on('connect', (client) => autoPrepare(client, statements));
+    const wall: Wall = { up: false };
+    pool.on('connect', (client) => wrapClient(client, statements, wall));
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     const searchPool = new pg.Pool({
       ...options,
@@ -125,16 +181,18 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       max: Math.max(2, Math.ceil((opts.poolSize ?? 16) / 2)),
     });
     searchPool.on('error', () => {});
-    searchPool.on('connect', (client) => autoPrepare(client, statements));
+    searchPool.on('connect', (client) => wrapClient(client, statements, wall));
     const search = new Kysely<DB>({ dialect: new PostgresDialect({ pool: searchPool }) });
     return {
       kind: 'postgres',
       db,
       search,
-      executeSql: async (text, values) => {
-        const r = await pool.query(text, values ?? []);
-        return { rows: r.rows };
-      },
+      // pg-boss and the like: out of any workspace's scope.
+      executeSql: (text, values) =>
+        unscoped(async () => {
+          const r = await pool.query(text, values ?? []);
+          return { rows: r.rows };
+        }),
       autonomous: async (text, values) => {
         const r = await side.query(text, values);
         return { rows: r.rows };
@@ -151,6 +209,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
         await side.end();
       },
       dump: null,
+      wall,
     };
   }
 
@@ -166,12 +225,14 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     parsers: { [INT8]: parseInt8 },
   });
   const mutex = new Mutex();
-  const db = new Kysely<DB>({ dialect: new PgliteDialect(client, mutex) });
+  const wall: Wall = { up: false };
+  const session = new PgliteSession(client, wall);
+  const db = new Kysely<DB>({ dialect: new PgliteDialect(session, mutex) });
   return {
     kind: 'pglite',
     db,
     search: db,
-    executeSql: (text, values) => mutex.run(() => pgliteExecute(client, text, values ?? [])),
+    executeSql: (text, values) => unscoped(() => mutex.run(() => session.execute(text, values ?? []))),
     autonomous: null,
     ping: async () => {
       await sql`select 1`.execute(db);
@@ -188,5 +249,6 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
         await client.exec('CHECKPOINT');
         return client.dumpDataDir('none');
       }),
+    wall,
   };
 }

@@ -14,6 +14,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
+import { currentWorkspace, SWITCH_SQL, switchValues, type Wall } from './scope.js';
 
 /** First-come, first-served exclusive lock. */
 export class Mutex {
@@ -50,11 +51,37 @@ export async function pgliteExecute(pg: PGlite, text: string, values: readonly u
   return { rows: r.rows as unknown[], affectedRows: r.affectedRows ?? 0 };
 }
 
+/**
+ * The one session, switched to the workspace scope (scope.ts) of each statement before it runs
+ * when that differs from the session's (while the wall is up). Callers hold the mutex.
+ */
+export class PgliteSession {
+  // null = the database's own user; undefined = not known (after a rollback).
+  #at: string | null | undefined = null;
+  constructor(
+    readonly pg: PGlite,
+    private readonly wall: Wall,
+  ) {}
+
+  async execute(text: string, values: readonly unknown[]) {
+    const wanted = this.wall.up ? currentWorkspace() : null;
+    if (wanted !== this.#at) {
+      await this.pg.query(SWITCH_SQL, switchValues(wanted));
+      this.#at = wanted;
+    }
+    try {
+      return await pgliteExecute(this.pg, text, values);
+    } finally {
+      if (/^\s*rollback/i.test(text)) this.#at = undefined;
+    }
+  }
+}
+
 class PgliteConnection implements DatabaseConnection {
-  constructor(private readonly pg: PGlite) {}
+  constructor(private readonly session: PgliteSession) {}
 
   async executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
-    const r = await pgliteExecute(this.pg, q.sql, q.parameters);
+    const r = await this.session.execute(q.sql, q.parameters);
     const kind = q.query?.kind;
     const isWrite = kind === 'InsertQueryNode' || kind === 'UpdateQueryNode' || kind === 'DeleteQueryNode';
     return {
@@ -74,10 +101,10 @@ class PgliteDriver implements Driver {
   readonly connection: PgliteConnection;
 
   constructor(
-    private readonly pg: PGlite,
+    private readonly session: PgliteSession,
     private readonly mutex: Mutex,
   ) {
-    this.connection = new PgliteConnection(pg);
+    this.connection = new PgliteConnection(session);
   }
 
   async init(): Promise<void> {}
@@ -108,21 +135,21 @@ class PgliteDriver implements Driver {
 
   async destroy(): Promise<void> {
     await this.mutex.run(async () => {
-      if (!this.pg.closed) await this.pg.close();
+      if (!this.session.pg.closed) await this.session.pg.close();
     });
   }
 }
 
 export class PgliteDialect implements Dialect {
   constructor(
-    private readonly pg: PGlite,
+    private readonly session: PgliteSession,
     private readonly mutex: Mutex,
   ) {}
   createAdapter() {
     return new PostgresAdapter();
   }
   createDriver() {
-    return new PgliteDriver(this.pg, this.mutex);
+    return new PgliteDriver(this.session, this.mutex);
   }
   createIntrospector(db: Kysely<unknown>) {
     return new PostgresIntrospector(db);

@@ -12,6 +12,7 @@ import type { EventDraft, EventEnvelope } from '../events/envelope.js';
 import { appendEvents } from '../events/outbox.js';
 import type { EventPublisher } from '../events/publisher.js';
 import type { DB } from './schema.js';
+import { unscoped, withWorkspace } from './scope.js';
 
 export interface Unit {
   readonly trx: Transaction<DB>;
@@ -60,9 +61,12 @@ export class Writer {
     return this.fences.run(fence, fn);
   }
 
+  /** One transaction of one workspace, inside that workspace's scope (scope.ts: the wall). */
   async run<T>(workspaceId: string, fn: (unit: Unit) => Promise<T>): Promise<T> {
-    return this.transact((trx, emitIn, afterCommit) =>
-      fn({ trx, workspaceId, emit: (d) => emitIn(workspaceId, d), afterCommit }),
+    return withWorkspace(workspaceId, () =>
+      this.transact((trx, emitIn, afterCommit) =>
+        fn({ trx, workspaceId, emit: (d) => emitIn(workspaceId, d), afterCommit }),
+      ),
     );
   }
 
@@ -71,7 +75,7 @@ export class Writer {
    * each of them (a person's own name is part of their member record in every workspace).
    */
   async runAcross<T>(fn: (unit: CrossUnit) => Promise<T>): Promise<T> {
-    return this.transact((trx, emitIn, afterCommit) => fn({ trx, emitIn, afterCommit }));
+    return unscoped(() => this.transact((trx, emitIn, afterCommit) => fn({ trx, emitIn, afterCommit })));
   }
 
   private async transact<T>(

@@ -1,7 +1,9 @@
 // Authenticate (onRequest: credential → context, never throws) and authorize
 // (preValidation: the route's declared access against that context).
+import { AsyncResource } from 'node:async_hooks';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isUuid } from '../crypto/random.js';
+import { runInScope, type Scope } from '../db/scope.js';
 import { type Access, type RequestContext, roleAtLeast, type UserContext, type VisitorContext } from './context.js';
 import { ApiError, forbidden, notFound, unauthorized } from './errors.js';
 
@@ -46,20 +48,44 @@ declare module 'fastify' {
 
 const NONE: AuthState = { kind: 'none' };
 
+/** Each request's scope and the async resource that re-enters it (see registerAuth). */
+const scopeOf = new WeakMap<FastifyRequest, { scope: Scope; resource: AsyncResource }>();
+
 export function registerAuth(app: FastifyInstance, resolver: CredentialResolver): void {
   app.decorateRequest('auth', null as never);
   app.decorateRequest('ctx', null as never);
   app.decorateRequest('user', null as never);
   app.decorateRequest('visitor', null as never);
 
+  // The request's workspace scope (platform/db/scope.ts): opened here, its workspace set once
+  // authorization knows it; entered again after the body was read (the body's stream events run
+  // outside it), as @fastify/request-context does.
+  app.addHook('onRequest', (req, _reply, done) => {
+    const scope: Scope = { workspaceId: null };
+    runInScope(scope, () => {
+      const resource = new AsyncResource('svc-request-scope');
+      scopeOf.set(req, { scope, resource });
+      done();
+    });
+  });
+
   app.addHook('onRequest', async (req) => {
     req.auth = await authenticate(req, resolver);
+  });
+
+  app.addHook('preValidation', (req, _reply, done) => {
+    const held = scopeOf.get(req);
+    if (!held) return done();
+    held.resource.runInAsyncScope(done, req.raw);
   });
 
   app.addHook('preValidation', async (req) => {
     const access = req.routeOptions.config.access;
     if (!access) return; // 404 handler and framework routes
     authorize(req, access);
+    const held = scopeOf.get(req);
+    const workspaceId = req.ctx?.workspaceId ?? req.visitor?.workspaceId ?? null;
+    if (held && workspaceId) held.scope.workspaceId = workspaceId;
   });
 }
 
