@@ -5,7 +5,9 @@
 -- workspace's scope; the database's own user (the tables' owner) is not subject to the policies
 -- and serves the cross-tenant paths. A database user that may not create roles (some managed
 -- PostgreSQL offerings) skips this migration's role and policies with a notice: the service
--- then runs with the workspace filters alone, and its start says so.
+-- then runs with the workspace filters alone, and its start says so. Where workspace_id may be
+-- null (idempotency_keys, images, inbound_emails, stripe_events) a null row belongs to no
+-- workspace and stays visible.
 DO $$
 DECLARE
   t record;
@@ -28,17 +30,21 @@ BEGIN
   ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO svc_tenant;
   ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT USAGE, SELECT, UPDATE ON SEQUENCES TO svc_tenant;
   FOR t IN
-    SELECT c.table_name
+    SELECT c.table_name, c.is_nullable = 'YES' AS nullable
     FROM information_schema.columns c
     JOIN information_schema.tables tb ON tb.table_schema = c.table_schema AND tb.table_name = c.table_name
     WHERE c.table_schema = 'public' AND c.column_name = 'workspace_id' AND tb.table_type = 'BASE TABLE'
   LOOP
     EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t.table_name);
+    -- A null workspace_id is a row of no workspace (a caller's idempotency key made before any
+    -- workspace was chosen, a person's own picture, mail that matched no mailbox): visible to all.
     EXECUTE format(
-      'CREATE POLICY tenant_wall ON %I TO svc_tenant '
-      'USING (workspace_id = nullif(current_setting(''app.workspace_id'', true), '''')::uuid) '
-      'WITH CHECK (workspace_id = nullif(current_setting(''app.workspace_id'', true), '''')::uuid)',
-      t.table_name
+      'CREATE POLICY tenant_wall ON %I TO svc_tenant USING (%s) WITH CHECK (%s)',
+      t.table_name,
+      CASE WHEN t.nullable THEN 'workspace_id IS NULL OR ' ELSE '' END
+        || 'workspace_id = nullif(current_setting(''app.workspace_id'', true), '''')::uuid',
+      CASE WHEN t.nullable THEN 'workspace_id IS NULL OR ' ELSE '' END
+        || 'workspace_id = nullif(current_setting(''app.workspace_id'', true), '''')::uuid'
     );
   END LOOP;
 END $$;
