@@ -9,6 +9,7 @@
 // at most its last second of counts (they are statistics, not records).
 import { sql } from 'kysely';
 import type { Database } from '../../platform/db/index.js';
+import { unscoped } from '../../platform/db/scope.js';
 
 interface Logger {
   warn(obj: object, msg: string): void;
@@ -38,10 +39,13 @@ export class RunCounts {
     }
     for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);
     if (!this.#timer) {
-      this.#timer = setTimeout(() => {
-        this.#timer = null;
-        void this.flush();
-      }, this.flushMs);
+      // Out of the caller's workspace scope: the flush writes every workspace's counts.
+      this.#timer = unscoped(() =>
+        setTimeout(() => {
+          this.#timer = null;
+          void this.flush();
+        }, this.flushMs),
+      );
       this.#timer.unref();
     }
   }

@@ -8,6 +8,7 @@ import { createHmac, hkdfSync } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Config } from '../../config.js';
 import type { Database } from '../../platform/db/index.js';
+import { unscoped } from '../../platform/db/scope.js';
 
 /** A visitor's views of one article within this window count once. */
 export const VIEW_WINDOW_MINUTES = 30;
@@ -88,10 +89,13 @@ export class ArticleViews {
     }
     this.#pending.push({ workspaceId, articleId, visitor: visitor() });
     if (!this.#timer) {
-      this.#timer = setTimeout(() => {
-        this.#timer = null;
-        void this.flush();
-      }, this.flushMs);
+      // Out of any workspace scope: the flush counts every workspace's views.
+      this.#timer = unscoped(() =>
+        setTimeout(() => {
+          this.#timer = null;
+          void this.flush();
+        }, this.flushMs),
+      );
       this.#timer.unref();
     }
   }

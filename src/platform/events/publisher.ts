@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import type { EventBus } from '../bus/index.js';
 import type { Database } from '../db/index.js';
 import { pageLimit } from '../db/keyset.js';
+import { unscoped } from '../db/scope.js';
 import type { EventEnvelope } from './envelope.js';
 
 export interface PublisherLogger {
@@ -44,10 +45,13 @@ export class EventPublisher {
       if (list) list.push(e.seq);
       else this.#pending.set(e.workspace_id, [e.seq]);
     }
-    this.#flushTimer ??= setTimeout(() => {
-      this.#flushTimer = null;
-      this.#flushing = this.flush();
-    }, this.opts.flushMs);
+    // Out of the request's workspace scope: the flush marks every workspace's events.
+    this.#flushTimer ??= unscoped(() =>
+      setTimeout(() => {
+        this.#flushTimer = null;
+        this.#flushing = this.flush();
+      }, this.opts.flushMs),
+    );
   }
 
   /** Marks published events, one statement per workspace. */
