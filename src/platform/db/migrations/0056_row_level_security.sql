@@ -23,7 +23,18 @@ BEGIN
     WHEN unique_violation OR duplicate_object THEN
       NULL; -- another database of the same server created it at the same moment
   END;
-  EXECUTE format('GRANT svc_tenant TO %I', current_user);
+  -- A superuser is a member of every role already; another user is made one (two databases of one
+  -- server migrating at once may race on it: the membership being there is what counts).
+  IF NOT pg_has_role(current_user, 'svc_tenant', 'MEMBER') THEN
+    BEGIN
+      EXECUTE format('GRANT svc_tenant TO %I', current_user);
+    EXCEPTION
+      WHEN OTHERS THEN
+        IF NOT pg_has_role(current_user, 'svc_tenant', 'MEMBER') THEN
+          RAISE;
+        END IF;
+    END;
+  END IF;
   GRANT USAGE ON SCHEMA public TO svc_tenant;
   GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO svc_tenant;
   GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO svc_tenant;
