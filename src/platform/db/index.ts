@@ -143,7 +143,7 @@ function wrapClient(client: pg.PoolClient, statements: StatementNames | null, wa
  */
 export async function raiseWall(database: Database): Promise<boolean> {
   const r = await unscoped(() =>
-    database.executeSql("select pg_has_role(current_user, $1, 'USAGE') as ok from pg_roles where rolname = $1", [
+    database.executeSql("select pg_has_role(current_user, $1, 'MEMBER') as ok from pg_roles where rolname = $1", [
       TENANT_ROLE,
     ]),
   );

@@ -24,14 +24,16 @@ BEGIN
       NULL; -- another database of the same server created it at the same moment
   END;
   -- A superuser is a member of every role already; another user is made one (two databases of one
-  -- server migrating at once may race on it: the membership being there is what counts).
+  -- server migrating at once may race on it: the membership being there is what counts). A user
+  -- that may not (no CREATEROLE, the role made by someone else) keeps the policies in place but
+  -- cannot take the role: the wall stays down until an administrator grants it.
   IF NOT pg_has_role(current_user, 'svc_tenant', 'MEMBER') THEN
     BEGIN
       EXECUTE format('GRANT svc_tenant TO %I', current_user);
     EXCEPTION
       WHEN OTHERS THEN
         IF NOT pg_has_role(current_user, 'svc_tenant', 'MEMBER') THEN
-          RAISE;
+          RAISE NOTICE 'not a member of svc_tenant: row-level security is off until GRANT svc_tenant TO %', current_user;
         END IF;
     END;
   END IF;
