@@ -5,10 +5,12 @@
 // callback and the exchange, and the sweep job. Stand-in OpenID providers on loopback
 // (test/support/oidc-provider.ts) sign real ID tokens.
 import { createHash, randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import { Secret, TOTP } from 'otpauth';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIGN_IN_SWEEP_JOB } from '../../../src/modules/auth/jobs.js';
+import { OAUTH_PICTURE_JOB } from '../../../src/modules/auth/oauth/service.js';
 import { hashSecret } from '../../../src/platform/crypto/tokens.js';
 import { isErrorBody, type Service, startService } from '../../support/helpers.js';
 import { OIDC_CLIENT, type OidcProvider, startOidcProvider } from '../../support/oidc-provider.js';
@@ -292,6 +294,13 @@ describe('expiry', () => {
   });
 });
 
+/** The states of the picture jobs queued for the person (the queue's own rows). */
+async function pictureJobsOf(userId: string): Promise<string[]> {
+  const r = await sql<{ state: string }>`SELECT state FROM ${sql.table(`${svc.rt.deps.jobs.schema}.job`)}
+    WHERE name = ${OAUTH_PICTURE_JOB} AND data ->> 'user_id' = ${userId}`.execute(svc.rt.deps.database.db);
+  return r.rows.map((x) => x.state);
+}
+
 describe("a new person's picture", () => {
   it('is fetched from the picture claim, processed and served by the service, source oauth', async () => {
     google.pictureBytes = await sharp({
@@ -326,22 +335,13 @@ describe("a new person's picture", () => {
     const hits = google.pictureHits;
     const a = fresh(google, { picture: google.pictureUrl });
     expect((await (await browserFlow(svc)).callback()).status).toBe(302);
-    await expect.poll(() => google.pictureHits, { timeout: 20_000 }).toBeGreaterThan(hits);
-    // The job fetched it: poll until it is done with it (no picture row adopted for the person).
     const [user] = await usersWith(svc, a.email);
-    await expect
-      .poll(
-        async () =>
-          (
-            await svc.rt.deps.database.db
-              .selectFrom('images')
-              .select('id')
-              .where('owner_id', '=', user!.id)
-              .where('retired_at', 'is', null)
-              .execute()
-          ).length,
-      )
-      .toBe(0);
+    // The job is done with it (the queue's own row), and fetched it.
+    await expect.poll(() => pictureJobsOf(user!.id), { timeout: 20_000 }).toEqual(['completed']);
+    expect(google.pictureHits).toBeGreaterThan(hits);
+    expect(
+      await svc.rt.deps.database.db.selectFrom('images').select('id').where('owner_id', '=', user!.id).execute(),
+    ).toEqual([]);
     expect((await usersWith(svc, a.email))[0]).toMatchObject({ avatar_url: null, avatar_source: null });
   });
 });
