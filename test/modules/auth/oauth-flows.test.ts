@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { Secret, TOTP } from 'otpauth';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SIGN_IN_SWEEP_JOB } from '../../../src/modules/auth/jobs.js';
+import { SIGN_IN_SWEEP_JOB, takeOAuthPicture } from '../../../src/modules/auth/jobs.js';
 import { OAUTH_PICTURE_JOB } from '../../../src/modules/auth/oauth/service.js';
 import { hashSecret } from '../../../src/platform/crypto/tokens.js';
 import { isErrorBody, type Service, startService } from '../../support/helpers.js';
@@ -343,6 +343,23 @@ describe("a new person's picture", () => {
       await svc.rt.deps.database.db.selectFrom('images').select('id').where('owner_id', '=', user!.id).execute(),
     ).toEqual([]);
     expect((await usersWith(svc, a.email))[0]).toMatchObject({ avatar_url: null, avatar_source: null });
+  });
+});
+
+describe("a new person's picture, against a picture of their own", () => {
+  it('does not replace a picture the person set before the job ran', async () => {
+    google.pictureBytes = await sharp({
+      create: { width: 64, height: 64, channels: 3, background: { r: 10, g: 120, b: 200 } },
+    })
+      .png()
+      .toBuffer();
+    const p = await personInWorkspace(`own-pic-${randomBytes(4).toString('hex')}@example.com`);
+    const set = await svc.api.patch('/v1/me', { avatar_url: google.pictureUrl }, { token: p.token });
+    expect(set.status, set.text).toBe(200);
+    const own = (await whoIs(p.token)) as unknown as { avatar_url: string; avatar_source: string };
+    expect(own.avatar_source).toBe('upload');
+    expect(await takeOAuthPicture(svc.rt.deps, { user_id: p.userId, url: google.pictureUrl })).toBe(false);
+    expect(await whoIs(p.token)).toMatchObject({ avatar_url: own.avatar_url, avatar_source: 'upload' });
   });
 });
 
