@@ -19,6 +19,7 @@ import { followedKnownKeys } from './modules/api-keys/known-keys.js';
 import { assignmentHook } from './modules/assignment/hook.js';
 import { hasSession } from './modules/assistant/service.js';
 import { registerAttachmentJobs } from './modules/attachments/purge.js';
+import { registerSignInJobs } from './modules/auth/jobs.js';
 import { pruneEndedSessions } from './modules/auth/sessions.js';
 import { SignInGuard } from './modules/auth/sign-in-guard.js';
 import { automationsHook } from './modules/automations/engine.js';
@@ -321,6 +322,7 @@ export async function createRuntime(
       await step(registerInvitationJobs(deps)); // invitation emails (src/modules/invitations/mail.ts)
       await step(registerCsatJobs(deps)); // rating requests of solved tickets (src/modules/csat/mail.ts)
       await step(registerPortalJobs(deps)); // the portal's confirmations and sign-in links (src/modules/portal/mail.ts)
+      await step(registerSignInJobs(deps)); // OAuth pictures, sweep of expired sign-in rows (src/modules/auth/jobs.ts)
       await step(registerAttachmentJobs(deps)); // hourly purge of unattached uploads (src/modules/attachments/purge.ts)
       const pictureJobs = await step(registerPictureJobs(deps)); // lookups, removal of retired pictures (src/modules/images/sources.ts)
       closers.unshift(async () => pictureJobs.stop());
