@@ -59,7 +59,8 @@ export async function runGatewayProcess(config: Config): Promise<void> {
           ...(dbr.status === 'rejected' ? [{ location: 'database', message: 'unreachable' }] : []),
           ...(busr.status === 'rejected' ? [{ location: 'bus', message: `${bus.kind} unreachable` }] : []),
         ];
-        if (errors.length === 0) return json(req, res, 200, { status: 'ok', role: 'gateway', database: 'ok', bus: 'ok' });
+        if (errors.length === 0)
+          return json(req, res, 200, { status: 'ok', role: 'gateway', database: 'ok', bus: 'ok' });
         json(req, res, 503, {
           status: 503,
           code: 'unavailable',

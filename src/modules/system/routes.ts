@@ -6,9 +6,12 @@ import { access } from '../../platform/http/context.js';
 import { ErrorSchema } from '../../platform/http/schemas.js';
 
 /** The process's role (ROLE; docs/operations.md "Several processes"). */
-const RoleField = Type.Union([Type.Literal('all'), Type.Literal('api'), Type.Literal('gateway'), Type.Literal('worker')], {
-  description: 'What this process runs (ROLE): all, api, gateway or worker.',
-});
+const RoleField = Type.Union(
+  [Type.Literal('all'), Type.Literal('api'), Type.Literal('gateway'), Type.Literal('worker')],
+  {
+    description: 'What this process runs (ROLE): all, api, gateway or worker.',
+  },
+);
 
 const within = <T>(p: Promise<T>, ms: number) =>
   Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), ms).unref())]);
