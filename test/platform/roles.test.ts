@@ -199,7 +199,7 @@ describe.runIf(enabled || (onPostgres && Boolean(process.env.CI)))('api, gateway
     const mb = await http.post('/v1/mailboxes', { name: 'Support', email: 'support@acme.test' }, t.as);
     expect(mb.status, mb.text).toBe(201);
     const to = mb.body.forwarding_address as string;
-    const N = 40;
+    const N = 60;
     const mails = Array.from({ length: N }, (_, i) => ({
       subject: `Mail ${i}`,
       messageId: `${unique('m')}@example.com`,
