@@ -301,6 +301,33 @@ describe('Citus readiness: the migrated schema', () => {
   });
 });
 
+describe('Citus readiness: the runbook in docs/operations.md', () => {
+  it('distributes every tenant table and references every reference table, each after what it points at', async () => {
+    const doc = readFileSync('docs/operations.md', 'utf8');
+    const section = doc.slice(doc.indexOf('## Distributing by workspace'));
+    const text = section.slice(0, section.indexOf('\n## ', 3));
+    const named = (fn: string) => [...text.matchAll(new RegExp(`${fn}\\('([a-z_]+)'`, 'g'))].map((m) => m[1]!);
+    const distributed = named('create_distributed_table');
+    const referenced = named('create_reference_table');
+    const catalog = await readCatalog(db, 'public');
+    const tenant = catalog.tables
+      .map((t) => t.name)
+      .filter((t) => !IGNORED.has(t) && !(t in REFERENCE) && !(t in COORDINATOR));
+    expect([...distributed].sort()).toEqual([...tenant].sort());
+    expect([...referenced].sort()).toEqual(Object.keys(REFERENCE).sort());
+    const problems: string[] = [];
+    for (const order of [distributed, referenced]) {
+      for (const fk of catalog.foreignKeys) {
+        const at = order.indexOf(fk.table);
+        const target = order.indexOf(fk.references);
+        if (at >= 0 && target > at)
+          problems.push(`${fk.table} is distributed before ${fk.references}, which it points at`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+});
+
 describe('Citus readiness: no query joins across workspaces', () => {
   it('names workspace_id in every join onto a tenant table in src/', async () => {
     const catalog = await readCatalog(db, 'public');
