@@ -61,6 +61,40 @@ describe('deleting what other rows point at', () => {
     expect((await svc.api.get(`/v1/contacts/${c.id}`, t.as)).body.company).toBeNull();
   });
 
+  it('a workspace: everything that pointed at each other goes with it, another workspace keeps its own', async () => {
+    const db = svc.rt.deps.database.db;
+    const made = async (name: string) => {
+      const t = await newTenant(svc.api, name);
+      const team = (await svc.api.post('/v1/teams', { name: 'Sales' }, t.as)).body;
+      const agent = await addMember(svc, t, 'agent');
+      const co = (await svc.api.post('/v1/companies', { name: 'Acme', domain: `${unique('d')}.test` }, t.as)).body;
+      const c = (await svc.api.post('/v1/contacts', { email: `${unique('c')}@example.com`, company_id: co.id }, t.as))
+        .body;
+      const mb = (
+        await svc.api.post('/v1/mailboxes', { name: 'M', email: `${unique('m')}@acme.test`, team_id: team.id }, t.as)
+      ).body;
+      await ticket(t, { team_id: team.id, contact_id: c.id, assignee_id: agent.userId });
+      return { t, mb };
+    };
+    const doomed = await made('Doomed Citus');
+    const kept = await made('Kept Citus');
+    const tickets = async (workspaceId: string) =>
+      (await db.selectFrom('tickets').select('id').where('workspace_id', '=', workspaceId).execute()).length;
+    await db.updateTable('users').set({ mfa_enabled: true }).where('id', '=', doomed.t.owner.userId).execute();
+    const r = await svc.api.req('DELETE', '/v1/workspace', { ...doomed.t.as, body: { confirm_name: 'Doomed Citus' } });
+    expect(r.status).toBe(204);
+    expect(await tickets(doomed.t.workspaceId)).toBe(0);
+    expect(
+      await db
+        .selectFrom('mailbox_addresses')
+        .select('address')
+        .where('address', '=', doomed.mb.forwarding_address)
+        .execute(),
+    ).toEqual([]);
+    expect(await tickets(kept.t.workspaceId)).toBe(1);
+    expect((await svc.api.get(`/v1/mailboxes/${kept.mb.id}`, kept.t.as)).status).toBe(200);
+  });
+
   it('a mailbox: its forwarding address stops routing; the other mailbox keeps its own', async () => {
     const t = await newTenant(svc.api);
     const gone = (await svc.api.post('/v1/mailboxes', { name: 'A', email: `${unique('a')}@acme.test` }, t.as)).body;
