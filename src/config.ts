@@ -5,7 +5,17 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
+/** What a process of `npm start` does (ROLE; docs/operations.md "Several processes"). */
+export type Role = 'all' | 'api' | 'gateway' | 'worker';
+export const ROLES: readonly Role[] = ['all', 'api', 'gateway', 'worker'];
+
 export interface Config {
+  /**
+   * ROLE: `all` (default: HTTP, sockets and jobs in one process), `api` (HTTP routes only),
+   * `gateway` (the realtime sockets only), `worker` (the jobs, schedules and pollers only, with
+   * /healthz and /readyz on PORT). Every role but `all` needs DATABASE_URL and NATS_URL.
+   */
+  role: Role;
   port: number;
   host: string;
   publicUrl: string;
@@ -375,6 +385,32 @@ function loopbackOrigins(host: string, port: number): string[] {
   return origins;
 }
 
+/**
+ * ROLE, and what a role other than `all` needs: the processes of a fleet share one PostgreSQL
+ * (the embedded database is one process's) and hear each other's events over NATS.
+ */
+function roleOf(env: Env, databaseUrl: string | null, natsUrl: string | null): Role {
+  const text = (str(env, 'ROLE') ?? 'all').toLowerCase();
+  if (!(ROLES as readonly string[]).includes(text)) {
+    throw new ConfigError('ROLE', `must be one of all, api, gateway, worker, got "${text.slice(0, 100)}"`);
+  }
+  const role = text as Role;
+  if (role === 'all') return role;
+  if (!databaseUrl) {
+    throw new ConfigError(
+      'DATABASE_URL',
+      `is required with ROLE=${role}: the processes of each role share one PostgreSQL (the embedded database belongs to one process; run ROLE=all for that)`,
+    );
+  }
+  if (!natsUrl) {
+    throw new ConfigError(
+      'NATS_URL',
+      `is required with ROLE=${role}: the processes of each role hear each other's events over NATS`,
+    );
+  }
+  return role;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const host = str(env, 'HOST') ?? '127.0.0.1';
@@ -384,6 +420,7 @@ export function loadConfig(env: Env = process.env): Config {
   const dataDir = resolve(str(env, 'DATA_DIR') ?? './data');
   const natsUrl = url(env, 'NATS_URL', ['nats:', 'tls:', 'ws:', 'wss:']);
   const redisUrl = url(env, 'REDIS_URL', ['redis:', 'rediss:']);
+  const role = roleOf(env, databaseUrl, natsUrl);
 
   const retentionText = str(env, 'EVENT_RETENTION') ?? '7d';
   const eventRetentionMs = parseDuration(retentionText);
@@ -456,6 +493,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   return {
+    role,
     port,
     host,
     publicUrl,

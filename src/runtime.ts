@@ -1,9 +1,13 @@
 // Wires the platform together: config → database → migrations → bus → app → jobs, then the
 // workers (main.ts: once the server listens).
-// Used by main.ts (the service), the gateway entry, and the tests (same code path).
+// Used by main.ts (the service) and the tests (same code path). The process's role
+// (config.role, ROLE) decides what runs here: `all` everything; `api` the HTTP routes, no
+// sockets and no job workers (it sends jobs; workers run them); `worker` the job workers,
+// schedules and pollers, with only /healthz and /readyz over HTTP. The `gateway` role is
+// src/gateway-process.ts (no routes, no jobs).
 import pino from 'pino';
 import { type App, type AppOptions, buildApp } from './app.js';
-import type { Config } from './config.js';
+import type { Config, Role } from './config.js';
 import type { Deps } from './deps.js';
 import { Gateway, registerGatewayRoutes } from './gateway/index.js';
 import { plugSemantic, registerSemanticJobs } from './modules/ai/embeddings/index.js';
@@ -19,6 +23,7 @@ import { followedKnownKeys } from './modules/api-keys/known-keys.js';
 import { assignmentHook } from './modules/assignment/hook.js';
 import { hasSession } from './modules/assistant/service.js';
 import { registerAttachmentJobs } from './modules/attachments/purge.js';
+import { registerSignInJobs } from './modules/auth/jobs.js';
 import { pruneEndedSessions } from './modules/auth/sessions.js';
 import { SignInGuard } from './modules/auth/sign-in-guard.js';
 import { automationsHook } from './modules/automations/engine.js';
@@ -69,9 +74,11 @@ import { pruneMailOutbox } from './platform/mail/outbox.js';
 import { openStorage } from './platform/storage/index.js';
 
 export interface Runtime {
+  /** What this process does (config.role): `all`, `api` or `worker`. */
+  role: Exclude<Role, 'gateway'>;
   deps: Deps;
   app: App;
-  /** The realtime gateway, on the same HTTP server (src/gateway). */
+  /** The realtime gateway, on the same HTTP server (src/gateway); started with role `all` only. */
   gateway: Gateway;
   /** Listens on config.port (0 = any free port); returns the base URL. */
   listen(): Promise<string>;
@@ -146,11 +153,16 @@ export async function createRuntime(
     deferWorkers?: boolean;
   } = {},
 ): Promise<Runtime> {
+  const role = config.role;
+  if (role === 'gateway') throw new Error('ROLE=gateway runs src/gateway-process.ts, not createRuntime');
+  // api: HTTP only. worker: jobs only. all: both, and the sockets.
+  const runsJobs = role !== 'api' && opts.jobs !== false;
+  const holdsSockets = role === 'all';
   const log =
     opts.logger ??
     pino({
       level: config.logLevel,
-      base: { pid: process.pid },
+      base: role === 'all' ? { pid: process.pid } : { pid: process.pid, role },
       redact: { paths: ['*.authorization', '*.password', '*.token', '*.secret'], censor: '[redacted]' },
     });
 
@@ -188,7 +200,11 @@ export async function createRuntime(
       closers.unshift(() => redis.quit().catch(() => redis.disconnect()));
     }
     const publisher = new EventPublisher(database, bus, log);
-    const jobs = new Jobs(database, log, opts.jobsSchema ? { schema: opts.jobsSchema } : {});
+    // An api process sends jobs and runs none: no pg-boss maintenance nor cron timekeeping there.
+    const jobs = new Jobs(database, log, {
+      ...(opts.jobsSchema ? { schema: opts.jobsSchema } : {}),
+      ...(role === 'api' ? { background: false } : {}),
+    });
     const storage = await openStorage(config);
     if (storage.close) closers.unshift(async () => storage.close?.());
     phase('bus');
@@ -263,14 +279,18 @@ export async function createRuntime(
       ...(opts.rateLimitWindowMs ? { rateLimitWindowMs: opts.rateLimitWindowMs } : {}),
       ...(opts.assistant ? { assistant: opts.assistant } : {}),
     });
-    // The realtime gateway shares the API's server and port: /health, and WebSocket upgrades.
+    // The realtime gateway shares the API's server and port: /health, and WebSocket upgrades
+    // (role all; an api or worker process has no sockets, a gateway process holds them).
     const gateway = new Gateway(deps);
-    registerGatewayRoutes(app, gateway);
+    if (holdsSockets) registerGatewayRoutes(app, gateway);
+    if (role === 'worker') onlyHealth(app);
     await app.ready();
     phase('app');
-    await gateway.start();
-    gateway.attach(app.server);
-    closers.unshift(() => gateway.close());
+    if (holdsSockets) {
+      await gateway.start();
+      gateway.attach(app.server);
+      closers.unshift(() => gateway.close());
+    }
 
     publisher.start();
     closers.unshift(() => publisher.stop());
@@ -290,7 +310,7 @@ export async function createRuntime(
       return done;
     };
     const startWorkers = async () => {
-      if (opts.jobs === false || stopped) return;
+      if (!runsJobs || stopped) return;
       const started = performance.now();
       await step(
         jobs.work(MAINTENANCE_JOB, async () => {
@@ -322,6 +342,7 @@ export async function createRuntime(
       await step(registerInvitationJobs(deps)); // invitation emails (src/modules/invitations/mail.ts)
       await step(registerCsatJobs(deps)); // rating requests of solved tickets (src/modules/csat/mail.ts)
       await step(registerPortalJobs(deps)); // the portal's confirmations and sign-in links (src/modules/portal/mail.ts)
+      await step(registerSignInJobs(deps)); // OAuth pictures, sweep of expired sign-in rows (src/modules/auth/jobs.ts)
       await step(registerAttachmentJobs(deps)); // hourly purge of unattached uploads (src/modules/attachments/purge.ts)
       const pictureJobs = await step(registerPictureJobs(deps)); // lookups, removal of retired pictures (src/modules/images/sources.ts)
       closers.unshift(async () => pictureJobs.stop());
@@ -351,6 +372,7 @@ export async function createRuntime(
     let stopped = false;
     let workers: Promise<void> | null = null;
     const runtime: Runtime = {
+      role,
       deps,
       app,
       gateway,
@@ -371,7 +393,7 @@ export async function createRuntime(
         // Workers still starting finish first, so that each one registered is also stopped.
         await workers?.catch(() => {});
         // Sockets first (1001 going away): the server's close waits for every connection.
-        await gateway.close();
+        if (holdsSockets) await gateway.close();
         app.beginShutdown();
         // Requests in flight get to finish; connections still open after 10 s are cut.
         const cut = setTimeout(() => app.server.closeAllConnections(), 10_000);
@@ -387,4 +409,19 @@ export async function createRuntime(
     for (const close of closers) await close().catch(() => {});
     throw err;
   }
+}
+
+/** The paths a worker process answers over HTTP: its probes (docs/operations.md "Several processes"). */
+const WORKER_PATHS = new Set(['/healthz', '/readyz']);
+
+/** Role worker: every path but the probes answers 404 (the routes are the api processes'). */
+function onlyHealth(app: App): void {
+  app.addHook('onRequest', async (req, reply) => {
+    if (WORKER_PATHS.has(req.url.split('?')[0] ?? '')) return;
+    return reply.code(404).send({
+      status: 404,
+      code: 'not_found',
+      detail: 'This process runs jobs only (ROLE=worker): it answers /healthz and /readyz.',
+    });
+  });
 }

@@ -106,7 +106,7 @@ describe('hostile input on every route', () => {
     // And the service is still up.
     const health = await svc.api.get('/healthz');
     expect(health.status).toBe(200);
-    expect(health.body).toEqual({ status: 'ok' });
+    expect(health.body).toEqual({ status: 'ok', role: 'all' });
     // Thousands of requests and two whole-database fingerprints: 58-68 s on a slow day of this
     // 2-core machine, past the suite's default 60 s.
   }, 300_000);

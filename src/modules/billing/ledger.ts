@@ -147,7 +147,7 @@ async function entry(
       payment_ref: e.payment_ref ?? null,
       usage_id: e.usage_id ?? null,
     })
-    .onConflict((oc) => oc.column('payment_ref').where('payment_ref', 'is not', null).doNothing())
+    .onConflict((oc) => oc.columns(['workspace_id', 'payment_ref']).where('payment_ref', 'is not', null).doNothing())
     .returning('id')
     .executeTakeFirst();
   return r !== undefined;

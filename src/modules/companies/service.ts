@@ -263,6 +263,22 @@ export async function updateCompany(
 export async function deleteCompany(deps: Deps, ctx: RequestContext, id: string): Promise<void> {
   if (!isUuid(id)) throw notFound('Company not found.');
   await deps.writer.run(ctx.workspaceId, async (u) => {
+    // Its contacts stay, without a company (the foreign key does not clear it: Citus, 0054_citus_keys.sql).
+    // Locked first: a concurrent write that points at it waits, and then finds it gone.
+    const locked = await u.trx
+      .selectFrom('companies')
+      .select('id')
+      .where('workspace_id', '=', ctx.workspaceId)
+      .where('id', '=', id)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!locked) throw notFound('Company not found.');
+    await u.trx
+      .updateTable('contacts')
+      .set({ company_id: null })
+      .where('workspace_id', '=', ctx.workspaceId)
+      .where('company_id', '=', id)
+      .execute();
     const gone = await u.trx
       .deleteFrom('companies')
       .where('workspace_id', '=', ctx.workspaceId)

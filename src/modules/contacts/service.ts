@@ -303,6 +303,22 @@ export async function updateContact(
 export async function deleteContact(deps: Deps, ctx: RequestContext, id: string): Promise<void> {
   if (!isUuid(id)) throw notFound('Contact not found.');
   await deps.writer.run(ctx.workspaceId, async (u) => {
+    // Its tickets stay, without a contact (the foreign key does not clear it: Citus, 0054_citus_keys.sql).
+    // Locked first: a concurrent write that points at it waits, and then finds it gone.
+    const locked = await u.trx
+      .selectFrom('contacts')
+      .select('id')
+      .where('workspace_id', '=', ctx.workspaceId)
+      .where('id', '=', id)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!locked) throw notFound('Contact not found.');
+    await u.trx
+      .updateTable('tickets')
+      .set({ contact_id: null })
+      .where('workspace_id', '=', ctx.workspaceId)
+      .where('contact_id', '=', id)
+      .execute();
     const gone = await u.trx
       .deleteFrom('contacts')
       .where('workspace_id', '=', ctx.workspaceId)

@@ -509,7 +509,13 @@ export async function deleteMailbox(deps: Deps, ctx: RequestContext, id: string)
   if (!isUuid(id)) throw notFound(NOT_FOUND);
   const rowId = id.toLowerCase();
   await deps.writer.run(ctx.workspaceId, async (u) => {
-    // mailbox_addresses goes with it (ON DELETE CASCADE): its forwarding address stops routing.
+    // Its forwarding address stops routing (mailbox_addresses is global, without a foreign key
+    // to mailboxes: docs/operations.md "Distributing by workspace").
+    await u.trx
+      .deleteFrom('mailbox_addresses')
+      .where('workspace_id', '=', ctx.workspaceId)
+      .where('mailbox_id', '=', rowId)
+      .execute();
     const gone = await u.trx
       .deleteFrom('mailboxes')
       .where('workspace_id', '=', ctx.workspaceId)

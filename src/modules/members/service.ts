@@ -214,6 +214,13 @@ export async function removeMember(deps: Deps, ctx: RequestContext, param: strin
     const user = await u.trx.selectFrom('users').select(['name', 'email']).where('id', '=', userId).executeTakeFirst();
     // Their team memberships go too (team.updated for each team they leave).
     await detachMemberFromTeams(u, userId);
+    // Their tickets stay, unassigned (the foreign key does not clear it: Citus, 0054_citus_keys.sql).
+    await u.trx
+      .updateTable('tickets')
+      .set({ assignee_id: null })
+      .where('workspace_id', '=', ctx.workspaceId)
+      .where('assignee_id', '=', userId)
+      .execute();
     await u.trx
       .deleteFrom('members')
       .where('workspace_id', '=', ctx.workspaceId)

@@ -248,6 +248,15 @@ export async function deleteTeam(deps: Deps, ctx: RequestContext, id: string): P
   if (!isUuid(id)) throw notFound('Team not found.');
   const before = await deps.writer.run(ctx.workspaceId, async (u) => {
     const before = await lockTeam(u.trx, ctx.workspaceId, id);
+    // Its tickets and mailboxes stay, without a team (the foreign keys do not clear it: Citus, 0054_citus_keys.sql).
+    for (const table of ['tickets', 'mailboxes'] as const) {
+      await u.trx
+        .updateTable(table)
+        .set({ team_id: null })
+        .where('workspace_id', '=', ctx.workspaceId)
+        .where('team_id', '=', id)
+        .execute();
+    }
     await u.trx.deleteFrom('teams').where('workspace_id', '=', ctx.workspaceId).where('id', '=', id).execute();
     u.emit({ type: 'team.deleted', data: { team_id: id } });
     await recordAudit(u.trx, ctx, {

@@ -187,11 +187,21 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       kind: 'postgres',
       db,
       search,
-      // pg-boss and the like: out of any workspace's scope.
+      // pg-boss and the like: out of any workspace's scope. Not pool.query: it runs the statement
+      // in a callback of whichever caller released the connection, in that caller's scope.
       executeSql: (text, values) =>
         unscoped(async () => {
-          const r = await pool.query(text, values ?? []);
-          return { rows: r.rows };
+          const client = await pool.connect();
+          let failed: Error | undefined;
+          try {
+            const r = await client.query(text, values ?? []);
+            return { rows: r.rows };
+          } catch (err) {
+            failed = err as Error;
+            throw err;
+          } finally {
+            client.release(failed); // as pool.query does: a client that failed is not reused
+          }
         }),
       autonomous: async (text, values) => {
         const r = await side.query(text, values);

@@ -1,5 +1,6 @@
 // Row types: the customer portal (0032, src/modules/portal): sign-in links, customer sessions
 // and the marks of the portal's per-address limits.
+import type { Generated } from 'kysely';
 import type { DefaultTimestamp, NullableTimestamp, Timestamp } from './columns.js';
 
 /** A one-time sign-in link: the SHA-256 of its token, single use, valid 15 minutes. */
@@ -27,6 +28,7 @@ export interface PortalSessionsTable {
 /** One counted attempt in a bucket (a keyed hash of an address), pruned after an hour. */
 export interface PortalLimitMarksTable {
   workspace_id: string;
+  id: Generated<string>;
   bucket: string;
   created_at: DefaultTimestamp;
 }

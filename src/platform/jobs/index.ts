@@ -53,6 +53,11 @@ export class Jobs {
       stopTimeoutMs?: number;
       /** The database schema of the queue (tests on a shared PostgreSQL give each service its own). */
       schema?: string;
+      /**
+       * pg-boss's maintenance (expiry, archiving) and cron timekeeping in this process (default
+       * true). False in a process that only sends jobs (ROLE=api): the workers' processes do them.
+       */
+      background?: boolean;
     } = {},
   ) {
     this.schema = opts.schema ?? 'pgboss';
@@ -64,6 +69,7 @@ export class Jobs {
       // Maintenance every few minutes is plenty; polling stays at the default 2 s.
       maintenanceIntervalSeconds: 300,
       archiveCompletedAfterSeconds: 3600,
+      ...(opts.background === false ? { supervise: false, schedule: false } : {}),
     });
     this.#boss.on('error', (err) => this.log.error({ err: String(err) }, 'job queue error'));
   }

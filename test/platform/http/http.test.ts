@@ -100,8 +100,8 @@ describe('errors', () => {
 
 describe('health', () => {
   it('answers /healthz and /readyz', async () => {
-    expect((await svc.api.get('/healthz')).body).toEqual({ status: 'ok' });
-    expect((await svc.api.get('/readyz')).body).toEqual({ status: 'ok', database: 'ok', bus: 'ok' });
+    expect((await svc.api.get('/healthz')).body).toEqual({ status: 'ok', role: 'all' });
+    expect((await svc.api.get('/readyz')).body).toEqual({ status: 'ok', role: 'all', database: 'ok', bus: 'ok' });
   });
 });
 

@@ -2,9 +2,10 @@
 // accounts). docs/auth.md "OAuth sign-in".
 import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../../deps.js';
+import { hashSecret } from '../../../platform/crypto/tokens.js';
 import type { App } from '../../../platform/http/app-type.js';
 import { access } from '../../../platform/http/context.js';
-import { unauthorized } from '../../../platform/http/errors.js';
+import { ApiError, invalid, unauthorized } from '../../../platform/http/errors.js';
 import { sendSession } from '../routes.js';
 import { LoginResult } from '../schemas.js';
 import { passwordVersion } from '../service.js';
@@ -21,6 +22,25 @@ import {
 } from './service.js';
 
 const PUBLIC = { access: access.public(), idempotent: false } as const;
+
+/**
+ * The sign-in limits (interface.md Authentication rule 5, sign-in-guard.ts) on a callback or an
+ * exchange: a slot per address (the account key is the state or code, which names nobody, so
+ * the limit that bites is the address's); a 401 keeps its slot counted, anything else gives it
+ * back. Past the limit: 429 rate_limited before the flow or code is touched.
+ */
+async function limited<T>(deps: Deps, key: string, ip: string, run: () => Promise<T>): Promise<T> {
+  const attempt = await deps.signInGuard.attempt(key, ip);
+  try {
+    const out = await run();
+    await attempt.success();
+    return out;
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 'unauthorized') attempt.failure();
+    else await attempt.success();
+    throw err;
+  }
+}
 
 export default async function oauthSignInRoutes(app: App, deps: Deps) {
   app.get(
@@ -84,13 +104,19 @@ export default async function oauthSignInRoutes(app: App, deps: Deps) {
         summary: 'The provider returns here',
         description:
           'Signs the browser in (refresh cookie) and redirects to the app, or for client=native redirects to ' +
-          '{APP_SCHEME}://auth/callback?code=... (one-time, 60 s). 401 for a wrong or reused state, a refused code or ' +
-          'an ID token that does not verify; 422 for an unverified email.',
+          '{APP_SCHEME}://auth/callback?code=... (one-time, 60 s). With two-factor on, the browser goes to ' +
+          '{APP_URL}/sign-in#mfa_token=... (completed at POST /v1/auth/mfa). When the provider sends the person ' +
+          'back with ?error= (Cancel) instead of a code, the flow is used up, nobody is signed in and the browser ' +
+          'goes to {APP_URL}/sign-in#oauth_error=<code> (native: {APP_SCHEME}://auth/callback?error=<code>), <code> ' +
+          "being the provider's error when it matches ^[a-z_]{1,40}$, else oauth_failed. 401 for a wrong, reused or " +
+          'expired state, a refused code or an ID token that does not verify; 422 for an email the provider does ' +
+          'not vouch for (a new person or one matched by email); 429 rate_limited past the sign-in limits.',
         params: Type.Object({ provider: Type.String({ maxLength: 20 }) }),
         querystring: Type.Object(
           {
             state: Type.String({ minLength: 1, maxLength: 200 }),
-            code: Type.String({ minLength: 1, maxLength: 4000 }),
+            code: Type.Optional(Type.String({ minLength: 1, maxLength: 4000 })),
+            error: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
           },
           { additionalProperties: true },
         ), // providers add scope, iss, session_state
@@ -98,14 +124,26 @@ export default async function oauthSignInRoutes(app: App, deps: Deps) {
       },
     },
     async (req, reply) => {
-      const out = await finishSignIn(deps, {
-        provider: req.params.provider,
-        state: req.query.state,
-        code: req.query.code,
-        browser: req.cookies[FLOW_COOKIE],
-      });
+      const { state, code, error } = req.query;
+      if (code === undefined && error === undefined) throw invalid('query.code', 'is required');
+      const out = await limited(deps, `oauth-state:${hashSecret(state)}`, req.ip, () =>
+        finishSignIn(deps, {
+          provider: req.params.provider,
+          state,
+          ...(code !== undefined ? { code } : {}),
+          ...(error !== undefined ? { error } : {}),
+          browser: req.cookies[FLOW_COOKIE],
+          ip: req.ip,
+        }),
+      );
       reply.clearCookie(FLOW_COOKIE, { path: FLOW_COOKIE_PATH });
       reply.header('cache-control', 'no-store');
+      if (out.kind === 'error') {
+        const to = out.native
+          ? `${deps.config.appScheme}://auth/callback?error=${encodeURIComponent(out.error)}`
+          : `${deps.config.appUrl}/sign-in#oauth_error=${encodeURIComponent(out.error)}`;
+        return reply.redirect(to, 302);
+      }
       if (out.kind === 'native') {
         return reply.redirect(`${deps.config.appScheme}://auth/callback?code=${encodeURIComponent(out.code)}`, 302);
       }
@@ -138,7 +176,9 @@ export default async function oauthSignInRoutes(app: App, deps: Deps) {
       schema: {
         tags: ['auth'],
         summary: 'The native app exchanges its one-time code for a session',
-        description: '401 for a wrong, used or expired code or a code_verifier that does not match.',
+        description:
+          '401 for a wrong, used or expired code or a code_verifier that does not match; 429 rate_limited past ' +
+          'the sign-in limits. With two-factor on: mfa_required and mfa_token (complete at POST /v1/auth/mfa).',
         body: Type.Object(
           {
             code: Type.String({ minLength: 1, maxLength: 200 }),
@@ -150,7 +190,9 @@ export default async function oauthSignInRoutes(app: App, deps: Deps) {
       },
     },
     async (req, reply) => {
-      const userId = await takeExchangeCode(deps, req.body.code, req.body.code_verifier);
+      const userId = await limited(deps, `oauth-code:${hashSecret(req.body.code)}`, req.ip, () =>
+        takeExchangeCode(deps, req.body.code, req.body.code_verifier),
+      );
       const user = await deps.database.db
         .selectFrom('users')
         .selectAll()
@@ -211,7 +253,7 @@ export default async function oauthSignInRoutes(app: App, deps: Deps) {
       },
     },
     async (req, reply) => {
-      await unlinkIdentity(deps, req.user.userId, req.params.id);
+      await unlinkIdentity(deps, req.user.userId, req.ip, req.params.id);
       return reply.code(204).send(null);
     },
   );

@@ -3,6 +3,8 @@
 // bound to the browser (a cookie whose hash the flow keeps); the ID token is verified against
 // the provider's keys (issuer, audience, nonce, signature, expiry) and only a verified email
 // signs in or registers. Native apps (client=native) get a one-time code for POST /exchange.
+// A new person's picture (the `picture` claim) is fetched in a job and goes through the
+// pictures pipeline (src/modules/images); expired flows and codes are swept by a job (jobs.ts).
 import { createHash, randomBytes } from 'node:crypto';
 import { createRemoteJWKSet, type JWTPayload, jwtVerify } from 'jose';
 import { sql } from 'kysely';
@@ -12,13 +14,15 @@ import { hashPassword } from '../../../platform/crypto/passwords.js';
 import { newId } from '../../../platform/crypto/random.js';
 import { hashSecret } from '../../../platform/crypto/tokens.js';
 import { ApiError, conflict, invalid, notFound, unauthorized } from '../../../platform/http/errors.js';
+import { auditPerson } from '../passkeys/service.js';
 
 export type SignInProvider = 'google' | 'microsoft';
 export const SIGN_IN_PROVIDERS: SignInProvider[] = ['google', 'microsoft'];
 export const FLOW_COOKIE = 'svc_oauth_signin';
 export const FLOW_COOKIE_PATH = '/v1/auth/oauth';
-const FLOW_TTL_MS = 10 * 60_000;
-const EXCHANGE_TTL_MS = 60_000;
+export const FLOW_TTL_MS = 10 * 60_000;
+export const EXCHANGE_TTL_MS = 60_000;
+export const OAUTH_PICTURE_JOB = 'auth.oauth_picture';
 const b64url = (b: Buffer) => b.toString('base64url');
 const s256 = (v: string) => b64url(createHash('sha256').update(v).digest());
 
@@ -93,11 +97,20 @@ export interface VerifiedIdentity {
   provider: SignInProvider;
   subject: string;
   email: string;
+  /** Whether the provider vouches for the email (see verifyIdToken); only then may it match or register a person. */
+  emailVerified: boolean;
   name: string;
   picture: string | null;
 }
 
-/** Verifies an ID token: signature by the provider's keys, issuer, audience, nonce, expiry, a verified email. */
+/**
+ * Verifies an ID token: signature by the provider's keys, issuer (Microsoft's `{tenantid}` template
+ * filled with the token's own `tid`), audience, nonce, expiry; an email is required. Whether the
+ * email is verified: Google's `email_verified`; Microsoft's ID tokens carry none, so there only
+ * `xms_edov` true (the optional claim "email domain owner verified", configured on the app
+ * registration) counts. An Entra tenant's admin can set any address on an account, so a bare
+ * `email` from Microsoft is not taken as verified (docs/decisions.md).
+ */
 export async function verifyIdToken(
   c: OAuthProviderConfig,
   provider: SignInProvider,
@@ -114,17 +127,18 @@ export async function verifyIdToken(
   if (payload.iss !== c.idIssuer.replace('{tenantid}', tid)) throw refused('issuer');
   if (payload.nonce !== nonce) throw refused('nonce');
   const email = typeof payload.email === 'string' ? payload.email.trim() : '';
-  // Microsoft's work accounts carry no email_verified; their address is the tenant's (xms_edov for others).
+  const said = payload.email_verified;
   const verified =
-    payload.email_verified === true ||
-    payload.email_verified === 'true' ||
-    (provider === 'microsoft' && payload.email_verified === undefined && payload.xms_edov === true);
-  if (!email || !verified) throw invalid('id_token.email', 'is not verified by the provider');
+    said === true ||
+    said === 'true' ||
+    (provider === 'microsoft' && said === undefined && (payload.xms_edov === true || payload.xms_edov === 'true'));
+  if (!email) throw invalid('id_token.email', 'is not given by the provider');
   if (typeof payload.sub !== 'string' || payload.sub === '') throw refused('subject');
   return {
     provider,
     subject: payload.sub,
     email,
+    emailVerified: verified,
     name: typeof payload.name === 'string' && payload.name.trim() ? payload.name.trim() : email.split('@')[0]!,
     picture: typeof payload.picture === 'string' ? payload.picture : null,
   };
@@ -132,7 +146,12 @@ export async function verifyIdToken(
 
 export type CallbackOutcome =
   | { kind: 'user'; userId: string; native: false; linked: boolean }
-  | { kind: 'native'; code: string };
+  | { kind: 'native'; code: string }
+  /** The provider sent the person back with an error (Cancel): the flow is used up, nobody signed in. */
+  | { kind: 'error'; native: boolean; error: string };
+
+/** The provider's `error` when it is a plain code (access_denied, ...), else oauth_failed. */
+export const providerErrorCode = (error: string): string => (/^[a-z_]{1,40}$/.test(error) ? error : 'oauth_failed');
 
 /**
  * The callback: takes the flow (single use), checks the browser binding, exchanges the code with
@@ -140,7 +159,7 @@ export type CallbackOutcome =
  */
 export async function finishSignIn(
   deps: Deps,
-  input: { provider: string; state: string; code: string; browser: string | undefined },
+  input: { provider: string; state: string; code?: string; error?: string; browser: string | undefined; ip: string },
 ): Promise<CallbackOutcome> {
   const c = signInConfig(deps, input.provider);
   const provider = input.provider as SignInProvider;
@@ -154,6 +173,9 @@ export async function finishSignIn(
     .returningAll()
     .executeTakeFirst();
   if (!flow || flow.expires_at.getTime() < Date.now()) throw refused('state');
+  if (input.error !== undefined || input.code === undefined) {
+    return { kind: 'error', native: flow.native, error: providerErrorCode(input.error ?? '') };
+  }
   const res = await fetch(c.tokenUrl, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
@@ -171,7 +193,22 @@ export async function finishSignIn(
   const body = (await res.json().catch(() => ({}))) as { id_token?: string };
   if (!res.ok || typeof body.id_token !== 'string') throw refused('code');
   const who = await verifyIdToken(c, provider, body.id_token, flow.nonce);
-  const userId = await personFor(deps, who, flow.link_user_id);
+  const { userId, identityId, how } = await personFor(deps, who, flow.link_user_id);
+  if (how === 'registered' && who.picture) await queueOAuthPicture(deps, userId, who.picture);
+  if (how === 'linked' || how === 'linked_by_email') {
+    await auditPerson(deps, userId, input.ip, 'oauth.linked', identityId, identityData(who, how), 'oauth_identity');
+  }
+  if (!flow.link_user_id) {
+    await auditPerson(
+      deps,
+      userId,
+      input.ip,
+      'oauth.signed_in',
+      identityId,
+      { provider, email: who.email, client: flow.native ? 'native' : 'web' },
+      'oauth_identity',
+    );
+  }
   if (flow.native) {
     const code = b64url(randomBytes(24));
     await db
@@ -188,31 +225,49 @@ export async function finishSignIn(
   return { kind: 'user', userId, native: false, linked: flow.link_user_id !== null };
 }
 
-/** Links (link flow), signs in the identity's or the verified email's person, or registers one. */
-async function personFor(deps: Deps, who: VerifiedIdentity, linkUserId: string | null): Promise<string> {
+const identityData = (who: VerifiedIdentity, how: string) => ({
+  provider: who.provider,
+  email: who.email,
+  ...(how === 'linked_by_email' ? { by: 'verified_email' } : {}),
+});
+
+interface Person {
+  userId: string;
+  identityId: string;
+  how: 'known' | 'linked' | 'linked_by_email' | 'registered';
+}
+
+/**
+ * Links (link flow), signs in the identity's person, or by a verified email the person with
+ * that email (linking the identity), or registers one. The email is used only when the provider
+ * vouches for it (422 otherwise, nothing created): a known identity and an explicit link do
+ * not depend on it.
+ */
+async function personFor(deps: Deps, who: VerifiedIdentity, linkUserId: string | null): Promise<Person> {
   const db = deps.database.db;
   const known = await db
     .selectFrom('oauth_identities')
-    .select(['user_id'])
+    .select(['id', 'user_id'])
     .where('provider', '=', who.provider)
     .where('subject', '=', who.subject)
     .executeTakeFirst();
   if (linkUserId) {
     if (known && known.user_id !== linkUserId) throw conflict('This account is linked to another person.');
-    if (!known) await insertIdentity(deps, linkUserId, who);
-    return linkUserId;
+    if (known) return { userId: linkUserId, identityId: known.id, how: 'known' };
+    return { userId: linkUserId, identityId: await insertIdentity(deps, linkUserId, who), how: 'linked' };
   }
-  if (known) return known.user_id;
+  if (known) return { userId: known.user_id, identityId: known.id, how: 'known' };
+  if (!who.emailVerified) throw invalid('id_token.email', 'is not verified by the provider');
   const byEmail = await db
     .selectFrom('users')
     .select('id')
     .where((eb) => eb(eb.fn('lower', [eb.ref('email')]), '=', who.email.toLowerCase()))
     .executeTakeFirst();
   if (byEmail) {
-    await insertIdentity(deps, byEmail.id, who);
-    return byEmail.id;
+    return { userId: byEmail.id, identityId: await insertIdentity(deps, byEmail.id, who), how: 'linked_by_email' };
   }
   const id = newId();
+  const identityId = newId();
   const passwordHash = await hashPassword(b64url(randomBytes(32)));
   await db.transaction().execute(async (trx) => {
     await trx
@@ -223,25 +278,48 @@ async function personFor(deps: Deps, who: VerifiedIdentity, linkUserId: string |
         name: who.name.slice(0, 200),
         password_hash: passwordHash,
         has_password: false,
-        avatar_url: who.picture,
-        avatar_source: who.picture ? 'oauth' : null,
+        // The picture is fetched and processed in a job (queueOAuthPicture), never the provider's URL.
+        avatar_url: null,
+        avatar_source: null,
         mfa_secret: null,
       })
       .execute();
     await trx
       .insertInto('oauth_identities')
-      .values({ id: newId(), user_id: id, provider: who.provider, subject: who.subject, email: who.email })
+      .values({ id: identityId, user_id: id, provider: who.provider, subject: who.subject, email: who.email })
       .execute();
   });
-  return id;
+  return { userId: id, identityId, how: 'registered' };
 }
 
-async function insertIdentity(deps: Deps, userId: string, who: VerifiedIdentity) {
-  await deps.database.db
+/** Links the identity to the person; its id (the existing row's when a concurrent callback linked it first). */
+async function insertIdentity(deps: Deps, userId: string, who: VerifiedIdentity): Promise<string> {
+  const db = deps.database.db;
+  const row = await db
     .insertInto('oauth_identities')
     .values({ id: newId(), user_id: userId, provider: who.provider, subject: who.subject, email: who.email })
     .onConflict((oc) => oc.columns(['provider', 'subject']).doNothing())
-    .execute();
+    .returning('id')
+    .executeTakeFirst();
+  if (row) return row.id;
+  const existing = await db
+    .selectFrom('oauth_identities')
+    .select(['id', 'user_id'])
+    .where('provider', '=', who.provider)
+    .where('subject', '=', who.subject)
+    .executeTakeFirstOrThrow();
+  if (existing.user_id !== userId) throw conflict('This account is linked to another person.');
+  return existing.id;
+}
+
+/** A new person's picture from the provider: fetched, processed and stored in a job (jobs.ts). */
+async function queueOAuthPicture(deps: Deps, userId: string, url: string): Promise<void> {
+  try {
+    await deps.jobs.send(OAUTH_PICTURE_JOB, { user_id: userId, url: url.slice(0, 2000) }, { retryLimit: 1 });
+  } catch (err) {
+    // The picture is a nicety: a sign-up does not fail for it.
+    deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'oauth picture not queued');
+  }
 }
 
 /** POST /v1/auth/oauth/exchange: the one-time code and the app's code_verifier → the person. */
@@ -266,8 +344,8 @@ export async function identitiesOf(deps: Deps, userId: string) {
 }
 
 /** Unlinks, unless it leaves the person no way to sign in (no password, no passkey, no other identity). */
-export async function unlinkIdentity(deps: Deps, userId: string, id: string): Promise<void> {
-  await deps.database.db.transaction().execute(async (trx) => {
+export async function unlinkIdentity(deps: Deps, userId: string, ip: string, id: string): Promise<void> {
+  const gone = await deps.database.db.transaction().execute(async (trx) => {
     const user = await trx
       .selectFrom('users')
       .select(['has_password'])
@@ -287,6 +365,21 @@ export async function unlinkIdentity(deps: Deps, userId: string, id: string): Pr
     if (!user.has_password && passkeys === 0 && mine.length <= 1) {
       throw conflict('This is your only way to sign in: set a password or add a passkey first.');
     }
-    await trx.deleteFrom('oauth_identities').where('id', '=', id).where('user_id', '=', userId).execute();
+    return trx
+      .deleteFrom('oauth_identities')
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .returning(['provider', 'email'])
+      .executeTakeFirst();
   });
+  if (!gone) throw notFound();
+  await auditPerson(
+    deps,
+    userId,
+    ip,
+    'oauth.unlinked',
+    id,
+    { provider: gone.provider, email: gone.email },
+    'oauth_identity',
+  );
 }

@@ -51,6 +51,7 @@ export async function auditPerson(
   action: string,
   entityId: string,
   data: Record<string, unknown> = {},
+  entityType = 'passkey',
 ): Promise<void> {
   const db = deps.database.db;
   const memberships = await db.selectFrom('members').select('workspace_id').where('user_id', '=', userId).execute();
@@ -60,7 +61,7 @@ export async function auditPerson(
       await recordAudit(
         trx,
         { workspaceId: m.workspace_id, actor: { kind: 'member', userId, sessionId: null }, ip },
-        { action, entityType: 'passkey', entityId, data },
+        { action, entityType, entityId, data },
       );
     }
   });

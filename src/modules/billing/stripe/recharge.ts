@@ -65,7 +65,7 @@ export async function creditOnce(
       amount: p.amount,
       currency: p.currency,
     })
-    .onConflict((oc) => oc.column('payment_intent').doNothing())
+    .onConflict((oc) => oc.columns(['workspace_id', 'payment_intent']).doNothing())
     .returning('payment_intent')
     .executeTakeFirst();
   if (!inserted) return false;
