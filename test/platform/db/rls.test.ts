@@ -2,6 +2,8 @@
 // 0056): a statement run in a workspace's scope reads and writes that workspace's rows only,
 // even when it carries no workspace filter at all; out of any scope (the cross-tenant paths) the
 // database's own user sees everything. On both databases: the embedded one takes the role too.
+
+import { randomBytes } from 'node:crypto';
 import {
   BinaryOperationNode,
   ColumnNode,
@@ -17,10 +19,11 @@ import {
   type UnknownRow,
   ValueNode,
 } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unscoped, withWorkspace } from '../../../src/platform/db/scope.js';
 import { makeTicket } from '../../support/builders.js';
-import { newTenant, type Service, startService, type Tenant } from '../../support/helpers.js';
+import { newTenant, onPostgres, type Service, startService, type Tenant } from '../../support/helpers.js';
 
 /** Takes every `workspace_id = …` condition out of a query: the bug the wall is there for. */
 class ForgetWorkspaceFilter extends OperationNodeTransformer {
@@ -154,5 +157,39 @@ describe('row-level security between workspaces', () => {
     );
     expect(rows.length).toBeGreaterThan(20);
     expect(rows.filter((r) => !r.rls || r.policy !== 'tenant_wall').map((r) => r.table)).toEqual([]);
+  });
+});
+
+// A database user that may not take the role (no CREATEROLE, the role made by someone else or
+// not at all): the migration leaves the tables as they are or with policies nobody takes, and the
+// service starts with the wall down, says so once, and serves requests on its filters alone.
+describe.runIf(onPostgres)('row-level security when the database user may not take the role', () => {
+  const name = `svc_plain_${randomBytes(4).toString('hex')}`;
+  let admin: pg.Client;
+  let svc: Service | undefined;
+
+  beforeAll(async () => {
+    admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await admin.connect();
+    await admin.query(`CREATE ROLE ${name} LOGIN`);
+    await admin.query(`CREATE DATABASE ${name} OWNER ${name}`);
+  });
+  afterAll(async () => {
+    await svc?.stop();
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.query(`DROP ROLE IF EXISTS ${name}`);
+    await admin.end();
+  });
+
+  it('starts with the wall down, logs it once, and works', async () => {
+    const url = new URL(process.env.DATABASE_URL!);
+    url.username = name;
+    url.pathname = `/${name}`;
+    svc = await startService({ DATABASE_URL: url.toString() }, { jobs: false });
+    expect(svc.rt.deps.database.wall.up).toBe(false);
+    expect(svc.logs.filter((l) => l.includes('row-level security is off'))).toHaveLength(1);
+    const t = await newTenant(svc.api);
+    const made = await makeTicket(svc.api, t, { subject: 'Still served' });
+    expect((await svc.api.get(`/v1/tickets/${made.id}`, t.as)).body.subject).toBe('Still served');
   });
 });
