@@ -6,6 +6,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchBrowser, seriousViolations } from './browser.js';
 import { freePort } from './child-process.js';
 import { newTenant, type Service, startService, type Tenant } from './helpers.js';
+import { OIDC_CLIENT, type OidcProvider } from './oidc-provider.js';
 import { type OwnDatabase, ownDatabase } from './own-database.js';
 import { ensureWebApp } from './web-app.js';
 
@@ -74,5 +75,23 @@ export async function startAppHarness(
       await svc.stop();
       await own.drop();
     },
+  };
+}
+
+/**
+ * The settings that point the service's "Continue with Google" / "Continue with Microsoft" at a
+ * stand-in OpenID provider (test/support/oidc-provider.ts; Microsoft's: startOidcProvider({
+ * microsoft: true }), whose issuer is the default tenant template, as in production). Pass them
+ * in startAppHarness's env; GET /v1/auth/methods then names the provider.
+ */
+export function oauthSignInEnv(provider: 'google' | 'microsoft', op: OidcProvider): Record<string, string> {
+  const p = provider.toUpperCase();
+  return {
+    [`${p}_CLIENT_ID`]: OIDC_CLIENT.id,
+    [`${p}_CLIENT_SECRET`]: OIDC_CLIENT.secret,
+    [`${p}_AUTH_URL`]: `${op.base}/authorize`,
+    [`${p}_TOKEN_URL`]: `${op.base}/token`,
+    [`${p}_JWKS_URL`]: `${op.base}/keys`,
+    ...(provider === 'google' ? { GOOGLE_ISSUER: op.issuer } : {}),
   };
 }

@@ -9,7 +9,7 @@ import { Redirect } from './lib/redirect';
 import { useSession } from './lib/session';
 import { type InboxSearch, parseInboxSearch } from './lib/views';
 import { AssistantRoute } from './screens/assistant/launcher';
-import { Login, NewWorkspace, Signup } from './screens/auth';
+import { Login, NewWorkspace, ProfileReturn, SignInReturn, Signup } from './screens/auth';
 import { Inbox } from './screens/inbox/index';
 import { Shell } from './screens/shell';
 import { RateLimitNotice } from './ui/rate-limit-notice';
@@ -52,6 +52,10 @@ const loginRoute = createRoute({
     ...(s.add === true || s.add === '1' || s.add === 1 ? { add: true as const } : {}),
   }),
 });
+// Where the service sends the browser back from Google/Microsoft when it is not signed in at once
+// (#oauth_error=, #mfa_token=) and after linking an account (?linked=1): screens/auth.tsx.
+const signInReturnRoute = createRoute({ getParentRoute: () => rootRoute, path: '/sign-in', component: SignInReturn });
+const profileReturnRoute = createRoute({ getParentRoute: () => rootRoute, path: '/profile', component: ProfileReturn });
 const signupRoute = createRoute({ getParentRoute: () => rootRoute, path: '/signup', component: Signup });
 const newWorkspaceRoute = createRoute({
   getParentRoute: () => rootRoute,
@@ -119,6 +123,8 @@ const inviteRoute = createRoute({
 const routeTree = rootRoute.addChildren([
   indexRoute,
   loginRoute,
+  signInReturnRoute,
+  profileReturnRoute,
   signupRoute,
   newWorkspaceRoute,
   inviteRoute,

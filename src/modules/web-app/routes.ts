@@ -47,6 +47,10 @@ export const APP_PATHS = [
   '/reports',
   '/assistant',
   '/invite/*',
+  // The returns from Google/Microsoft sign-in (src/modules/auth/oauth): /sign-in#oauth_error=... or
+  // #mfa_token=..., and /profile?linked=1 after linking an account.
+  '/sign-in',
+  '/profile',
 ];
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';

@@ -53,6 +53,8 @@ describe.runIf(run)('sign-in with passkeys (issue 38)', () => {
     const section = page.getByRole('region', { name: 'Passkeys' });
     await section.getByText('No passkeys yet.').waitFor();
     expect(await section.getByRole('button', { name: 'Add a passkey' }).isDisabled()).toBe(true);
+    // Neither provider set up and nothing linked: once both are known, no linked accounts to show.
+    await expect.poll(() => page.getByRole('region', { name: 'Linked accounts' }).count()).toBe(0);
     await section.getByLabel('Passkey name').fill('Work laptop');
     await section.getByRole('button', { name: 'Add a passkey' }).click();
     await section.getByText('Passkey added.').waitFor();
@@ -81,6 +83,8 @@ describe.runIf(run)('sign-in with passkeys (issue 38)', () => {
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     const button = page.getByRole('button', { name: 'Sign in with a passkey' });
     await button.waitFor();
+    // GET /v1/auth/methods has answered: this service has no Google or Microsoft client set up.
+    expect(await page.getByRole('button', { name: /Continue with/ }).count()).toBe(0);
     expect(await h.violations(page)).toBe('[]');
     await docsScreenshot(page, 'sign-in-methods');
     await button.focus();

@@ -1,9 +1,20 @@
 // Getting in: sign in (with the two-factor step when the API asks for it), sign up, and the first
-// workspace for someone who has none.
+// workspace for someone who has none. The returns from Google/Microsoft that are not signed in
+// at once: `/sign-in#oauth_error=<code>` (cancelled or failed at the provider, said in words) and
+// `/sign-in#mfa_token=...` (the two-factor step), and `/profile?linked=1` after linking an account.
 import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { type FormEvent, type ReactNode, useEffect, useRef, useState } from 'react';
 import { useCreateWorkspace } from '../data/auth';
-import { useAuthMethods } from '../data/signin';
+import {
+  clearReturnNote,
+  continueWith,
+  oauthErrorText,
+  peekReturnNote,
+  providerName,
+  setReturnNote,
+  takeStarted,
+  useAuthMethods,
+} from '../data/signin';
 import { ApiError, errorText } from '../lib/api';
 import { Redirect } from '../lib/redirect';
 import {
@@ -14,7 +25,6 @@ import {
   loginWithPasskey,
   register,
   signOutAccount,
-  startOAuth,
   useSession,
 } from '../lib/session';
 
@@ -76,14 +86,21 @@ export function Login() {
   const { next, add } = useSearch({ from: '/login' });
   // Adding another account: the form, although someone is signed in; theirs once it succeeds.
   const [adding, setAdding] = useState(Boolean(add));
+  // Back from Google/Microsoft without being signed in (SignInReturn): what happened, or the
+  // two-factor step. The form stays although another account of this browser is signed in.
+  const [returned] = useState(peekReturnNote);
+  useEffect(() => clearReturnNote(returned), [returned]);
+  const [held, setHeld] = useState(returned !== null);
+  const [oauthError, setOauthError] = useState(returned?.kind === 'error' ? returned.text : null);
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const [mfaToken, setMfaToken] = useState<string | null>(null);
+  const [mfaToken, setMfaToken] = useState<string | null>(returned?.kind === 'mfa' ? returned.mfaToken : null);
   const [code, setCode] = useState('');
   const codeRef = useRef<HTMLInputElement>(null);
   // A sixth account (409 too_many_accounts): the five this browser holds, to sign one out.
   const [full, setFull] = useState<BrowserAccount[] | null>(null);
   const attempt = async () => {
+    setOauthError(null);
     let r: Awaited<ReturnType<typeof login>>;
     try {
       r = await login(email.trim(), password);
@@ -93,7 +110,11 @@ export function Login() {
     }
     setFull(null);
     if (r.kind === 'mfa') setMfaToken(r.mfaToken);
-    else setAdding(false);
+    else signedIn();
+  };
+  const signedIn = () => {
+    setAdding(false);
+    setHeld(false);
   };
   const signIn = useSubmit(attempt);
   // Signs one of them out, then this sign-in again.
@@ -113,13 +134,14 @@ export function Login() {
   };
   const verify = useSubmit(async () => {
     await completeMfa(mfaToken!, code);
-    setAdding(false);
+    signedIn();
   });
   useEffect(() => {
     if (mfaToken) codeRef.current?.focus();
   }, [mfaToken]);
 
-  if (s.status === 'signed_in' && !adding) return <Landing next={next} />;
+  if (s.status === 'signed_in' && !adding && !held) return <Landing next={next} />;
+  const addingNow = adding || (held && s.status === 'signed_in');
   if (mfaToken) {
     return (
       <AuthPage title="Two-factor code">
@@ -147,7 +169,8 @@ export function Login() {
     );
   }
   return (
-    <AuthPage title={adding ? 'Add an account' : 'Sign in'}>
+    <AuthPage title={addingNow ? 'Add an account' : 'Sign in'}>
+      <ErrorNote error={oauthError} />
       <form onSubmit={signIn.onSubmit} className="stack">
         <label htmlFor="login-email">Email</label>
         <input
@@ -172,7 +195,7 @@ export function Login() {
           {signIn.busy ? 'Signing in…' : 'Sign in'}
         </button>
       </form>
-      <OtherWays email={email.trim()} onSignedIn={() => setAdding(false)} />
+      <OtherWays email={email.trim()} onSignedIn={signedIn} />
       {full && full.length > 0 && (
         <section className="stack" aria-labelledby="room-title">
           <h2 id="room-title">Sign out of an account to add this one</h2>
@@ -192,7 +215,7 @@ export function Login() {
           <ErrorNote error={freeError} />
         </section>
       )}
-      {adding ? (
+      {addingNow ? (
         <Link to="/inbox" search={{}}>
           Back to the inbox
         </Link>
@@ -237,18 +260,62 @@ function OtherWays({ email, onSignedIn }: { email: string; onSignedIn: () => voi
         </button>
       )}
       {oauth.google && (
-        <button type="button" onClick={() => startOAuth('google')}>
+        <button type="button" onClick={() => continueWith('google')}>
           Continue with Google
         </button>
       )}
       {oauth.microsoft && (
-        <button type="button" onClick={() => startOAuth('microsoft')}>
+        <button type="button" onClick={() => continueWith('microsoft')}>
           Continue with Microsoft
         </button>
       )}
       <ErrorNote error={error} />
     </section>
   );
+}
+
+/**
+ * `/sign-in#oauth_error=<code>` or `#mfa_token=...`: the service's return from Google/Microsoft when
+ * the browser is not signed in at once. What it says goes to the sign-in page (or, for a link that
+ * was cancelled, to the profile), and the address is replaced, so the fragment leaves the address
+ * bar and the history.
+ */
+export function SignInReturn() {
+  const navigate = useNavigate();
+  const done = useRef(false);
+  useEffect(() => {
+    if (done.current) return;
+    done.current = true;
+    const q = new URLSearchParams(window.location.hash.slice(1));
+    const started = takeStarted();
+    const mfaToken = q.get('mfa_token');
+    const error = q.get('oauth_error');
+    if (mfaToken) setReturnNote({ kind: 'mfa', mfaToken });
+    else if (error !== null) {
+      setReturnNote({ kind: 'error', text: oauthErrorText(error, started?.provider ?? null, started?.link) });
+    }
+    if (started?.link && error !== null && !mfaToken) {
+      void navigate({ to: '/settings/$', params: { _splat: 'profile' }, replace: true });
+    } else void navigate({ to: '/login', search: {}, replace: true });
+  });
+  return null;
+}
+
+/** `/profile?linked=1`: the service's return after linking an account, said on the profile. */
+export function ProfileReturn() {
+  const navigate = useNavigate();
+  const done = useRef(false);
+  useEffect(() => {
+    if (done.current) return;
+    done.current = true;
+    const started = takeStarted();
+    if (new URLSearchParams(window.location.search).get('linked') === '1') {
+      const what = started ? `Your ${providerName(started.provider)} account is` : 'The account is';
+      setReturnNote({ kind: 'done', text: `${what} linked: you can sign in with it.` });
+    }
+    void navigate({ to: '/settings/$', params: { _splat: 'profile' }, replace: true });
+  });
+  return null;
 }
 
 export function Signup() {

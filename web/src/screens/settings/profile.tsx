@@ -2,9 +2,10 @@
 // password (POST /v1/me/password: the other sessions are signed out), two-factor sign-in (POST
 // /v1/me/mfa/totp, then .../confirm with a first code: recovery codes shown once; DELETE /v1/me/mfa),
 // where the person is signed in (GET /v1/me/sessions: signing one out, or every one but this
-// browser's) and signing out of every account of this browser.
+// browser's) and signing out of every account of this browser; passkeys and linked Google/Microsoft
+// accounts (data/signin.ts).
 import { useNavigate } from '@tanstack/react-router';
-import { useId, useRef, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import type { paths } from '../../api.gen';
 import {
   useChangePassword,
@@ -19,7 +20,10 @@ import {
   useUploadAvatar,
 } from '../../data/profile';
 import {
-  type Identity,
+  clearReturnNote,
+  continueWith,
+  peekReturnNote,
+  providerName,
   useAddPasskey,
   useAuthMethods,
   useDeletePasskey,
@@ -28,7 +32,7 @@ import {
   useUnlinkIdentity,
 } from '../../data/signin';
 import { ago, when } from '../../lib/format';
-import { logout, reloadProfile, startOAuth, useSession } from '../../lib/session';
+import { logout, reloadProfile, useSession } from '../../lib/session';
 import { Avatar } from '../../ui/avatar';
 import { ConfirmButton, fieldError, TextField } from '../../ui/form';
 import { ErrorNote, Loading, PageTitle } from '../../ui/page';
@@ -549,21 +553,34 @@ function Passkeys({ userId }: { userId: string }) {
   );
 }
 
-const providerName = (p: Identity['provider']) => (p === 'google' ? 'Google' : 'Microsoft');
-
 /**
  * Google and Microsoft accounts that sign the person in: link one (the provider's page, back to the
- * app), unlink one (the server refuses, 409, the last way to sign in: said in the dialog).
+ * app at /profile?linked=1, or /sign-in#oauth_error=... when cancelled: what happened is said
+ * here), unlink one (the server refuses, 409, the last way to sign in: said in the dialog).
  */
 function LinkedAccounts({ userId }: { userId: string }) {
   const list = useIdentities(userId);
   const unlink = useUnlinkIdentity(userId);
   const oauth = useAuthMethods().data?.oauth;
   const linked = list.data?.data ?? [];
+  const [returned] = useState(() => {
+    const n = peekReturnNote();
+    return n && n.kind !== 'mfa' ? n : null;
+  });
+  useEffect(() => clearReturnNote(returned), [returned]);
+  const [done, setDone] = useState(returned?.kind === 'done' ? returned.text : null);
+  const failed = returned?.kind === 'error' ? returned.text : null;
+  // Neither provider set up on this server and nothing linked: nothing to show.
+  if (oauth && !oauth.google && !oauth.microsoft && list.data && linked.length === 0 && !returned) return null;
   return (
     <section className="card" aria-labelledby="profile-identities">
       <h2 id="profile-identities">Linked accounts</h2>
-      <p className="hint">Accounts you can sign in with instead of your password.</p>
+      <p className="hint">Google and Microsoft accounts you can sign in with instead of your password.</p>
+      {failed ? (
+        <p className="error" role="alert">
+          {failed}
+        </p>
+      ) : null}
       {list.isPending ? (
         <Loading label="Loading your linked accounts…" />
       ) : list.error ? (
@@ -587,7 +604,10 @@ function LinkedAccounts({ userId }: { userId: string }) {
                 title={`Unlink ${providerName(x.provider)} (${x.email})?`}
                 description="It no longer signs you in."
                 confirm="Unlink"
-                onConfirm={() => unlink.mutateAsync(x.id)}
+                onConfirm={async () => {
+                  await unlink.mutateAsync(x.id);
+                  setDone(`${providerName(x.provider)} (${x.email}) is unlinked.`);
+                }}
               >
                 Unlink
                 <span className="visually-hidden">
@@ -601,15 +621,16 @@ function LinkedAccounts({ userId }: { userId: string }) {
       )}
       <div className="row">
         {oauth?.google && (
-          <button type="button" onClick={() => startOAuth('google', true)}>
+          <button type="button" onClick={() => continueWith('google', true)}>
             Link a Google account
           </button>
         )}
         {oauth?.microsoft && (
-          <button type="button" onClick={() => startOAuth('microsoft', true)}>
+          <button type="button" onClick={() => continueWith('microsoft', true)}>
             Link a Microsoft account
           </button>
         )}
+        <Done text={done} />
       </div>
     </section>
   );
