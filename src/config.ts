@@ -30,6 +30,11 @@ export interface Config {
   eventRetentionMs: number;
   /** Behind a reverse proxy: the client's address from X-Forwarded-For. */
   trustProxy: boolean;
+  /**
+   * Row-level security between workspaces (platform/db/scope.ts), on unless ROW_LEVEL_SECURITY=false:
+   * off only to measure its cost (bench/rls.ts) or to rule it out while troubleshooting.
+   */
+  rowLevelSecurity: boolean;
   /** How long an Idempotency-Key claimed by a request holds before a retry may take it over. */
   idempotencyLeaseMs: number;
   /**
@@ -507,6 +512,7 @@ export function loadConfig(env: Env = process.env): Config {
     eventRetentionMs,
     idempotencyLeaseMs,
     trustProxy: bool(env, 'TRUST_PROXY', false),
+    rowLevelSecurity: bool(env, 'ROW_LEVEL_SECURITY', true),
     checkOrigins,
     webhookAllowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
     challenge: {

@@ -183,7 +183,10 @@ export async function createRuntime(
   const closers: Array<() => Promise<unknown>> = [() => database.close()];
   try {
     await migrateToLatest(database.db as never);
-    if (!(await raiseWall(database))) log.warn('row-level security is off: the database user may not create roles');
+    if (!config.rowLevelSecurity) log.warn('row-level security is off: ROW_LEVEL_SECURITY=false');
+    else if (!(await raiseWall(database))) {
+      log.warn('row-level security is off: the database user may not take the role svc_tenant');
+    }
     phase('migrations');
     const bus = await openBus(config.natsUrl);
     closers.unshift(() => bus.close());
