@@ -232,7 +232,11 @@ describe.runIf(browserAvailable())('the assistant panel', () => {
     expect(await h.violations(page)).toBe('[]');
     ai.answer({ text: 'All right, I did not send it.' });
     await card.getByRole('button', { name: 'Deny' }).click();
-    await log().getByText('All right, I did not send it.').waitFor();
+    // The run's words, once: streamed, then as stored when the run ends (a run read both for a
+    // moment on a loaded machine; what stays is one).
+    await expect.poll(() => log().getByText('All right, I did not send it.').count()).toBe(1);
+    await log().locator('[aria-busy="true"]').waitFor({ state: 'detached' });
+    expect(await log().getByText('All right, I did not send it.').count()).toBe(1);
     await panel().getByRole('list', { name: 'Steps' }).getByText('Denied', { exact: true }).first().waitFor();
     const after = (await api().get(`/v1/tickets/${refund.id}/messages`, as)).body.data.length as number;
     expect(after).toBe(before);
@@ -317,7 +321,13 @@ describe.runIf(browserAvailable())('the assistant panel', () => {
       .waitFor();
     await panel().getByRole('link', { name: 'Open Settings → AI' }).waitFor();
     expect(await h.violations(page)).toBe('[]');
-    // The sign-in screen's refresh without a session (401) and the provider's failure (502) are expected.
-    expect(h.errors.filter((e) => !/401 \(Unauthorized\)|502 \(Bad Gateway\)/.test(e))).toEqual([]);
+    // The sign-in screen's refresh without a session (401) and the provider's failure (502) are
+    // expected; so is the 403 assistant_off of the panel's own reads once it is off (how the panel
+    // learns it, whether it asked before or after the page loaded).
+    expect(
+      h.errors.filter(
+        (e) => !/401 \(Unauthorized\)|502 \(Bad Gateway\)|403 \(Forbidden\) \(\S+\/v1\/assistant\//.test(e),
+      ),
+    ).toEqual([]);
   });
 });
