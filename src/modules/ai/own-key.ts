@@ -82,7 +82,8 @@ export async function putOwnKey(
   if (apiKey.length < 8) throw invalid('body.api_key', 'must be at least 8 characters');
   if (/\s/.test(apiKey)) throw invalid('body.api_key', 'must not contain spaces or line breaks');
   const baseUrl = input.base_url ? await checkBaseUrl(deps, input.base_url) : null;
-  const last4 = apiKey.slice(-4);
+  // The last 4 characters, not UTF-16 units: half a surrogate pair is not valid JSON (audit data).
+  const last4 = Array.from(apiKey).slice(-4).join('');
   return deps.writer.run(ctx.workspaceId, async (u) => {
     await lockSettingsRow(u, 'ai_settings');
     await u.trx

@@ -142,7 +142,13 @@ export default async function attachmentRoutes(app: App, deps: Deps) {
         response: {
           200: {
             description: 'The file',
-            content: { 'application/octet-stream': { schema: Type.String({ format: 'binary' }) } },
+            // Every type servedType() answers with (the fuzzer got text/plain, documented nowhere).
+            content: Object.fromEntries(
+              ['text/plain', ...SAFE_TYPES, 'application/octet-stream'].map((type) => [
+                type,
+                { schema: Type.String({ format: 'binary' }) },
+              ]),
+            ),
           },
           302: { description: 'Redirect to the storage server (Location)', type: 'null' },
         },

@@ -83,6 +83,18 @@ describe('on an instance with a provider', () => {
     expect((await svc.api.delete('/v1/ai/key', t.as)).status).toBe(204);
   });
 
+  it('shows the last 4 characters of a key that ends in characters outside the BMP', async () => {
+    // The fuzzer's case (scripts/fuzz-api.sh): the last 4 UTF-16 units began with half of a
+    // surrogate pair, which PostgreSQL refused in the audit entry's JSON: a 500.
+    const t = await newTenant(svc.api);
+    const apiKey = 'sk-emoji-\u{1F511}\u000f\u{1F512}';
+    const put = await svc.api.req('PUT', '/v1/ai/key', { ...t.as, body: { provider: 'anthropic', api_key: apiKey } });
+    expect(put.status).toBe(200);
+    expect(put.body.last4).toBe('-\u{1F511}\u000f\u{1F512}');
+    const config = await svc.api.get('/v1/ai/config', t.as);
+    expect(config.body.own_key.last4).toBe(put.body.last4);
+  });
+
   it('refuses bad input with its location and keeps the key it had', async () => {
     const t = await newTenant(svc.api);
     await svc.api.req('PUT', '/v1/ai/key', { ...t.as, body: { provider: 'anthropic', api_key: KEY } });
