@@ -115,7 +115,7 @@ function wrapClient(client: pg.PoolClient, statements: StatementNames | null, wa
     let p: Promise<unknown>;
     if (wanted === at) p = run(text, values);
     else {
-      p = query(SWITCH_SQL, switchValues(wanted)).then(() => {
+      p = query({ name: 'svc_scope', text: SWITCH_SQL, values: switchValues(wanted) }).then(() => {
         at = wanted;
         return run(text, values);
       });

@@ -49,15 +49,16 @@ BEGIN
     WHERE c.table_schema = 'public' AND c.column_name = 'workspace_id' AND tb.table_type = 'BASE TABLE'
   LOOP
     EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t.table_name);
+    -- The setting in a scalar subquery: read once per statement (an InitPlan), not once per row.
     -- A null workspace_id is a row of no workspace (a caller's idempotency key made before any
     -- workspace was chosen, a person's own picture, mail that matched no mailbox): visible to all.
     EXECUTE format(
       'CREATE POLICY tenant_wall ON %I TO svc_tenant USING (%s) WITH CHECK (%s)',
       t.table_name,
       CASE WHEN t.nullable THEN 'workspace_id IS NULL OR ' ELSE '' END
-        || 'workspace_id = nullif(current_setting(''app.workspace_id'', true), '''')::uuid',
+        || 'workspace_id = (SELECT nullif(current_setting(''app.workspace_id'', true), '''')::uuid)',
       CASE WHEN t.nullable THEN 'workspace_id IS NULL OR ' ELSE '' END
-        || 'workspace_id = nullif(current_setting(''app.workspace_id'', true), '''')::uuid'
+        || 'workspace_id = (SELECT nullif(current_setting(''app.workspace_id'', true), '''')::uuid)'
     );
   END LOOP;
 END $$;
