@@ -211,7 +211,7 @@ describe.runIf(onPostgres)('kill -9 of the service during inbound mail and webho
       since = r.body.data.at(-1).seq;
       if (since >= r.body.latest_seq) break;
     }
-    events.forEach((e, i) => expect(e.seq, `event ${i} after ${seq0}`).toBe(seq0 + 1 + i));
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => seq0 + 1 + i));
     expect(events.filter((e) => e.type === 'ticket.created').length).toBe(mails.length);
 
     // Every event reaches the receiver (repeats allowed: receivers deduplicate on SVC-Event-Id).
