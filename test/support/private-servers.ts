@@ -3,11 +3,12 @@
 // into a temp dir, its own port and socket dir, run as the postgres user when we are root) and a
 // private redis-server (its own port, no persistence). Each start returns a handle whose stop()
 // kills what it started and removes its directory; tests call them in afterAll, even on failure.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import type { ChildService } from './child-process.js';
 
@@ -39,24 +40,22 @@ export async function killHard(c: { child: ChildProcess; exited: Promise<unknown
 const PG_BIN = '/usr/lib/postgresql/15/bin';
 const asRoot = process.getuid?.() === 0;
 
-function runPg(bin: string, args: string[]): string {
-  // initdb refuses root: run the server's tools as the postgres user then.
-  const [cmd, argv] = asRoot
-    ? ['runuser', ['-u', 'postgres', '--', join(PG_BIN, bin), ...args]]
-    : [join(PG_BIN, bin), args];
-  return execFileSync(cmd as string, argv as string[], { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
-}
+// initdb refuses root: run the server's tools as the postgres user then.
+const pgCommand = (bin: string, args: string[]): [string, string[]] =>
+  asRoot ? ['runuser', ['-u', 'postgres', '--', join(PG_BIN, bin), ...args]] : [join(PG_BIN, bin), args];
+const runPgSync = (bin: string, args: string[]) =>
+  void execFileSync(...pgCommand(bin, args), { stdio: ['ignore', 'pipe', 'pipe'] });
+/** Asynchronous, so the test's clients keep running while the server starts or stops. */
+const runPg = async (bin: string, args: string[]) => void (await promisify(execFile)(...pgCommand(bin, args)));
 
 export interface PrivatePostgres {
   port: number;
   /** The URL of database `name` on this server. */
   url(name?: string): string;
   /** pg_ctl start (waits until it accepts connections). */
-  start(): void;
+  start(): Promise<void>;
   /** pg_ctl stop -m fast (connections are closed, in-flight statements fail). */
-  stop(): void;
-  /** pg_ctl restart -m fast. */
-  restart(): void;
+  stop(): Promise<void>;
   /** Stops the server (immediate) and removes its directory. */
   destroy(): void;
 }
@@ -66,18 +65,18 @@ export function privatePostgres(port: number): PrivatePostgres {
   const dir = mkdtempSync(join(tmpdir(), 'svc-private-pg-'));
   if (asRoot) execFileSync('chown', ['-R', 'postgres:postgres', dir]);
   const data = join(dir, 'data');
-  runPg('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
+  runPgSync('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
   const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=60`;
-  const ctl = (...args: string[]) => runPg('pg_ctl', ['-D', data, '-w', '-t', '60', ...args]);
+  const ctlArgs = (args: string[]) => ['-D', data, '-w', '-t', '60', ...args];
+  const ctl = (...args: string[]) => runPg('pg_ctl', ctlArgs(args));
   return {
     port,
     url: (name = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${name}`,
-    start: () => void ctl('-o', opts, '-l', join(dir, 'log'), 'start'),
-    stop: () => void ctl('-m', 'fast', 'stop'),
-    restart: () => void ctl('-o', opts, '-l', join(dir, 'log'), '-m', 'fast', 'restart'),
+    start: () => ctl('-o', opts, '-l', join(dir, 'log'), 'start'),
+    stop: () => ctl('-m', 'fast', 'stop'),
     destroy: () => {
       try {
-        ctl('-m', 'immediate', 'stop');
+        runPgSync('pg_ctl', ctlArgs(['-m', 'immediate', 'stop']));
       } catch {
         // not running
       }
