@@ -150,3 +150,28 @@ export function privateRedis(port: number): PrivateRedis {
     },
   };
 }
+
+/** One Redis command over RESP (no client library): the raw reply. */
+export function redisCommand(port: number, ...args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = connect(port, '127.0.0.1');
+    let reply = '';
+    s.once('connect', () =>
+      s.write(`*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`),
+    );
+    s.on('data', (d: Buffer) => {
+      reply += d.toString();
+      // A whole reply: an array header and its lines, or one line; enough for KEYS and PING.
+      const m = /^\*(\d+)\r\n/.exec(reply);
+      if (!m || reply.split('\r\n').length - 1 >= 1 + 2 * Number(m[1])) {
+        s.destroy();
+        resolve(reply);
+      }
+    });
+    s.once('error', reject);
+    s.setTimeout(5000, () => {
+      s.destroy();
+      reject(new Error(`redis on ${port}: no whole reply to ${args[0]}`));
+    });
+  });
+}
