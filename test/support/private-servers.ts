@@ -175,3 +175,45 @@ export function redisCommand(port: number, ...args: string[]): Promise<string> {
     });
   });
 }
+
+export interface PrivateNats {
+  port: number;
+  url: string;
+  start(): Promise<void>;
+  /** kill -9 and wait for the exit. */
+  kill(): Promise<void>;
+}
+
+/** A nats-server of the test's own on 127.0.0.1:port (`which nats-server`). */
+export function privateNats(port: number, bin = '/usr/sbin/nats-server'): PrivateNats {
+  let proc: { child: ChildProcess; exited: Promise<unknown> } | null = null;
+  const up = async () => {
+    const until = Date.now() + 20_000;
+    for (;;) {
+      const ok = await new Promise<boolean>((resolve) => {
+        const s = connect(port, '127.0.0.1');
+        s.once('data', (d: Buffer) => {
+          s.destroy();
+          resolve(d.toString().startsWith('INFO'));
+        });
+        s.once('error', () => resolve(false));
+      });
+      if (ok) return;
+      if (Date.now() > until) throw new Error(`nats on ${port} did not start`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  return {
+    port,
+    url: `nats://127.0.0.1:${port}`,
+    async start() {
+      const child = spawn(bin, ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+      proc = { child, exited: new Promise((r) => child.on('exit', r)) };
+      await up();
+    },
+    async kill() {
+      await killHard(proc);
+      proc = null;
+    },
+  };
+}
