@@ -17,7 +17,21 @@ export class NatsBus implements EventBus {
   readonly #encoder = new TextEncoder();
   readonly #decoder = new TextDecoder();
 
+  /**
+   * False from a disconnect to the reconnect. While it is false publish() throws rather than
+   * let the client buffer: buffered messages go out on reconnect, possibly before the other
+   * processes have subscribed again, and are lost to them while the outbox counts them as
+   * published. Left unpublished, the outbox's sweeper republishes them after its grace time.
+   */
+  #connected = true;
+
   private constructor(private readonly nc: NatsConnection) {
+    (async () => {
+      for await (const s of nc.status()) {
+        if (s.type === 'disconnect') this.#connected = false;
+        else if (s.type === 'reconnect') this.#connected = true;
+      }
+    })().catch(() => {});
     const sub = nc.subscribe(`${SUBJECT}.>`);
     (async () => {
       for await (const m of sub) {
@@ -50,6 +64,7 @@ export class NatsBus implements EventBus {
   }
 
   async publish(events: EventEnvelope[]): Promise<void> {
+    if (!this.#connected || this.nc.isClosed()) throw new Error('NATS is not connected');
     for (const e of events) this.nc.publish(`${SUBJECT}.${e.workspace_id}`, this.#encoder.encode(JSON.stringify(e)));
   }
 

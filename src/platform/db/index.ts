@@ -172,6 +172,10 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     // An idle client losing its server must not crash the process; the next query reconnects.
     pool.on('error', () => {});
     side.on('error', () => {});
+    // Nor a client checked out (pg-pool listens only to idle ones): its queries fail (a request
+    // answers 503 unavailable) and the pool drops it on release.
+    const keepAlive = (client: pg.PoolClient) => void client.on('error', () => {});
+    for (const p of [pool, side]) p.on('connect', keepAlive);
     const wall: Wall = { up: false };
     pool.on('connect', (client) => wrapClient(client, statements, wall));
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
@@ -181,6 +185,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       max: Math.max(2, Math.ceil((opts.poolSize ?? 16) / 2)),
     });
     searchPool.on('error', () => {});
+    searchPool.on('connect', keepAlive);
     searchPool.on('connect', (client) => wrapClient(client, statements, wall));
     const search = new Kysely<DB>({ dialect: new PostgresDialect({ pool: searchPool }) });
     return {

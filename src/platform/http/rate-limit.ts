@@ -1,6 +1,9 @@
 // Per-credential rate limits (docs/api.md "Rate limits"): RATE_LIMIT_PER_MINUTE requests a
 // minute for each API key, signed-in session or (unauthenticated) IP address; writes
-// count double. Counters live in Redis when REDIS_URL is set, so every process shares them.
+// count double. Counters live in Redis when REDIS_URL is set, so every process shares them;
+// while Redis cannot be reached, each process counts on its own (logged once per outage) and
+// goes back to the shared counters as soon as Redis answers again.
+import { createRequire } from 'node:module';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
@@ -34,8 +37,8 @@ export async function installRateLimit(
 ) {
   await app.register(rateLimit, {
     global: false,
-    ...(opts.redis ? { redis: opts.redis, nameSpace: 'svc-rl:' } : {}),
-    skipOnError: true, // a Redis outage must not take the API down with it
+    ...(opts.redis ? { store: sharedOrLocalStore(opts.redis, app.log) as never } : {}),
+    skipOnError: true, // a failing store must not take the API down with it
   });
   const limiter = app.createRateLimit({
     max: opts.perMinute,
@@ -79,4 +82,88 @@ function rateHeaders(reply: FastifyReply, r: LimiterCount): string {
 export function overLimit(reply: FastifyReply, r: LimiterCount, what: string): ApiError {
   const reset = rateHeaders(reply, r);
   return new ApiError('rate_limited', `${what} Retry in ${reset} s.`, undefined, { 'retry-after': reset });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared counters in Redis, local ones while Redis is out of reach.
+
+type Count = { current: number; ttl: number };
+type Done = (err: Error | null, res: Count | null) => void;
+interface Store {
+  incr(key: string, cb: Done, timeWindow: number, max: number): void;
+  child(routeOptions: object): Store;
+}
+interface StoreParams {
+  continueExceeding: boolean;
+  exponentialBackoff: boolean;
+}
+
+const REDIS_FALLBACK_LOG = 'rate limits: Redis unreachable, each process counts on its own until it is back';
+const REDIS_BACK_LOG = 'rate limits: Redis reachable again, counters shared';
+
+/**
+ * The plugin's store (a class it instantiates): the plugin's own Redis store while Redis is
+ * ready, its local (in-process) store while it is not or a command fails. The switch is logged
+ * once each way (warn when falling back, info when shared again).
+ */
+function sharedOrLocalStore(redis: Redis, log: { warn(msg: string): void; info(msg: string): void }) {
+  const require = createRequire(import.meta.url);
+  const RedisStore = require('@fastify/rate-limit/store/RedisStore') as new (
+    continueExceeding: boolean,
+    exponentialBackoff: boolean,
+    redis: Redis,
+    key: string,
+  ) => Store;
+  const LocalStore = require('@fastify/rate-limit/store/LocalStore') as new (
+    continueExceeding: boolean,
+    exponentialBackoff: boolean,
+    cache: number,
+  ) => Store;
+  let local = false;
+  const fallBack = () => {
+    if (local) return;
+    local = true;
+    log.warn(REDIS_FALLBACK_LOG);
+  };
+  const shared = () => {
+    if (!local) return;
+    local = false;
+    log.info(REDIS_BACK_LOG);
+  };
+  return class SharedOrLocal implements Store {
+    readonly #shared: Store;
+    readonly #own: Store;
+    constructor(params: StoreParams, pair?: { shared: Store; own: Store }) {
+      this.#shared =
+        pair?.shared ?? new RedisStore(params.continueExceeding, params.exponentialBackoff, redis, 'svc-rl:');
+      this.#own = pair?.own ?? new LocalStore(params.continueExceeding, params.exponentialBackoff, 5000);
+    }
+    incr(key: string, cb: Done, timeWindow: number, max: number): void {
+      if (redis.status !== 'ready') {
+        fallBack();
+        this.#own.incr(key, cb, timeWindow, max);
+        return;
+      }
+      this.#shared.incr(
+        key,
+        (err, res) => {
+          if (err) {
+            fallBack();
+            this.#own.incr(key, cb, timeWindow, max);
+            return;
+          }
+          shared();
+          cb(null, res);
+        },
+        timeWindow,
+        max,
+      );
+    }
+    child(routeOptions: StoreParams): Store {
+      return new SharedOrLocal(routeOptions, {
+        shared: this.#shared.child(routeOptions),
+        own: this.#own.child(routeOptions),
+      });
+    }
+  };
 }

@@ -230,7 +230,42 @@ export function toErrorBody(err: FastifyError | ApiError | Error): {
     // Framework-level client errors (bad URL encoding and the like): say what, never how.
     return { body: badRequest('The request could not be read.').toBody() };
   }
+  if (isDatabaseUnavailable(err)) {
+    return {
+      body: new ApiError('unavailable', 'The database cannot be reached right now; try again shortly.').toBody(),
+    };
+  }
   return { body: new ApiError('internal_error', 'Something went wrong on our side.').toBody() };
+}
+
+/**
+ * Node errors of a connection refused, reset or cut, and PostgreSQL's SQLSTATEs for a server
+ * that is not there: class 08 (connection exception), 57P01-57P03 (shutting down, restarting,
+ * not accepting yet), 53300 (too many connections).
+ */
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN']);
+const UNAVAILABLE_MESSAGES = [
+  'Connection terminated',
+  'Client has encountered a connection error',
+  'timeout exceeded when trying to connect',
+  'Client was closed and is not queryable',
+];
+
+/**
+ * The database is down, restarting or out of reach (a request then answers 503 `unavailable`,
+ * not 500): the error or one of its causes.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined, i = 0; e && i < 5; i++) {
+    const code = typeof e.code === 'string' ? e.code : '';
+    if (UNAVAILABLE_CODES.has(code) || code.startsWith('08') || /^57P0[123]$/.test(code) || code === '53300') {
+      return true;
+    }
+    const message = typeof e.message === 'string' ? e.message : '';
+    if (UNAVAILABLE_MESSAGES.some((m) => message.includes(m))) return true;
+    e = e.cause as typeof e;
+  }
+  return false;
 }
 
 /** Logged facts about an unexpected error: its kind and message, never its stack or SQL. */
@@ -246,7 +281,9 @@ function errorFacts(err: Error): Record<string, unknown> {
 export function installErrors(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
     const { body, headers } = toErrorBody(err);
-    if (body.status >= 500) {
+    if (body.code === 'unavailable' && !(err instanceof ApiError)) {
+      req.log.warn({ reqId: req.id, error: errorFacts(err) }, 'request failed: the database is unavailable');
+    } else if (body.status >= 500) {
       body.detail = `Something went wrong on our side (request ${req.id}).`;
       req.log.error({ reqId: req.id, error: errorFacts(err) }, 'request failed');
     }
