@@ -20,7 +20,10 @@ export interface Database {
    * whose custom plans took as long to make as to run. On the embedded database, `db` itself.
    */
   search: Kysely<DB>;
-  /** Raw SQL for libraries that bring their own (pg-boss); shares the pool or the embedded session. */
+  /**
+   * Raw SQL for libraries that bring their own (pg-boss), out of any workspace's scope: a pool of
+   * its own on PostgreSQL, the embedded session otherwise.
+   */
   executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
   /**
    * PostgreSQL only (null on the embedded database, which runs one transaction at a time): one
@@ -169,13 +172,18 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     };
     const pool = new pg.Pool({ ...options, max: opts.poolSize ?? 16 });
     const side = new pg.Pool({ ...options, max: 2 });
+    // pg-boss's own statements (sends, fetches, completions) on connections of their own: on the
+    // requests' pool each would move a connection out of its workspace's scope and the next
+    // request's statement back (two round trips more per create).
+    const jobsPool = new pg.Pool({ ...options, max: 6 });
+    jobsPool.on('error', () => {});
     // An idle client losing its server must not crash the process; the next query reconnects.
     pool.on('error', () => {});
     side.on('error', () => {});
     // Nor a client checked out (pg-pool listens only to idle ones): its queries fail (a request
     // answers 503 unavailable) and the pool drops it on release.
     const keepAlive = (client: pg.PoolClient) => void client.on('error', () => {});
-    for (const p of [pool, side]) p.on('connect', keepAlive);
+    for (const p of [pool, side, jobsPool]) p.on('connect', keepAlive);
     const wall: Wall = { up: false };
     pool.on('connect', (client) => wrapClient(client, statements, wall));
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
@@ -192,11 +200,10 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       kind: 'postgres',
       db,
       search,
-      // pg-boss and the like: out of any workspace's scope. Not pool.query: it runs the statement
-      // in a callback of whichever caller released the connection, in that caller's scope.
+      // pg-boss and the like, on their own pool (never switched: always the database's own user).
       executeSql: (text, values) =>
         unscoped(async () => {
-          const client = await pool.connect();
+          const client = await jobsPool.connect();
           let failed: Error | undefined;
           try {
             const r = await client.query(text, values ?? []);
@@ -222,6 +229,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
         await search.destroy();
         if (!searchPool.ending) await searchPool.end();
         await side.end();
+        if (!jobsPool.ending) await jobsPool.end();
       },
       dump: null,
       wall,
