@@ -4,9 +4,10 @@
 // gaps) and its NATS (events, control notices, presence between gateways), and the same
 // SECRET_KEY (it checks the API's realtime tokens). config.ts refuses ROLE=gateway without
 // DATABASE_URL and NATS_URL.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import pino from 'pino';
 import type { Config } from './config.js';
+import { sendJson } from './gateway/health.js';
 import { Gateway, gatewayHttpHandler } from './gateway/index.js';
 import { openBus } from './platform/bus/index.js';
 import { TokenSigner } from './platform/crypto/tokens.js';
@@ -15,17 +16,6 @@ import { migrateToLatest } from './platform/db/migrate.js';
 
 const within = <T>(p: Promise<T>, ms: number) =>
   Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), ms).unref())]);
-
-function json(req: IncomingMessage, res: ServerResponse, status: number, body: object): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-    'cache-control': 'no-store',
-  });
-  res.end(req.method === 'HEAD' ? undefined : text);
-  req.resume();
-}
 
 /** Starts the gateway on config.port; resolves once it listens, exits the process on SIGTERM/SIGINT. */
 export async function runGatewayProcess(config: Config): Promise<void> {
@@ -50,9 +40,9 @@ export async function runGatewayProcess(config: Config): Promise<void> {
     const path = (req.url ?? '/').split('?')[0];
     if ((path === '/healthz' || path === '/readyz') && req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('allow', 'GET, HEAD');
-      return json(req, res, 405, { status: 405, code: 'method_not_allowed', detail: 'Use GET.' });
+      return sendJson(req, res, 405, { status: 405, code: 'method_not_allowed', detail: 'Use GET.' });
     }
-    if (path === '/healthz') return json(req, res, 200, { status: 'ok', role: 'gateway' });
+    if (path === '/healthz') return sendJson(req, res, 200, { status: 'ok', role: 'gateway' });
     if (path === '/readyz') {
       void Promise.allSettled([within(database.ping(), 2000), within(bus.ping(), 2000)]).then(([dbr, busr]) => {
         const errors = [
@@ -60,8 +50,8 @@ export async function runGatewayProcess(config: Config): Promise<void> {
           ...(busr.status === 'rejected' ? [{ location: 'bus', message: `${bus.kind} unreachable` }] : []),
         ];
         if (errors.length === 0)
-          return json(req, res, 200, { status: 'ok', role: 'gateway', database: 'ok', bus: 'ok' });
-        json(req, res, 503, {
+          return sendJson(req, res, 200, { status: 'ok', role: 'gateway', database: 'ok', bus: 'ok' });
+        sendJson(req, res, 503, {
           status: 503,
           code: 'unavailable',
           detail: `Not ready: ${errors.map((e) => e.location).join(' and ')} unreachable.`,

@@ -43,13 +43,18 @@ export function gatewayHttpHandler(gateway: Gateway) {
       body = { status, code: 'method_not_allowed', detail: 'Use GET.' };
       res.setHeader('allow', 'GET, HEAD');
     }
-    const text = JSON.stringify(body);
-    res.writeHead(status, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': Buffer.byteLength(text),
-      'cache-control': 'no-store',
-    });
-    res.end(req.method === 'HEAD' ? undefined : text);
-    req.resume();
+    sendJson(req, res, status, body);
   };
+}
+
+/** A JSON answer of the gateway process's own HTTP server (no body for HEAD; never cached). */
+export function sendJson(req: IncomingMessage, res: ServerResponse, status: number, body: object): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+  });
+  res.end(req.method === 'HEAD' ? undefined : text);
+  req.resume();
 }

@@ -18,7 +18,12 @@ export function startProcess(
   env: Record<string, string>,
   entry: 'main' | 'migrate' | 'gateway-main' = 'main',
 ): ChildService {
-  const child = spawn(process.execPath, [`dist/${entry}.js`], {
+  return spawnKept([`dist/${entry}.js`], env);
+}
+
+/** Node with `args` and LOG_LEVEL=warn plus `env`, its output kept. */
+export function spawnKept(args: string[], env: Record<string, string>): ChildService {
+  const child = spawn(process.execPath, args, {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -10,24 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import type { ChildService } from './child-process.js';
+import { type ChildService, spawnKept } from './child-process.js';
 
 /** The service (`node --import tsx test/support/fault-service.ts`) with createRuntime options. */
 export function startFaultService(env: Record<string, string>, runtimeOptions: object = {}): ChildService {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/fault-service.ts'], {
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env, FAULT_RUNTIME_OPTIONS: JSON.stringify(runtimeOptions) },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  return spawnKept(['--import', 'tsx', 'test/support/fault-service.ts'], {
+    ...env,
+    FAULT_RUNTIME_OPTIONS: JSON.stringify(runtimeOptions),
   });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (d) => {
-    out += d;
-  });
-  child.stderr!.on('data', (d) => {
-    err += d;
-  });
-  const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
-  return { child, exited, out: () => out, err: () => err };
 }
 
 /** Kills a child with -9 (if it still runs) and waits for it to be gone. */
