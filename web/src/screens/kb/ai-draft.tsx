@@ -47,7 +47,9 @@ export function AiArticleDraft({ ticketId }: { ticketId: string }) {
       </div>
     );
   }
-  if (draft.data) {
+  // The editor takes its notice once, when it opens: it waits for the ticket's number too (a draft
+  // that came first would otherwise say "from the ticket" for good).
+  if (draft.data && !ticket.isPending) {
     return (
       <ArticleEditor
         id={null}
