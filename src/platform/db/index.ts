@@ -93,21 +93,92 @@ export class StatementNames {
 type Query = (...args: unknown[]) => Promise<unknown>;
 
 /**
+ * A statement whose text starts with this is the last of its transaction: the connection sends
+ * COMMIT right behind it, in the same write (Writer's last outbox append, platform/db/tx.ts), and
+ * the transaction's own COMMIT that follows is answered without a round trip. A failing
+ * statement makes PostgreSQL answer that COMMIT with a rollback; the statement's error is thrown.
+ * On the embedded database it is a comment like any other.
+ */
+export const THEN_COMMIT = '/* then commit */ ';
+
+/** What `query` answers for a BEGIN, COMMIT or ROLLBACK it did not need to send. */
+const UNSENT = (command: string) => ({ command, rowCount: null, rows: [], fields: [] });
+
+const BEGIN_RE = /^\s*(begin|start transaction)\b/i;
+const END_RE = /^\s*(commit|rollback)\s*$/i;
+
+/**
  * Wraps a connection's `query`: parameterised statements run under their names once they have
  * one (StatementNames), and before a statement whose workspace scope (scope.ts) differs from
  * the connection's, the connection is switched to it (while the wall is up).
+ *
+ * On a pipelined connection (pg's `pipeline` option: statements are sent without waiting for the
+ * previous answer) it also saves round trips around transactions, each of which costs a write to
+ * the socket and a wake-up of the server on both sides: a BEGIN is held back and sent in one
+ * write with the transaction's first statement, and a THEN_COMMIT statement takes its COMMIT
+ * along (docs/performance.md "Writes").
  */
-function wrapClient(client: pg.PoolClient, statements: StatementNames | null, wall: Wall): void {
+function wrapClient(client: pg.PoolClient, statements: StatementNames | null, wall: Wall, pipelined = false): void {
   const query = client.query.bind(client) as Query;
+  const stream = (client as unknown as { connection?: { stream?: { cork(): void; uncork(): void } } }).connection
+    ?.stream;
+  const batching = pipelined && stream !== undefined;
   // The connection's scope: null = the database's own user, undefined = not known (after a
   // rollback, which undoes a switch made inside the transaction).
   let at: string | null | undefined = null;
+  // A BEGIN not sent yet (it goes with the next statement), and a transaction a THEN_COMMIT
+  // statement already ended (the COMMIT or ROLLBACK that follows is not sent).
+  let heldBegin: string | null = null;
+  let ended = false;
   const run = (text: unknown, values: unknown): Promise<unknown> => {
     if (typeof text === 'string' && statements && Array.isArray(values) && values.length > 0) {
       const name = statements.nameOf(text);
       if (name !== undefined) return query({ name, text, values });
     }
     return values === undefined ? query(text) : query(text, values);
+  };
+  /** Sends what `parts` sends in one write to the socket. */
+  const together = <T>(parts: () => T): T => {
+    stream!.cork();
+    try {
+      return parts();
+    } finally {
+      stream!.uncork();
+    }
+  };
+  const switchTo = (wanted: string | null) =>
+    query({ name: 'svc_scope', text: SWITCH_SQL, values: switchValues(wanted) }).then(() => {
+      at = wanted;
+    });
+  /** A statement on a pipelined connection: with the held BEGIN, the switch and its COMMIT as needed. */
+  const batched = (text: string, values: unknown, wanted: string | null): Promise<unknown> => {
+    const begin = heldBegin;
+    heldBegin = null;
+    const commit = text.startsWith(THEN_COMMIT);
+    // Always inside a transaction here (after its BEGIN, or its last statement): a failed switch
+    // fails every statement after it, so the statement need not wait for the switch's answer.
+    const sent = together(() => {
+      const ps: Promise<unknown>[] = [];
+      if (begin !== null) ps.push(query(begin));
+      if (wanted !== at) ps.push(switchTo(wanted));
+      ps.push(run(text, values));
+      if (commit) ps.push(query('commit'));
+      return ps;
+    });
+    if (commit) ended = true;
+    const main = sent.length - (commit ? 2 : 1);
+    return Promise.allSettled(sent).then((results) => {
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      const last = results[results.length - 1] as PromiseFulfilledResult<{ command?: string }> | PromiseRejectedResult;
+      if (failed || (commit && last.status === 'fulfilled' && last.value?.command !== 'COMMIT')) {
+        // A transaction ended here undid whatever it switched (one still open is undone by its
+        // ROLLBACK, below).
+        if (commit) at = undefined;
+        if (failed) throw failed.reason;
+        throw new Error('the transaction was rolled back at COMMIT');
+      }
+      return (results[main] as PromiseFulfilledResult<unknown>).value;
+    });
   };
   (client as { query: unknown }).query = (text: unknown, values?: unknown, callback?: unknown) => {
     if (typeof values === 'function') {
@@ -116,13 +187,21 @@ function wrapClient(client: pg.PoolClient, statements: StatementNames | null, wa
     }
     const wanted = wall.up ? currentWorkspace() : null;
     let p: Promise<unknown>;
-    if (wanted === at) p = run(text, values);
-    else {
-      p = query({ name: 'svc_scope', text: SWITCH_SQL, values: switchValues(wanted) }).then(() => {
-        at = wanted;
-        return run(text, values);
-      });
-    }
+    const ends = typeof text === 'string' && text.length < 16 && END_RE.test(text);
+    if (batching && typeof text === 'string' && text.length < 64 && BEGIN_RE.test(text)) {
+      heldBegin = text;
+      ended = false;
+      p = Promise.resolve(UNSENT('BEGIN'));
+    } else if (batching && ends && (heldBegin !== null || ended)) {
+      // Nothing was sent since BEGIN, or a THEN_COMMIT statement ended the transaction already.
+      heldBegin = null;
+      ended = false;
+      p = Promise.resolve(UNSENT(text.trim().toUpperCase()));
+    } else if (batching && typeof text === 'string' && (heldBegin !== null || text.startsWith(THEN_COMMIT))) {
+      p = batched(text, values, wanted);
+    } else if (wanted === at || ends)
+      p = run(text, values); // COMMIT and ROLLBACK need no scope
+    else p = switchTo(wanted).then(() => run(text, values));
     if (typeof text === 'string' && /^\s*rollback/i.test(text)) {
       p = p.finally(() => {
         at = undefined;
@@ -170,7 +249,8 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
           oid === INT8 ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
       },
     };
-    const pool = new pg.Pool({ ...options, max: opts.poolSize ?? 16 });
+    // The requests' pool is pipelined (wrapClient: BEGIN and COMMIT ride with other statements).
+    const pool = new pg.Pool({ ...options, max: opts.poolSize ?? 16, pipeline: true } as pg.PoolConfig);
     const side = new pg.Pool({ ...options, max: 2 });
     // pg-boss's own statements (sends, fetches, completions) on connections of their own: on the
     // requests' pool each would move a connection out of its workspace's scope and the next
@@ -185,7 +265,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     const keepAlive = (client: pg.PoolClient) => void client.on('error', () => {});
     for (const p of [pool, side, jobsPool]) p.on('connect', keepAlive);
     const wall: Wall = { up: false };
-    pool.on('connect', (client) => wrapClient(client, statements, wall));
+    pool.on('connect', (client) => wrapClient(client, statements, wall, true));
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     const searchPool = new pg.Pool({
       ...options,

@@ -104,8 +104,11 @@ export class Writer {
       );
       if (fence) await fence.bind(trx, value);
       // Each workspace's seq lock in one order, so two such transactions cannot deadlock.
-      for (const workspaceId of [...drafts.keys()].sort()) {
-        envelopes.push(...(await appendEvents(trx, workspaceId, drafts.get(workspaceId)!)));
+      // The last append takes the COMMIT along (outbox.ts): nothing may follow it here.
+      const workspaces = [...drafts.keys()].sort();
+      for (const [i, workspaceId] of workspaces.entries()) {
+        const last = i === workspaces.length - 1;
+        envelopes.push(...(await appendEvents(trx, workspaceId, drafts.get(workspaceId)!, last)));
       }
       return value;
     });
