@@ -233,18 +233,27 @@ function pick(all: Measurement[], id: string): { m: Measurement; quiet: boolean 
   return { m: from.reduce((a, b) => (b.requests_per_s > a.requests_per_s ? b : a)), quiet: quiet.length > 0 };
 }
 
+/** The median of the rounds' own ratios: how ../shared/bench/side-by-side.sh reduces its pairs. */
+export function medianOf(values: Array<number | null>): number | null {
+  const v = values.filter((x): x is number => x !== null && Number.isFinite(x)).sort((a, b) => a - b);
+  if (v.length === 0) return null;
+  const m = v.length >> 1;
+  return v.length % 2 ? v[m]! : +((v[m - 1]! + v[m]!) / 2).toFixed(2);
+}
+
 /** Prints the ratio table; returns one record per pair. */
 export function summarize(all: Measurement[], pairs: Pair[] = PAIRS): object[] {
   const rounds = Math.max(0, ...all.map((m) => m.round));
   const out: object[] = [];
   console.log(
-    `\nratios service / limit, each side's best quiet round (everything else <= ${QUIET_OTHER_PCT}% of a core; ` +
-      `* = no quiet round, best disturbed one used; a pair whose reference is a service route, "vs plain": ` +
-      `service / service)`,
+    `\nratios service / limit. "median": the median of the rounds' own req/s ratios (rounds alternate ` +
+      `service and limit; the basis of ../shared/bench/side-by-side.sh and of the targets). The other columns: ` +
+      `each side's best quiet round (everything else <= ${QUIET_OTHER_PCT}% of a core; * = no quiet round, best ` +
+      `disturbed one used). A pair whose reference is a service route, "vs plain": service / service.`,
   );
   console.log(
-    `  ${pad('pair', 46)}${lpad('svc req/s', 10)}${lpad('lim req/s', 10)}${lpad('req/s', 7)}${lpad('p50', 7)}` +
-      `${lpad('p99', 7)}${lpad('avg', 7)}${lpad('cpu/req', 8)}  req/s ratio per round`,
+    `  ${pad('pair', 46)}${lpad('median', 7)}${lpad('svc req/s', 10)}${lpad('lim req/s', 10)}${lpad('req/s', 7)}` +
+      `${lpad('p50', 7)}${lpad('p99', 7)}${lpad('avg', 7)}${lpad('cpu/req', 8)}  req/s ratio per round`,
   );
   for (const p of pairs) {
     const s = pick(all, p.service);
@@ -257,6 +266,7 @@ export function summarize(all: Measurement[], pairs: Pair[] = PAIRS): object[] {
     });
     const sm = s.m;
     const lm = l.m;
+    const median = medianOf(perRound);
     out.push({
       kind: 'ratio',
       run: sm.run,
@@ -264,7 +274,8 @@ export function summarize(all: Measurement[], pairs: Pair[] = PAIRS): object[] {
       what: p.what,
       service: p.service,
       limit: p.limit,
-      basis: `best quiet round of each side (other <= ${QUIET_OTHER_PCT}% of a core)`,
+      basis: `median of the rounds' ratios; best quiet round of each side (other <= ${QUIET_OTHER_PCT}% of a core) for the rest`,
+      requests_per_s_median_of_rounds: median,
       service_round: sm.round,
       service_quiet: s.quiet,
       limit_round: lm.round,
@@ -280,7 +291,8 @@ export function summarize(all: Measurement[], pairs: Pair[] = PAIRS): object[] {
     });
     const star = (q: boolean) => (q ? ' ' : '*');
     console.log(
-      `  ${pad(p.what, 46)}${lpad(fmtInt(sm.requests_per_s) + star(s.quiet), 10)}` +
+      `  ${pad(p.what, 46)}${lpad(median === null ? '-' : median.toFixed(2), 7)}` +
+        `${lpad(fmtInt(sm.requests_per_s) + star(s.quiet), 10)}` +
         `${lpad(fmtInt(lm.requests_per_s) + star(l.quiet), 10)}` +
         `${lpad(ratio(sm.requests_per_s, lm.requests_per_s), 7)}${lpad(ratio(sm.latency_ms.p50, lm.latency_ms.p50), 7)}` +
         `${lpad(ratio(sm.latency_ms.p99, lm.latency_ms.p99), 7)}${lpad(ratio(sm.latency_ms.avg, lm.latency_ms.avg), 7)}` +

@@ -3,7 +3,8 @@
 // in the same run, on the same machine, over loopback, alternating limit and service runs
 // (ROUNDS times; even rounds run the service first). Report the service as a ratio of the limit
 // (service / limit): absolute figures on a shared 2-core box move 10 to 20 % from run to run.
-// The summary divides each side's best round; every round is printed and recorded as well.
+// The summary's headline is the median of the rounds' own ratios (as ../shared/bench/side-by-side.sh
+// reduces its pairs); each side's best quiet round is printed beside it, and every round is recorded.
 // Each run also records where the CPU went (server process, PostgreSQL backends, autocannon,
 // everything else) so a run disturbed by other processes on the box can be told apart.
 //
