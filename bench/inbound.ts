@@ -28,6 +28,7 @@
 //            processing rate, 202 → visible shows the latency of a mail without a backlog
 //   PG_URL   PostgreSQL server URL without a database (default postgres://postgres@127.0.0.1:5432)
 //   KEEP_DB=1  keep the database (its name is printed)
+//   PROFILE_DIR  write the service's CPU profile there (node --cpu-prof), to see where a mail's time goes
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -115,15 +116,18 @@ async function main(): Promise<void> {
   let exitCode = 0;
   try {
     const secret = randomBytes(32).toString('base64url');
-    service = await startServiceProcess({
-      DATABASE_URL: `${PG_URL}/${DB_NAME}`,
-      DATA_DIR: dataDir,
-      RATE_LIMIT_PER_MINUTE: '10000000',
-      LOG_LEVEL: 'warn',
-      SECRET_KEY: randomBytes(32).toString('base64url'),
-      INBOUND_SECRET: secret,
-      INBOUND_DOMAIN: 'in.bench.example',
-    });
+    service = await startServiceProcess(
+      {
+        DATABASE_URL: `${PG_URL}/${DB_NAME}`,
+        DATA_DIR: dataDir,
+        RATE_LIMIT_PER_MINUTE: '10000000',
+        LOG_LEVEL: 'warn',
+        SECRET_KEY: randomBytes(32).toString('base64url'),
+        INBOUND_SECRET: secret,
+        INBOUND_DOMAIN: 'in.bench.example',
+      },
+      process.env.PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE_DIR}`] : [],
+    );
     const base = service.base;
     const reg = await call(base, 'POST', '/v1/auth/register', {
       email: `bench-inbound-${process.pid}@example.com`,
