@@ -31,6 +31,7 @@ import type { Kysely } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { newId } from '../../platform/crypto/random.js';
 import type { DB } from '../../platform/db/schema.js';
+import { withWorkspace } from '../../platform/db/scope.js';
 import type { Unit } from '../../platform/db/tx.js';
 import { inlineSrc } from '../attachments/inline.js';
 import { storageKeyOf } from '../attachments/service.js';
@@ -46,7 +47,7 @@ import { authResults, formSender } from './auth.js';
 import { autoSubmitted, bounceOf } from './classify.js';
 import type { InboundDelivered } from './delivered.js';
 import { findThread, PARENT_WAIT_MS, parentStillQueued } from './inbound-thread.js';
-import { INBOUND_JOB, INBOUND_SWEEP_JOB, sweepInbound } from './ingest.js';
+import { INBOUND_JOB, INBOUND_SWEEP_JOB, type InboundJobData, sweepInbound } from './ingest.js';
 import { type InboundMail, parseInbound, rewriteCids } from './parse.js';
 import { threadCandidates } from './threading.js';
 
@@ -347,11 +348,11 @@ async function waitForParent(deps: Deps, s: Spooled, mail: InboundMail): Promise
     .set((eb) => ({ attempts: eb('attempts', '-', 1) }))
     .where('id', '=', s.id)
     .execute();
-  await deps.jobs.send(
-    INBOUND_JOB,
-    { id: s.id },
-    { startAfter: new Date(Date.now() + PARENT_WAIT_MS), retryLimit: 5, retryDelaySeconds: 15 },
-  );
+  await deps.jobs.send(INBOUND_JOB, { id: s.id, workspace_id: s.workspaceId } satisfies InboundJobData, {
+    startAfter: new Date(Date.now() + PARENT_WAIT_MS),
+    retryLimit: 5,
+    retryDelaySeconds: 15,
+  });
   return true;
 }
 
@@ -497,8 +498,27 @@ async function markProcessed(
     .execute();
 }
 
-/** The job: process one row; on an error of ours, note it on the row and let the queue retry. */
-export async function runInboundJob(deps: Deps, id: string): Promise<void> {
+/**
+ * The job: process one row; on an error of ours, note it on the row and let the queue retry. It
+ * runs in the mail's workspace's scope (row-level security's wall, and no switch of the
+ * connection's scope between the spool row's statements and the workspace's); a job queued
+ * without the workspace reads it from the row first.
+ */
+export async function runInboundJob(deps: Deps, id: string, workspaceId?: string): Promise<void> {
+  if (workspaceId === undefined) {
+    const row = await deps.database.db
+      .selectFrom('inbound_emails')
+      .select('workspace_id')
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row?.workspace_id) return; // gone, or never routed: nothing to process
+    workspaceId = row.workspace_id;
+  }
+  const ws = workspaceId;
+  return withWorkspace(ws, () => runScoped(deps, id));
+}
+
+async function runScoped(deps: Deps, id: string): Promise<void> {
   try {
     await processInbound(deps, id);
   } catch (err) {
@@ -515,7 +535,9 @@ export async function runInboundJob(deps: Deps, id: string): Promise<void> {
 }
 
 export async function registerInboundJobs(deps: Deps): Promise<void> {
-  await deps.jobs.work<{ id: string }>(INBOUND_JOB, async (data) => runInboundJob(deps, data.id), { concurrency: 4 });
+  await deps.jobs.work<InboundJobData>(INBOUND_JOB, async (data) => runInboundJob(deps, data.id, data.workspace_id), {
+    concurrency: 4,
+  });
   await deps.jobs.work(INBOUND_SWEEP_JOB, async () => {
     const n = await sweepInbound(deps);
     if (n > 0) deps.log.info({ inbound: n }, 'inbound mail queued again by the sweep');

@@ -78,9 +78,17 @@ export async function routeRecipient(
   return m ? mailboxForAddress(deps.database.db, `${m[1]}${m[2]}`) : null;
 }
 
+/** What an inbound job carries: the spooled row, and its workspace (the job runs in its scope). */
+export interface InboundJobData {
+  id: string;
+  /** Absent from jobs queued before it was carried: the job then reads it from the row. */
+  workspace_id?: string;
+}
+
 /** Queues the processing job of a spooled row (a row queued twice is still processed once: inbound.ts). */
-export async function queueInbound(deps: Deps, id: string): Promise<void> {
-  await deps.jobs.send(INBOUND_JOB, { id }, { retryLimit: 5, retryDelaySeconds: 15 });
+export async function queueInbound(deps: Deps, id: string, workspaceId: string): Promise<void> {
+  const data: InboundJobData = { id, workspace_id: workspaceId };
+  await deps.jobs.send(INBOUND_JOB, data, { retryLimit: 5, retryDelaySeconds: 15 });
 }
 
 export async function ingestRaw(deps: Deps, input: IngestInput): Promise<IngestResult> {
@@ -150,7 +158,7 @@ export async function ingestRaw(deps: Deps, input: IngestInput): Promise<IngestR
     return { id, status: 'unrouted', duplicate: false };
   }
   try {
-    await queueInbound(deps, id);
+    await queueInbound(deps, id, route.workspaceId);
   } catch (err) {
     // The row is stored; the sweep queues it later.
     deps.log.warn({ inbound_id: id, err: (err as Error).message }, 'inbound mail stored but not queued yet');
@@ -162,12 +170,13 @@ export async function ingestRaw(deps: Deps, input: IngestInput): Promise<IngestR
 export async function sweepInbound(deps: Deps, now = new Date(), batch = 500): Promise<number> {
   const rows = await deps.database.db
     .selectFrom('inbound_emails')
-    .select('id')
+    .select(['id', 'workspace_id'])
     .where('status', '=', 'received')
+    .where('workspace_id', 'is not', null)
     .where('received_at', '<', new Date(now.getTime() - INBOUND_SWEEP_AFTER_MS))
     .orderBy('received_at')
     .limit(pageLimit(batch))
     .execute();
-  for (const r of rows) await queueInbound(deps, r.id);
+  for (const r of rows) await queueInbound(deps, r.id, r.workspace_id!);
   return rows.length;
 }
