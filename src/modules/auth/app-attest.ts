@@ -144,20 +144,26 @@ export async function registerKey(
   return { keyId: row.key_id, environment: row.environment, createdAt: row.created_at };
 }
 
-/** Checks a sign-in's `app_attest` proof; throws 422 at body.app_attest.* when it does not hold. */
+/**
+ * Checks a sign-in's `app_attest` proof; throws 422 at body.app_attest.* when it does not hold (at
+ * query.app_attest_* for the OAuth start, which takes the proof as three query parameters).
+ */
 export async function verifyAppAttestProof(
   deps: Deps,
   proof: { key_id: string; challenge: string; assertion: string },
+  at: 'body' | 'query' = 'body',
 ): Promise<void> {
+  const field = (part: 'key_id' | 'challenge' | 'assertion' | null) =>
+    at === 'body' ? `body.app_attest${part ? `.${part}` : ''}` : `query.app_attest_${part ?? 'key_id'}`;
   const app = appIdOf(deps);
-  if (!app) throw invalid('body.app_attest', 'App Attest is not enabled on this server; send challenge_token');
+  if (!app) throw invalid(field(null), 'App Attest is not enabled on this server; send challenge_token');
   if (!(await consumeChallenge(deps, proof.challenge))) {
-    throw invalid('body.app_attest.challenge', 'is unknown, expired or already used');
+    throw invalid(field('challenge'), 'is unknown, expired or already used');
   }
   const db = deps.database.db;
   const key = await db.selectFrom('app_attest_keys').selectAll().where('key_id', '=', proof.key_id).executeTakeFirst();
   if (!key || (key.environment === 'development' && !app.allowDevelopment)) {
-    throw invalid('body.app_attest.key_id', 'is not a registered key');
+    throw invalid(field('key_id'), 'is not a registered key');
   }
   let signCount: number;
   try {
@@ -171,9 +177,9 @@ export async function verifyAppAttestProof(
     });
     signCount = Number(r.signCount);
   } catch {
-    throw invalid('body.app_attest.assertion', 'could not be verified');
+    throw invalid(field('assertion'), 'could not be verified');
   }
-  if (!Number.isSafeInteger(signCount)) throw invalid('body.app_attest.assertion', 'could not be verified');
+  if (!Number.isSafeInteger(signCount)) throw invalid(field('assertion'), 'could not be verified');
   // Only a counter that is still larger wins (two uses of one assertion cannot both pass).
   const moved = await db
     .updateTable('app_attest_keys')
@@ -181,7 +187,7 @@ export async function verifyAppAttestProof(
     .where('key_id', '=', proof.key_id)
     .where('sign_count', '<', signCount)
     .executeTakeFirst();
-  if (Number(moved.numUpdatedRows) !== 1) throw invalid('body.app_attest.assertion', 'could not be verified');
+  if (Number(moved.numUpdatedRows) !== 1) throw invalid(field('assertion'), 'could not be verified');
 }
 
 /** SHA-256 of `team id.bundle id`: the rpId hash authenticator data starts with (tests use it). */

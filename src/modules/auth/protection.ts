@@ -16,13 +16,19 @@ const VERIFY_TIMEOUT_MS = 5_000;
 
 /**
  * Checks `challenge_token` with the configured provider (nothing to do with CHALLENGE=none).
- * A missing or refused token is 422 validation_failed at body.challenge_token; a provider that
+ * A missing or refused token is 422 validation_failed at `field` (body.challenge_token, or
+ * query.challenge_token on the OAuth start); a provider that
  * cannot be reached is 503 unavailable (fail closed: no sign-in without a verified token).
  */
-export async function verifyChallenge(deps: Deps, token: string | undefined, ip: string): Promise<void> {
+export async function verifyChallenge(
+  deps: Deps,
+  token: string | undefined,
+  ip: string,
+  field = 'body.challenge_token',
+): Promise<void> {
   const { kind, secret, verifyUrl } = deps.config.challenge;
   if (kind === 'none') return;
-  if (token === undefined || token === '') throw invalid('body.challenge_token', 'is required');
+  if (token === undefined || token === '') throw invalid(field, 'is required');
   const form = new URLSearchParams({ secret: secret ?? '', response: token, remoteip: ip });
   let outcome: { success?: unknown; 'error-codes'?: unknown };
   try {
@@ -44,6 +50,6 @@ export async function verifyChallenge(deps: Deps, token: string | undefined, ip:
       ? (outcome['error-codes'] as unknown[]).filter((c) => typeof c === 'string').slice(0, 5)
       : [];
     deps.log.info({ provider: kind, codes }, 'challenge refused');
-    throw invalid('body.challenge_token', 'did not pass the human check');
+    throw invalid(field, 'did not pass the human check');
   }
 }

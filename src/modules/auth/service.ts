@@ -28,15 +28,20 @@ interface ProofInput {
  * The human check (challenge_token) or, from the native app, the device check (app_attest).
  * With CHALLENGE=none and App Attest off there is nothing to check.
  */
-async function verifyProof(deps: Deps, input: ProofInput, ip: string): Promise<void> {
+export async function verifyProof(
+  deps: Deps,
+  input: ProofInput,
+  ip: string,
+  at: 'body' | 'query' = 'body',
+): Promise<void> {
   if (input.app_attest) {
     if (deps.config.challenge.kind === 'none' && !deps.config.appAttest.appId) return;
     // App Attest's verifier (node-app-attest, cbor) is loaded on first use, not at start.
     const { verifyAppAttestProof } = await import('./app-attest.js');
-    await verifyAppAttestProof(deps, input.app_attest);
+    await verifyAppAttestProof(deps, input.app_attest, at);
     return;
   }
-  await verifyChallenge(deps, input.challenge_token, ip);
+  await verifyChallenge(deps, input.challenge_token, ip, `${at}.challenge_token`);
 }
 
 /** Ties an mfa_token to the password it followed: a password change voids it. */

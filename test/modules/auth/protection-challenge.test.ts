@@ -3,14 +3,12 @@
 // fixtures) and the App Attest routes.
 import { createHash, generateKeyPairSync, type KeyObject, randomBytes, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import cbor from 'cbor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rpIdHash, verifyAttestationObject } from '../../../src/modules/auth/app-attest.js';
 import { hashSecret } from '../../../src/platform/crypto/tokens.js';
 import { isErrorBody, type Service, unique } from '../../support/helpers.js';
-import { login, PASSWORD, protectionSuite, registered } from './protection-setup.js';
+import { login, PASSWORD, protectionSuite, registered, type Siteverify, siteverify } from './protection-setup.js';
 
 const suite = protectionSuite();
 const { service } = suite;
@@ -20,48 +18,6 @@ beforeAll(() => {
 });
 
 // --- The human-verification challenge -------------------------------------------------------------
-
-interface Siteverify {
-  url: string;
-  seen: Array<Record<string, string>>;
-  mode: { down: boolean };
-  server: Server;
-}
-
-/** A loopback stand-in for the provider's siteverify endpoint, speaking its protocol. */
-async function siteverify(secret: string): Promise<Siteverify> {
-  const seen: Array<Record<string, string>> = [];
-  const mode = { down: false };
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => {
-      body += c;
-    });
-    req.on('end', () => {
-      const form = Object.fromEntries(new URLSearchParams(body));
-      seen.push({ ...form, _method: req.method ?? '', _path: req.url ?? '', _type: req.headers['content-type'] ?? '' });
-      if (mode.down) {
-        res.writeHead(502).end('bad gateway');
-        return;
-      }
-      const ok = form.secret === secret && form.response === 'good-token';
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify(
-          ok
-            ? { success: true, challenge_ts: new Date().toISOString(), hostname: 'localhost', 'error-codes': [] }
-            : {
-                success: false,
-                'error-codes': [form.secret === secret ? 'invalid-input-response' : 'invalid-input-secret'],
-              },
-        ),
-      );
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/siteverify`, seen, mode, server };
-}
 
 describe('the sign-in challenge', () => {
   let verify: Siteverify;

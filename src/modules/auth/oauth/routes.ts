@@ -8,7 +8,7 @@ import { access } from '../../../platform/http/context.js';
 import { ApiError, invalid, unauthorized } from '../../../platform/http/errors.js';
 import { sendSession } from '../routes.js';
 import { LoginResult } from '../schemas.js';
-import { passwordVersion } from '../service.js';
+import { passwordVersion, verifyProof } from '../service.js';
 import { deviceOf, presentedCookies, replacePreviousSession, signedInAccounts, startSession } from '../sessions.js';
 import {
   FLOW_COOKIE,
@@ -52,13 +52,21 @@ export default async function oauthSignInRoutes(app: App, deps: Deps) {
         summary: 'Start signing in with Google or Microsoft',
         description:
           'Redirects to the provider. client=native with code_challenge (S256) for the app; link=1 while signed ' +
-          'in (the refresh cookie) links the account to the person instead. 404 when the provider is not configured.',
+          'in (the refresh cookie) links the account to the person instead. 404 when the provider is not configured. ' +
+          'With a sign-in challenge configured (CHALLENGE), a sign-in (not a link) needs challenge_token, or from ' +
+          'the native app its device check as app_attest_key_id, app_attest_challenge and app_attest_assertion ' +
+          '(what app_attest is on login): missing or refused, 422 at query.challenge_token (query.app_attest_*) ' +
+          'before anything is stored; 503 when the check cannot be verified.',
         params: Type.Object({ provider: Type.String({ maxLength: 20 }) }),
         querystring: Type.Object(
           {
             client: Type.Optional(Type.Literal('native')),
             code_challenge: Type.Optional(Type.String({ maxLength: 100 })),
             link: Type.Optional(Type.Literal('1')),
+            challenge_token: Type.Optional(Type.String({ maxLength: 4096 })),
+            app_attest_key_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+            app_attest_challenge: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+            app_attest_assertion: Type.Optional(Type.String({ minLength: 1, maxLength: 8192 })),
           },
           { additionalProperties: false },
         ),
@@ -74,6 +82,27 @@ export default async function oauthSignInRoutes(app: App, deps: Deps) {
         const live = await signedInAccounts(deps, presentedCookies(req));
         if (live.length === 0) throw unauthorized('Sign in first to link an account.');
         linkUserId = live[0]!.user_id;
+      } else {
+        // The human check (interface.md Authentication rule 5), before a flow is stored: here,
+        // not at the callback, because the provider's redirect back can carry no token.
+        const q = req.query;
+        const attest = [q.app_attest_key_id, q.app_attest_challenge, q.app_attest_assertion];
+        if (attest.some((v) => v !== undefined) && attest.some((v) => v === undefined)) {
+          const missing = (['key_id', 'challenge', 'assertion'] as const).find((_, i) => attest[i] === undefined)!;
+          throw invalid(`query.app_attest_${missing}`, 'is required with the other app_attest_ parameters');
+        }
+        await verifyProof(
+          deps,
+          {
+            challenge_token: q.challenge_token,
+            app_attest:
+              q.app_attest_key_id && q.app_attest_challenge && q.app_attest_assertion
+                ? { key_id: q.app_attest_key_id, challenge: q.app_attest_challenge, assertion: q.app_attest_assertion }
+                : undefined,
+          },
+          req.ip,
+          'query',
+        );
       }
       const { url, browser } = await startSignIn(deps, {
         provider: req.params.provider,
