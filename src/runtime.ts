@@ -182,7 +182,13 @@ export async function createRuntime(
   phase('database');
   const closers: Array<() => Promise<unknown>> = [() => database.close()];
   try {
-    await migrateToLatest(database.db as never);
+    await migrateToLatest(database.db as never, {
+      onAhead: (names) =>
+        log.info(
+          { migrations: names.slice(0, 20), count: names.length },
+          'the database was migrated by a newer release: this one runs on it unchanged (a rolling upgrade)',
+        ),
+    });
     if (!config.rowLevelSecurity) log.warn('row-level security is off: ROW_LEVEL_SECURITY=false');
     else if (!(await raiseWall(database))) {
       log.warn('row-level security is off: the database user may not take the role svc_tenant');

@@ -32,23 +32,41 @@ class SqlFileProvider implements MigrationProvider {
 }
 
 /**
- * True when the applied migrations are exactly the files: the migrator would find nothing to do.
- * Its own checks before that list every table with its columns (Kysely's introspection, twice),
- * which took about a second of every start on an existing embedded database; two small queries
- * answer the common case. Anything else (a fresh database, a new file, an applied migration whose
- * file is gone) goes to the migrator as before.
+ * What the database holds against this release's files: whether a file is not applied yet, and
+ * the applied migrations this release has no file for (a newer release migrated the database).
+ * Two small queries; Kysely's migrator, whose own checks list every table with its columns
+ * (about a second of every start on an existing embedded database), runs only when a file is new.
  */
-async function upToDate(db: Kysely<unknown>): Promise<boolean> {
+async function compare(db: Kysely<unknown>): Promise<{ pending: boolean; ahead: string[] }> {
   const table = await sql<{ found: boolean }>`select to_regclass('kysely_migration') is not null as found`.execute(db);
-  if (!table.rows[0]?.found) return false;
+  if (!table.rows[0]?.found) return { pending: true, ahead: [] };
   const names = (await migrationFiles()).map((f) => f.replace(/\.sql$/, ''));
   const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(db);
   const applied = new Set(rows.map((r) => r.name));
-  return applied.size === names.length && names.every((n) => applied.has(n));
+  const known = new Set(names);
+  return {
+    pending: names.some((n) => !applied.has(n)),
+    ahead: [...applied].filter((n) => !known.has(n)).sort(),
+  };
 }
 
-export async function migrateToLatest(db: Kysely<unknown>): Promise<string[]> {
-  if (await upToDate(db)) return [];
+/**
+ * Applies this release's pending migrations. A database a newer release already migrated (its
+ * migrations are a superset of this release's files) is left as it is and `onAhead` is told:
+ * during a rolling upgrade the processes of the previous release keep running, and restarting,
+ * on the new schema, which the rule of docs/operations.md "Rolling upgrades" (expand, then
+ * contract a release later) keeps readable to them. Kysely's migrator would refuse such a
+ * database ("previously executed migration ... is missing") and the process would not start.
+ */
+export async function migrateToLatest(
+  db: Kysely<unknown>,
+  opts: { onAhead?: (names: string[]) => void } = {},
+): Promise<string[]> {
+  const { pending, ahead } = await compare(db);
+  if (!pending) {
+    if (ahead.length > 0) opts.onAhead?.(ahead);
+    return [];
+  }
   // Unordered: a migration merged after a later-numbered one still applies on databases
   // that already ran the later one (each file is applied once, in name order when new).
   const migrator = new Migrator({ db, provider: new SqlFileProvider(), allowUnorderedMigrations: true });
