@@ -13,9 +13,15 @@ const dir = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
 const migrationFiles = async () => (await readdir(dir)).filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f)).sort();
 
 class SqlFileProvider implements MigrationProvider {
+  /** Applied migrations with no file here: a newer release's (see migrateToLatest). */
+  constructor(private readonly newer: string[] = []) {}
+
   async getMigrations(): Promise<Record<string, Migration>> {
     const files = await migrationFiles();
     const out: Record<string, Migration> = {};
+    // Already applied, so never run: listed only so that the migrator does not call the database
+    // corrupted ("previously executed migration ... is missing").
+    for (const name of this.newer) out[name] = { up: async () => {} };
     for (const f of files) {
       const text = await readFile(join(dir, f), 'utf8');
       out[f.replace(/\.sql$/, '')] = {
@@ -69,7 +75,9 @@ export async function migrateToLatest(
   }
   // Unordered: a migration merged after a later-numbered one still applies on databases
   // that already ran the later one (each file is applied once, in name order when new).
-  const migrator = new Migrator({ db, provider: new SqlFileProvider(), allowUnorderedMigrations: true });
+  // A file of ours still to apply on a database a newer release migrated: its migrations stay
+  // as they are, listed to the migrator as already done.
+  const migrator = new Migrator({ db, provider: new SqlFileProvider(ahead), allowUnorderedMigrations: true });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');
