@@ -31,7 +31,8 @@ import WebSocket from 'ws';
 
 const SELF = fileURLToPath(import.meta.url);
 const ROOT = resolve(dirname(SELF), '..');
-const LIMIT_WS = resolve(ROOT, '../shared/bench/limit-ws.mjs');
+// SHARED_BENCH names the folder of the limit servers when the repository is not next to it (a git worktree).
+const LIMIT_WS = resolve(process.env.SHARED_BENCH ?? resolve(ROOT, '../shared/bench'), 'limit-ws.mjs');
 const MAX_SOCKETS = 18_000;
 /** Events of the paced phase (limit-ws.mjs --broadcasts 30). */
 const PACED = 30;
