@@ -3,8 +3,9 @@
 // create the process dies in commits with its automation's effect or not at all. Keyed creates
 // (Idempotency-Key) from several clients; the service is killed with -9 once part of them were
 // answered, started again, and every key is retried as a client would. Then: one ticket per key,
-// each with the automation's tag exactly once and its priority, one ticket.created per ticket, the
-// automation's run count equal to the tickets, and the workspace's seq gapless in replay.
+// each with the automation's tag exactly once and its priority, one ticket.created per ticket, and
+// the workspace's seq gapless in replay. The automation's run count, a statistic kept in memory
+// for up to a second, may lose the killed process's last second, and only that.
 //
 // PostgreSQL only (skipped without DATABASE_URL): a child process on a database of its own.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -107,6 +108,7 @@ describe.runIf(onPostgres)('kill -9 during automation runs', () => {
     await first.exited;
     expect(keyed.filter((k) => k.first === 201).length).toBeGreaterThanOrEqual(20);
 
+    const restarted = new Date();
     const second = startProcess(env);
     children.push(second);
     await healthy(port);
@@ -125,7 +127,13 @@ describe.runIf(onPostgres)('kill -9 during automation runs', () => {
     }
 
     // One ticket per key, each with the automation's effect once.
-    const all: Array<{ id: string; subject: string; priority: string; tags: Array<string | { name: string }> }> = [];
+    const all: Array<{
+      id: string;
+      subject: string;
+      priority: string;
+      created_at: string;
+      tags: Array<string | { name: string }>;
+    }> = [];
     let cursor: string | null = null;
     do {
       const page: { status: number; text: string; body: any } = await api.get(
@@ -143,7 +151,13 @@ describe.runIf(onPostgres)('kill -9 during automation runs', () => {
       expect(x.priority, x.subject).toBe('urgent');
       expect(x.tags.map((g) => (typeof g === 'string' ? g : g.name))).toEqual(['auto-tagged']);
     }
-    expect((await api.get(`/v1/automations/${auto.body.id}`, t.as)).body.run_count).toBe(keyed.length);
+    // run_count is a statistic counted in memory and written about every second
+    // (src/modules/automations/run-counts.ts): the killed process may lose its last second of
+    // counts, never more than the runs, never fewer than the new process's own.
+    const runsAfter = ours.filter((x) => new Date(x.created_at) >= restarted).length;
+    const runCount: number = (await api.get(`/v1/automations/${auto.body.id}`, t.as)).body.run_count;
+    expect(runCount).toBeLessThanOrEqual(keyed.length);
+    expect(runCount).toBeGreaterThanOrEqual(runsAfter);
 
     // Every event in replay, seq without a gap; one ticket.created per ticket.
     const events = await api.get(`/v1/events?since=${since}&limit=1000`, t.as);
