@@ -6,8 +6,6 @@
 // session cookie of its own; the customer's own tickets, public messages only; a reply that
 // reopens a solved ticket or follows a closed one; CSRF on every post; sign-out.
 import { readdirSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +13,7 @@ import { ticketTokenFor } from '../../../src/modules/email/ticket-token.js';
 import { makeContact, uniqueEmail } from '../../support/builders.js';
 import { type Service, startService } from '../../support/helpers.js';
 import type { OwnDatabase } from '../../support/own-database.js';
+import { type Siteverify, siteverify } from '../../support/siteverify.js';
 import {
   type Center,
   contactFields,
@@ -241,26 +240,8 @@ describe('the contact form', () => {
 
 // --- The human check -------------------------------------------------------------------------
 
-/** A loopback stand-in for the provider's siteverify endpoint. */
-async function siteverify(secret: string): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => {
-      body += c;
-    });
-    req.on('end', () => {
-      const form = Object.fromEntries(new URLSearchParams(body));
-      const ok = form.secret === secret && form.response === 'good-token';
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(ok ? { success: true } : { success: false, 'error-codes': ['invalid-input-response'] }));
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/siteverify`, server };
-}
-
 describe('the contact form with CHALLENGE', () => {
-  let verify: { url: string; server: Server };
+  let verify: Siteverify;
   let guarded: Service;
   beforeAll(async () => {
     verify = await siteverify('turnstile-secret');
