@@ -505,18 +505,14 @@ async function markProcessed(
  * without the workspace reads it from the row first.
  */
 export async function runInboundJob(deps: Deps, id: string, workspaceId?: string): Promise<void> {
-  if (workspaceId === undefined) {
-    const row = await deps.database.db
-      .selectFrom('inbound_emails')
-      .select('workspace_id')
-      .where('id', '=', id)
-      .executeTakeFirst();
-    if (!row?.workspace_id) return; // gone, or never routed: nothing to process
-    workspaceId = row.workspace_id;
-  }
-  const ws = workspaceId;
+  const ws = workspaceId ?? (await spooledWorkspace(deps, id));
+  if (!ws) return; // gone, or never routed: nothing to process
   return withWorkspace(ws, () => runScoped(deps, id));
 }
+
+const spooledWorkspace = async (deps: Deps, id: string) =>
+  (await deps.database.db.selectFrom('inbound_emails').select('workspace_id').where('id', '=', id).executeTakeFirst())
+    ?.workspace_id ?? null;
 
 async function runScoped(deps: Deps, id: string): Promise<void> {
   try {
